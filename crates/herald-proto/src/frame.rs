@@ -1,0 +1,479 @@
+//! Frames: the units of the native protocol.
+//!
+//! Every frame is `u32 length (big-endian) | u8 type | body`, where `length` counts the type
+//! byte and the body. Bodies are MessagePack. docs/protocol.md draws each one.
+
+use bytes::Bytes;
+
+use crate::error::{DecodeError, FrameError};
+use crate::filter::Filter;
+use crate::msgpack::{self, Reader};
+use crate::record::RecordMeta;
+use crate::value::{self, Field};
+
+/// Protocol version spoken by this crate.
+pub const PROTOCOL_VERSION: u64 = 1;
+/// Bytes of the length prefix.
+pub const LENGTH_BYTES: usize = 4;
+/// Default largest frame (length field value) either side accepts.
+pub const DEFAULT_MAX_FRAME_BYTES: u32 = 1024 * 1024;
+
+/// The type byte of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FrameType {
+    /// Client → server, first frame: version, name, token, capabilities.
+    Hello = 0x01,
+    /// Server → client answer to a good `Hello`.
+    Welcome = 0x02,
+    /// Client → server: a batch of records, with an optional acknowledgement request.
+    Publish = 0x10,
+    /// Server → client: acknowledges a `Publish`.
+    Ack = 0x11,
+    /// Server → client: a batch of records for subscriptions.
+    Deliver = 0x12,
+    /// Client → server: start a subscription.
+    Subscribe = 0x20,
+    /// Client → server: end a subscription.
+    Unsubscribe = 0x21,
+    /// Server → client: a control request succeeded.
+    Ok = 0x22,
+    /// Client → server: ask for monitor data.
+    Monitor = 0x30,
+    /// Server → client: monitor data.
+    MonitorReply = 0x31,
+    /// Either way: are you alive?
+    Ping = 0x40,
+    /// Either way: yes.
+    Pong = 0x41,
+    /// Either way: something was wrong.
+    Error = 0x7f,
+}
+
+impl FrameType {
+    /// Returns the frame type for `byte`.
+    ///
+    /// # Errors
+    /// [`FrameError::UnknownType`] for a byte no frame uses.
+    pub fn from_u8(byte: u8) -> Result<FrameType, FrameError> {
+        use FrameType::*;
+        [
+            Hello,
+            Welcome,
+            Publish,
+            Ack,
+            Deliver,
+            Subscribe,
+            Unsubscribe,
+            Ok,
+            Monitor,
+            MonitorReply,
+            Ping,
+            Pong,
+            Error,
+        ]
+        .into_iter()
+        .find(|t| *t as u8 == byte)
+        .ok_or(FrameError::UnknownType(byte))
+    }
+
+    /// Returns the upper-case name used in docs and errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameType::Hello => "HELLO",
+            FrameType::Welcome => "WELCOME",
+            FrameType::Publish => "PUBLISH",
+            FrameType::Ack => "ACK",
+            FrameType::Deliver => "DELIVER",
+            FrameType::Subscribe => "SUBSCRIBE",
+            FrameType::Unsubscribe => "UNSUBSCRIBE",
+            FrameType::Ok => "OK",
+            FrameType::Monitor => "MONITOR",
+            FrameType::MonitorReply => "MONITOR_REPLY",
+            FrameType::Ping => "PING",
+            FrameType::Pong => "PONG",
+            FrameType::Error => "ERROR",
+        }
+    }
+}
+
+/// How far a producer wants a batch acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum AckLevel {
+    /// Fire and forget.
+    #[default]
+    None = 0,
+    /// The server has the records and has routed them.
+    Received = 1,
+    /// The records are durably in the archive.
+    Stored = 2,
+}
+
+impl AckLevel {
+    fn from_u64(value: u64) -> Result<AckLevel, DecodeError> {
+        match value {
+            0 => Ok(AckLevel::None),
+            1 => Ok(AckLevel::Received),
+            2 => Ok(AckLevel::Stored),
+            _ => Err(DecodeError::InvalidField {
+                field: "ack level",
+                reason: format!("unknown level {value} (expected 0 none, 1 received, 2 stored)"),
+            }),
+        }
+    }
+}
+
+/// `HELLO`: the client introduces itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Hello {
+    /// Protocol version the client speaks.
+    pub version: u64,
+    /// Client name, shown by the monitor.
+    pub name: String,
+    /// Authentication token; empty when none.
+    pub token: String,
+    /// Optional features the client understands.
+    pub capabilities: Vec<String>,
+    /// Heartbeat interval the client asks for, in milliseconds (0: server default).
+    pub heartbeat_ms: u64,
+}
+
+/// `WELCOME`: the server accepts the connection.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Welcome {
+    /// Protocol version the server speaks.
+    pub version: u64,
+    /// Server name.
+    pub server: String,
+    /// Heartbeat interval in force, in milliseconds.
+    pub heartbeat_ms: u64,
+    /// Largest frame the server accepts.
+    pub max_frame_bytes: u64,
+    /// The server's id for this connection.
+    pub connection: u64,
+}
+
+/// One record inside a `PUBLISH`: its bytes (a slice of the frame) and routing fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawRecord {
+    /// The encoded record, shared with the frame it came in.
+    pub bytes: Bytes,
+    /// Where its routing fields are.
+    pub meta: RecordMeta,
+}
+
+impl RawRecord {
+    /// Returns the subject.
+    pub fn subject(&self) -> &str {
+        self.str_at(self.meta.subject)
+    }
+
+    /// Returns the type (empty when absent).
+    pub fn type_name(&self) -> &str {
+        self.str_at(self.meta.type_name)
+    }
+
+    /// Returns the encoded audience array (empty when absent).
+    pub fn audience(&self) -> &[u8] {
+        &self.bytes[self.meta.audience.0 as usize..self.meta.audience.1 as usize]
+    }
+
+    fn str_at(&self, (start, end): (u32, u32)) -> &str {
+        // The range was checked as UTF-8 by RecordMeta::scan.
+        std::str::from_utf8(&self.bytes[start as usize..end as usize]).unwrap_or_default()
+    }
+}
+
+/// `PUBLISH`: a batch of records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Publish {
+    /// Correlation id for the `ACK`; 0 when no acknowledgement is wanted.
+    pub ack_id: u64,
+    /// Acknowledgement level wanted.
+    pub ack: AckLevel,
+    /// The records.
+    pub records: Vec<RawRecord>,
+}
+
+/// `ACK`: a batch was taken up to the level asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack {
+    /// The `ack_id` of the `PUBLISH`.
+    pub ack_id: u64,
+    /// The level reached.
+    pub level: AckLevel,
+    /// Records accepted from that batch.
+    pub count: u64,
+}
+
+/// One delivered record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliverEntry {
+    /// The subscription it matched.
+    pub subscription: u64,
+    /// The server's sequence number.
+    pub seq: u64,
+    /// The server's receive time, ns since the epoch.
+    pub received: i64,
+    /// The encoded record, exactly as the producer sent it.
+    pub record: Bytes,
+}
+
+/// `SUBSCRIBE`: start receiving records that pass a filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subscribe {
+    /// Correlation id for the `OK` or `ERROR`.
+    pub cid: u64,
+    /// Client-chosen subscription id, unique on the connection.
+    pub subscription: u64,
+    /// What to receive.
+    pub filter: Filter,
+}
+
+/// Error codes carried by `ERROR` frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// A frame could not be decoded.
+    BadFrame,
+    /// A frame exceeded the maximum size.
+    FrameTooLarge,
+    /// The first frame was not `HELLO`, or `HELLO` came twice.
+    Handshake,
+    /// The client speaks a protocol version the server does not.
+    Version,
+    /// A bad token or a missing permission.
+    Unauthorized,
+    /// A bad subscription filter.
+    BadFilter,
+    /// A record was refused.
+    BadRecord,
+    /// A limit was reached (subscriptions, connections).
+    Limit,
+    /// A subscription id is unknown or already in use.
+    BadSubscription,
+    /// The peer stopped answering heartbeats.
+    HeartbeatTimeout,
+    /// The server is shutting down.
+    ShuttingDown,
+    /// A code this version does not know.
+    Other,
+}
+
+impl ErrorCode {
+    const ALL: [(ErrorCode, &'static str); 11] = [
+        (ErrorCode::BadFrame, "bad_frame"),
+        (ErrorCode::FrameTooLarge, "frame_too_large"),
+        (ErrorCode::Handshake, "handshake"),
+        (ErrorCode::Version, "version"),
+        (ErrorCode::Unauthorized, "unauthorized"),
+        (ErrorCode::BadFilter, "bad_filter"),
+        (ErrorCode::BadRecord, "bad_record"),
+        (ErrorCode::Limit, "limit"),
+        (ErrorCode::BadSubscription, "bad_subscription"),
+        (ErrorCode::HeartbeatTimeout, "heartbeat_timeout"),
+        (ErrorCode::ShuttingDown, "shutting_down"),
+    ];
+
+    /// Returns the wire string (`bad_frame`).
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(code, _)| *code == self)
+            .map_or("other", |(_, name)| name)
+    }
+
+    /// Returns the code for a wire string; unknown strings give [`ErrorCode::Other`].
+    pub fn from_wire(text: &str) -> ErrorCode {
+        Self::ALL
+            .iter()
+            .find(|(_, name)| *name == text)
+            .map_or(ErrorCode::Other, |(code, _)| *code)
+    }
+}
+
+/// `ERROR`: what went wrong. `cid` 0 means the connection as a whole; the sender closes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorFrame {
+    /// The request this answers, or 0.
+    pub cid: u64,
+    /// Machine-readable code.
+    pub code: ErrorCode,
+    /// Sentence for people, naming the problem and the value.
+    pub message: String,
+}
+
+/// A decoded frame.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Frame {
+    /// See [`Hello`].
+    Hello(Hello),
+    /// See [`Welcome`].
+    Welcome(Welcome),
+    /// See [`Publish`].
+    Publish(Publish),
+    /// See [`Ack`].
+    Ack(Ack),
+    /// A batch of delivered records.
+    Deliver(Vec<DeliverEntry>),
+    /// See [`Subscribe`].
+    Subscribe(Subscribe),
+    /// End subscription `subscription`.
+    Unsubscribe {
+        /// Correlation id.
+        cid: u64,
+        /// The subscription.
+        subscription: u64,
+    },
+    /// Request `cid` succeeded.
+    Ok {
+        /// Correlation id.
+        cid: u64,
+    },
+    /// Ask for monitor data.
+    Monitor {
+        /// Correlation id.
+        cid: u64,
+    },
+    /// Monitor data: named values (see docs/protocol.md for the names).
+    MonitorReply {
+        /// Correlation id.
+        cid: u64,
+        /// The data.
+        data: Vec<Field>,
+    },
+    /// Heartbeat request.
+    Ping,
+    /// Heartbeat answer.
+    Pong,
+    /// See [`ErrorFrame`].
+    Error(ErrorFrame),
+}
+
+/// Starts a frame of type `frame_type` in `out`; returns the position to hand to
+/// [`end_frame`] once the body is written.
+pub fn begin_frame(out: &mut Vec<u8>, frame_type: FrameType) -> usize {
+    let start = out.len();
+    out.extend_from_slice(&[0, 0, 0, 0, frame_type as u8]);
+    start
+}
+
+/// Writes the length prefix of the frame begun at `start`.
+///
+/// # Panics
+/// Panics if the frame is longer than `u32::MAX`, which no limit allows.
+pub fn end_frame(out: &mut [u8], start: usize) {
+    let length = u32::try_from(out.len() - start - LENGTH_BYTES).expect("frame longer than 4 GiB");
+    out[start..start + LENGTH_BYTES].copy_from_slice(&length.to_be_bytes());
+}
+
+/// Appends one `DELIVER` entry; the caller has written the array header for the batch.
+pub fn write_deliver_entry(
+    out: &mut Vec<u8>,
+    subscription: u64,
+    seq: u64,
+    received: i64,
+    record: &[u8],
+) {
+    msgpack::write_array_len(out, 4);
+    msgpack::write_uint(out, subscription);
+    msgpack::write_uint(out, seq);
+    msgpack::write_int(out, received);
+    out.extend_from_slice(record);
+}
+
+/// Appends the header of a `PUBLISH` body for `count` records; the records follow.
+pub fn write_publish_header(out: &mut Vec<u8>, ack_id: u64, ack: AckLevel, count: u32) {
+    msgpack::write_array_len(out, 3);
+    msgpack::write_uint(out, ack_id);
+    msgpack::write_uint(out, ack as u64);
+    msgpack::write_array_len(out, count);
+}
+
+/// Returns the total size (prefix included) of the frame at the start of `buf`, or `None`
+/// if more bytes are needed to know or to hold it.
+///
+/// # Errors
+/// [`FrameError`] for a zero or too-large length, or bytes that look like HTTP.
+pub fn check_frame(buf: &[u8], max_frame_bytes: u32) -> Result<Option<usize>, FrameError> {
+    let Some(prefix) = buf.get(..LENGTH_BYTES) else {
+        return Ok(None);
+    };
+    if matches!(prefix, b"GET " | b"POST" | b"PUT " | b"HEAD" | b"HTTP") {
+        return Err(FrameError::Http);
+    }
+    let length = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
+    if length == 0 {
+        return Err(FrameError::Empty);
+    }
+    if length > max_frame_bytes {
+        return Err(FrameError::TooLarge {
+            size: u64::from(length),
+            max: u64::from(max_frame_bytes),
+        });
+    }
+    let total = LENGTH_BYTES + length as usize;
+    Ok((buf.len() >= total).then_some(total))
+}
+
+impl Frame {
+    /// Returns the frame's type.
+    pub fn frame_type(&self) -> FrameType {
+        match self {
+            Frame::Hello(_) => FrameType::Hello,
+            Frame::Welcome(_) => FrameType::Welcome,
+            Frame::Publish(_) => FrameType::Publish,
+            Frame::Ack(_) => FrameType::Ack,
+            Frame::Deliver(_) => FrameType::Deliver,
+            Frame::Subscribe(_) => FrameType::Subscribe,
+            Frame::Unsubscribe { .. } => FrameType::Unsubscribe,
+            Frame::Ok { .. } => FrameType::Ok,
+            Frame::Monitor { .. } => FrameType::Monitor,
+            Frame::MonitorReply { .. } => FrameType::MonitorReply,
+            Frame::Ping => FrameType::Ping,
+            Frame::Pong => FrameType::Pong,
+            Frame::Error(_) => FrameType::Error,
+        }
+    }
+
+    /// Appends the whole frame, length prefix included.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let start = begin_frame(out, self.frame_type());
+        crate::frame_body::encode_body(self, out);
+        end_frame(out, start);
+    }
+
+    /// Returns the whole frame as a new vector.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+
+    /// Decodes a frame from `frame`: the bytes after the length prefix (type byte and body).
+    /// Records in a `PUBLISH` or `DELIVER` are slices of `frame`, not copies.
+    ///
+    /// # Errors
+    /// [`FrameError`] naming the frame type and what was wrong.
+    pub fn decode(frame: Bytes) -> Result<Frame, FrameError> {
+        let Some(&type_byte) = frame.first() else {
+            return Err(FrameError::Empty);
+        };
+        let frame_type = FrameType::from_u8(type_byte)?;
+        let body = frame.slice(1..);
+        crate::frame_body::decode_body(frame_type, &body).map_err(|source| FrameError::Malformed {
+            frame: frame_type.name(),
+            source,
+        })
+    }
+}
+
+pub(crate) fn read_ack_level(reader: &mut Reader<'_>) -> Result<AckLevel, DecodeError> {
+    AckLevel::from_u64(reader.read_uint()?)
+}
+
+pub(crate) fn read_fields(reader: &mut Reader<'_>) -> Result<Vec<Field>, DecodeError> {
+    value::decode_fields(reader, 1)
+}

@@ -1,0 +1,448 @@
+//! Encoding and decoding of each frame body, one pair per frame type.
+
+use bytes::Bytes;
+
+use crate::error::DecodeError;
+use crate::filter::Filter;
+use crate::frame::{
+    self, Ack, DeliverEntry, ErrorCode, ErrorFrame, Frame, FrameType, Hello, Publish, RawRecord,
+    Subscribe, Welcome,
+};
+use crate::msgpack::{self, Reader};
+use crate::record::RecordMeta;
+use crate::value;
+
+pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
+    match frame {
+        Frame::Hello(hello) => encode_hello(hello, out),
+        Frame::Welcome(welcome) => encode_welcome(welcome, out),
+        Frame::Publish(publish) => {
+            frame::write_publish_header(
+                out,
+                publish.ack_id,
+                publish.ack,
+                msgpack::len_u32(publish.records.len()),
+            );
+            for record in &publish.records {
+                out.extend_from_slice(&record.bytes);
+            }
+        }
+        Frame::Ack(ack) => {
+            msgpack::write_array_len(out, 3);
+            msgpack::write_uint(out, ack.ack_id);
+            msgpack::write_uint(out, ack.level as u64);
+            msgpack::write_uint(out, ack.count);
+        }
+        Frame::Deliver(entries) => {
+            msgpack::write_array_len(out, msgpack::len_u32(entries.len()));
+            for entry in entries {
+                frame::write_deliver_entry(
+                    out,
+                    entry.subscription,
+                    entry.seq,
+                    entry.received,
+                    &entry.record,
+                );
+            }
+        }
+        Frame::Subscribe(subscribe) => {
+            msgpack::write_array_len(out, 3);
+            msgpack::write_uint(out, subscribe.cid);
+            msgpack::write_uint(out, subscribe.subscription);
+            subscribe.filter.encode(out);
+        }
+        Frame::Unsubscribe { cid, subscription } => {
+            msgpack::write_array_len(out, 2);
+            msgpack::write_uint(out, *cid);
+            msgpack::write_uint(out, *subscription);
+        }
+        Frame::Ok { cid } | Frame::Monitor { cid } => {
+            msgpack::write_array_len(out, 1);
+            msgpack::write_uint(out, *cid);
+        }
+        Frame::MonitorReply { cid, data } => {
+            msgpack::write_array_len(out, 2);
+            msgpack::write_uint(out, *cid);
+            value::encode_fields(out, data);
+        }
+        Frame::Ping | Frame::Pong => {}
+        Frame::Error(error) => {
+            msgpack::write_array_len(out, 3);
+            msgpack::write_uint(out, error.cid);
+            msgpack::write_str(out, error.code.as_str());
+            msgpack::write_str(out, &error.message);
+        }
+    }
+}
+
+pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, DecodeError> {
+    let mut reader = Reader::new(body);
+    let frame = match frame_type {
+        FrameType::Hello => Frame::Hello(decode_hello(&mut reader)?),
+        FrameType::Welcome => Frame::Welcome(decode_welcome(&mut reader)?),
+        FrameType::Publish => Frame::Publish(decode_publish(&mut reader, body)?),
+        FrameType::Ack => {
+            expect_array(&mut reader, "ACK", 3)?;
+            let ack_id = reader.read_uint()?;
+            let level = frame::read_ack_level(&mut reader)?;
+            Frame::Ack(Ack {
+                ack_id,
+                level,
+                count: reader.read_uint()?,
+            })
+        }
+        FrameType::Deliver => Frame::Deliver(decode_deliver(&mut reader, body)?),
+        FrameType::Subscribe => {
+            expect_array(&mut reader, "SUBSCRIBE", 3)?;
+            let cid = reader.read_uint()?;
+            let subscription = reader.read_uint()?;
+            let filter = Filter::decode(&mut reader).map_err(|err| DecodeError::InvalidField {
+                field: "filter",
+                reason: err.to_string(),
+            })?;
+            Frame::Subscribe(Subscribe {
+                cid,
+                subscription,
+                filter,
+            })
+        }
+        FrameType::Unsubscribe => {
+            expect_array(&mut reader, "UNSUBSCRIBE", 2)?;
+            Frame::Unsubscribe {
+                cid: reader.read_uint()?,
+                subscription: reader.read_uint()?,
+            }
+        }
+        FrameType::Ok => {
+            expect_array(&mut reader, "OK", 1)?;
+            Frame::Ok {
+                cid: reader.read_uint()?,
+            }
+        }
+        FrameType::Monitor => {
+            expect_array(&mut reader, "MONITOR", 1)?;
+            Frame::Monitor {
+                cid: reader.read_uint()?,
+            }
+        }
+        FrameType::MonitorReply => {
+            expect_array(&mut reader, "MONITOR_REPLY", 2)?;
+            Frame::MonitorReply {
+                cid: reader.read_uint()?,
+                data: frame::read_fields(&mut reader)?,
+            }
+        }
+        FrameType::Ping => Frame::Ping,
+        FrameType::Pong => Frame::Pong,
+        FrameType::Error => {
+            expect_array(&mut reader, "ERROR", 3)?;
+            let cid = reader.read_uint()?;
+            let code = ErrorCode::from_wire(reader.read_str()?);
+            Frame::Error(ErrorFrame {
+                cid,
+                code,
+                message: reader.read_str()?.to_string(),
+            })
+        }
+    };
+    if !reader.is_empty() {
+        return Err(DecodeError::TrailingBytes {
+            count: reader.remaining().len(),
+            message: frame_type.name(),
+        });
+    }
+    Ok(frame)
+}
+
+fn expect_array(
+    reader: &mut Reader<'_>,
+    message: &'static str,
+    expected: u32,
+) -> Result<(), DecodeError> {
+    let found = reader.read_array_len()?;
+    if found != expected {
+        return Err(DecodeError::WrongLength {
+            message,
+            expected,
+            found,
+        });
+    }
+    Ok(())
+}
+
+fn decode_publish(reader: &mut Reader<'_>, body: &Bytes) -> Result<Publish, DecodeError> {
+    expect_array(reader, "PUBLISH", 3)?;
+    let ack_id = reader.read_uint()?;
+    let ack = frame::read_ack_level(reader)?;
+    let count = reader.read_array_len()?;
+    // Each record is at least a few bytes, so the count can't exceed the body length.
+    let mut records = Vec::with_capacity((count as usize).min(body.len()));
+    for index in 0..count {
+        let start = reader.position();
+        let meta = RecordMeta::scan(reader, start).map_err(|err| DecodeError::InvalidField {
+            field: "record",
+            reason: format!("record {index}: {err}"),
+        })?;
+        records.push(RawRecord {
+            bytes: body.slice(start..reader.position()),
+            meta,
+        });
+    }
+    Ok(Publish {
+        ack_id,
+        ack,
+        records,
+    })
+}
+
+fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEntry>, DecodeError> {
+    let count = reader.read_array_len()?;
+    let mut entries = Vec::with_capacity((count as usize).min(body.len()));
+    for _ in 0..count {
+        expect_array(reader, "DELIVER entry", 4)?;
+        let subscription = reader.read_uint()?;
+        let seq = reader.read_uint()?;
+        let received = reader.read_int()?;
+        let start = reader.position();
+        RecordMeta::scan(reader, start)?;
+        entries.push(DeliverEntry {
+            subscription,
+            seq,
+            received,
+            record: body.slice(start..reader.position()),
+        });
+    }
+    Ok(entries)
+}
+
+fn encode_hello(hello: &Hello, out: &mut Vec<u8>) {
+    msgpack::write_map_len(out, 5);
+    msgpack::write_uint(out, 0);
+    msgpack::write_uint(out, hello.version);
+    msgpack::write_uint(out, 1);
+    msgpack::write_str(out, &hello.name);
+    msgpack::write_uint(out, 2);
+    msgpack::write_str(out, &hello.token);
+    msgpack::write_uint(out, 3);
+    msgpack::write_array_len(out, msgpack::len_u32(hello.capabilities.len()));
+    for capability in &hello.capabilities {
+        msgpack::write_str(out, capability);
+    }
+    msgpack::write_uint(out, 4);
+    msgpack::write_uint(out, hello.heartbeat_ms);
+}
+
+/// Walks a map with integer keys `0..names.len()`, refusing unknown and repeated keys.
+fn walk_map<'a>(
+    reader: &mut Reader<'a>,
+    message: &'static str,
+    names: &[&'static str],
+    mut visit: impl FnMut(usize, &mut Reader<'a>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let mut seen = 0u32;
+    for _ in 0..reader.read_map_len()? {
+        let key = reader.read_uint()?;
+        let Some(index) = usize::try_from(key).ok().filter(|k| *k < names.len()) else {
+            return Err(DecodeError::UnknownField {
+                key: key.to_string(),
+                message,
+            });
+        };
+        if seen & (1 << index) != 0 {
+            return Err(DecodeError::DuplicateField {
+                field: names[index],
+                message,
+            });
+        }
+        seen |= 1 << index;
+        visit(index, reader)?;
+    }
+    if let Some(missing) = (0..names.len()).find(|i| seen & (1 << i) == 0) {
+        return Err(DecodeError::MissingField {
+            field: names[missing],
+            message,
+        });
+    }
+    Ok(())
+}
+
+fn decode_hello(reader: &mut Reader<'_>) -> Result<Hello, DecodeError> {
+    let mut hello = Hello::default();
+    let names = ["version", "name", "token", "capabilities", "heartbeat_ms"];
+    walk_map(reader, "HELLO", &names, |key, reader| {
+        match key {
+            0 => hello.version = reader.read_uint()?,
+            1 => hello.name = reader.read_str()?.to_string(),
+            2 => hello.token = reader.read_str()?.to_string(),
+            3 => {
+                for _ in 0..reader.read_array_len()? {
+                    hello.capabilities.push(reader.read_str()?.to_string());
+                }
+            }
+            _ => hello.heartbeat_ms = reader.read_uint()?,
+        }
+        Ok(())
+    })?;
+    Ok(hello)
+}
+
+fn encode_welcome(welcome: &Welcome, out: &mut Vec<u8>) {
+    msgpack::write_map_len(out, 5);
+    msgpack::write_uint(out, 0);
+    msgpack::write_uint(out, welcome.version);
+    msgpack::write_uint(out, 1);
+    msgpack::write_str(out, &welcome.server);
+    msgpack::write_uint(out, 2);
+    msgpack::write_uint(out, welcome.heartbeat_ms);
+    msgpack::write_uint(out, 3);
+    msgpack::write_uint(out, welcome.max_frame_bytes);
+    msgpack::write_uint(out, 4);
+    msgpack::write_uint(out, welcome.connection);
+}
+
+fn decode_welcome(reader: &mut Reader<'_>) -> Result<Welcome, DecodeError> {
+    let mut welcome = Welcome::default();
+    let names = [
+        "version",
+        "server",
+        "heartbeat_ms",
+        "max_frame_bytes",
+        "connection",
+    ];
+    walk_map(reader, "WELCOME", &names, |key, reader| {
+        match key {
+            0 => welcome.version = reader.read_uint()?,
+            1 => welcome.server = reader.read_str()?.to_string(),
+            2 => welcome.heartbeat_ms = reader.read_uint()?,
+            3 => welcome.max_frame_bytes = reader.read_uint()?,
+            _ => welcome.connection = reader.read_uint()?,
+        }
+        Ok(())
+    })?;
+    Ok(welcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::FrameError;
+    use crate::frame::AckLevel;
+    use crate::kind::Kind;
+    use crate::record::Record;
+
+    fn round_trip(frame: &Frame) {
+        let bytes = frame.to_bytes();
+        let total = frame::check_frame(&bytes, frame::DEFAULT_MAX_FRAME_BYTES)
+            .unwrap()
+            .unwrap();
+        assert_eq!(total, bytes.len());
+        let decoded = Frame::decode(Bytes::copy_from_slice(&bytes[4..])).unwrap();
+        assert_eq!(&decoded, frame);
+        assert_eq!(decoded.to_bytes(), bytes);
+    }
+
+    fn publish_of(records: &[Record]) -> Frame {
+        let mut body = Vec::new();
+        frame::write_publish_header(&mut body, 7, AckLevel::Received, records.len() as u32);
+        for record in records {
+            record.encode(&mut body);
+        }
+        let mut bytes = vec![FrameType::Publish as u8];
+        bytes.extend_from_slice(&body);
+        Frame::decode(Bytes::from(bytes)).unwrap()
+    }
+
+    #[test]
+    fn every_frame_round_trips() {
+        let record = Record {
+            text: "hi".into(),
+            ..Record::new(Kind::Message, "a.b")
+        };
+        let frames = [
+            Frame::Hello(Hello {
+                version: 1,
+                name: "x".into(),
+                heartbeat_ms: 2000,
+                ..Hello::default()
+            }),
+            Frame::Welcome(Welcome {
+                version: 1,
+                server: "s".into(),
+                heartbeat_ms: 2000,
+                max_frame_bytes: 1 << 20,
+                connection: 3,
+            }),
+            publish_of(&[record.clone(), record.clone()]),
+            Frame::Ack(Ack {
+                ack_id: 7,
+                level: AckLevel::Received,
+                count: 2,
+            }),
+            Frame::Deliver(vec![DeliverEntry {
+                subscription: 1,
+                seq: 99,
+                received: 5,
+                record: record.to_bytes().into(),
+            }]),
+            Frame::Subscribe(Subscribe {
+                cid: 1,
+                subscription: 2,
+                filter: Filter::subject("a.*").unwrap(),
+            }),
+            Frame::Unsubscribe {
+                cid: 3,
+                subscription: 2,
+            },
+            Frame::Ok { cid: 3 },
+            Frame::Monitor { cid: 4 },
+            Frame::MonitorReply {
+                cid: 4,
+                data: vec![("clients".into(), value::Value::Int(2))],
+            },
+            Frame::Ping,
+            Frame::Pong,
+            Frame::Error(ErrorFrame {
+                cid: 0,
+                code: ErrorCode::BadFrame,
+                message: "x".into(),
+            }),
+        ];
+        for frame in &frames {
+            round_trip(frame);
+        }
+    }
+
+    #[test]
+    fn partial_frames_are_not_errors() {
+        let bytes = Frame::Ping.to_bytes();
+        assert_eq!(frame::check_frame(&bytes[..3], 100), Ok(None));
+        let long = Frame::Ok { cid: 1 }.to_bytes();
+        assert_eq!(frame::check_frame(&long[..5], 100), Ok(None));
+    }
+
+    #[test]
+    fn bad_frames_name_the_problem() {
+        assert_eq!(
+            frame::check_frame(&[0, 0x20, 0, 0, 1], 1024)
+                .unwrap_err()
+                .to_string(),
+            "frame of 2097152 bytes exceeds the maximum of 1024 bytes"
+        );
+        assert_eq!(
+            frame::check_frame(b"GET / HTTP/1.1", 1024),
+            Err(FrameError::Http)
+        );
+        let err = Frame::decode(Bytes::from_static(&[0x55])).unwrap_err();
+        assert_eq!(err.to_string(), "unknown frame type 0x55");
+        let err = Frame::decode(Bytes::from_static(&[0x22, 0x92, 1, 2])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "malformed OK frame: OK must be an array of 1 elements, found 2"
+        );
+        let err = Frame::decode(Bytes::from_static(&[0x40, 0x01])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "malformed PING frame: 1 unexpected bytes after the end of the PING frame"
+        );
+    }
+}

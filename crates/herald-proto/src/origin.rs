@@ -1,0 +1,199 @@
+//! Where a record came from: host, process, thread, and optional source location.
+
+use crate::error::DecodeError;
+use crate::msgpack::{self, Reader};
+
+/// The origin of a record. Empty strings and `None` are left out on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Origin {
+    /// Host name.
+    pub host: String,
+    /// Process name.
+    pub process: String,
+    /// Thread name or id.
+    pub thread: String,
+    /// Source file.
+    pub file: String,
+    /// Source line.
+    pub line: Option<u64>,
+    /// Function or method.
+    pub routine: String,
+    /// Free context (component, container, …).
+    pub context: String,
+    /// Stack id of a chain of errors.
+    pub stack_id: String,
+    /// Level within that stack.
+    pub stack_level: Option<u64>,
+    /// Identifier of the log statement or message catalogue entry.
+    pub log_id: String,
+    /// A URI for more information.
+    pub uri: String,
+}
+
+/// Origin field names by wire key.
+const NAMES: [&str; 11] = [
+    "host",
+    "process",
+    "thread",
+    "file",
+    "line",
+    "routine",
+    "context",
+    "stack_id",
+    "stack_level",
+    "log_id",
+    "uri",
+];
+const LINE: u64 = 4;
+const STACK_LEVEL: u64 = 8;
+
+impl Origin {
+    /// Returns true when every part is empty.
+    pub fn is_empty(&self) -> bool {
+        self.strings().iter().all(|s| s.is_empty())
+            && self.line.is_none()
+            && self.stack_level.is_none()
+    }
+
+    /// The string parts in wire-key order, with `None` at the two integer keys.
+    fn strings(&self) -> [&str; 9] {
+        [
+            &self.host,
+            &self.process,
+            &self.thread,
+            &self.file,
+            &self.routine,
+            &self.context,
+            &self.stack_id,
+            &self.log_id,
+            &self.uri,
+        ]
+    }
+
+    fn string_mut(&mut self, key: u64) -> &mut String {
+        match key {
+            0 => &mut self.host,
+            1 => &mut self.process,
+            2 => &mut self.thread,
+            3 => &mut self.file,
+            5 => &mut self.routine,
+            6 => &mut self.context,
+            7 => &mut self.stack_id,
+            9 => &mut self.log_id,
+            _ => &mut self.uri,
+        }
+    }
+
+    /// Appends the wire encoding: a map from key to value, keys ascending.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let strings = self.strings();
+        let mut entries: Vec<(u64, Entry<'_>)> = Vec::with_capacity(11);
+        let string_keys = [0u64, 1, 2, 3, 5, 6, 7, 9, 10];
+        for (key, text) in string_keys.into_iter().zip(strings) {
+            if !text.is_empty() {
+                entries.push((key, Entry::Text(text)));
+            }
+        }
+        if let Some(line) = self.line {
+            entries.push((LINE, Entry::Number(line)));
+        }
+        if let Some(level) = self.stack_level {
+            entries.push((STACK_LEVEL, Entry::Number(level)));
+        }
+        entries.sort_by_key(|(key, _)| *key);
+        msgpack::write_map_len(out, entries.len() as u32);
+        for (key, entry) in entries {
+            msgpack::write_uint(out, key);
+            match entry {
+                Entry::Text(text) => msgpack::write_str(out, text),
+                Entry::Number(n) => msgpack::write_uint(out, n),
+            }
+        }
+    }
+
+    /// Decodes an origin map.
+    ///
+    /// # Errors
+    /// [`DecodeError`] for unknown or repeated keys and values of the wrong type.
+    pub fn decode(reader: &mut Reader<'_>) -> Result<Origin, DecodeError> {
+        let mut origin = Origin::default();
+        walk(reader, |key, reader| {
+            match key {
+                LINE => origin.line = Some(reader.read_uint()?),
+                STACK_LEVEL => origin.stack_level = Some(reader.read_uint()?),
+                _ => *origin.string_mut(key) = reader.read_str()?.to_string(),
+            }
+            Ok(())
+        })?;
+        Ok(origin)
+    }
+
+    /// Validates an origin map as [`Origin::decode`] would, without allocating.
+    ///
+    /// # Errors
+    /// The same errors as [`Origin::decode`].
+    pub fn check(reader: &mut Reader<'_>) -> Result<(), DecodeError> {
+        walk(reader, |key, reader| {
+            match key {
+                LINE | STACK_LEVEL => {
+                    reader.read_uint()?;
+                }
+                _ => {
+                    reader.read_str()?;
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+enum Entry<'a> {
+    Text(&'a str),
+    Number(u64),
+}
+
+fn walk<'a>(
+    reader: &mut Reader<'a>,
+    mut visit: impl FnMut(u64, &mut Reader<'a>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let mut seen = 0u16;
+    for _ in 0..reader.read_map_len()? {
+        let key = reader.read_uint()?;
+        let Some(name) = NAMES.get(key as usize) else {
+            return Err(DecodeError::UnknownField {
+                key: key.to_string(),
+                message: "origin",
+            });
+        };
+        if seen & (1 << key) != 0 {
+            return Err(DecodeError::DuplicateField {
+                field: name,
+                message: "origin",
+            });
+        }
+        seen |= 1 << key;
+        visit(key, reader)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_leaves_out_empty_parts() {
+        let origin = Origin {
+            host: "dv01".into(),
+            process: "mountd".into(),
+            line: Some(12),
+            uri: "http://x".into(),
+            ..Origin::default()
+        };
+        let mut out = Vec::new();
+        origin.encode(&mut out);
+        assert_eq!(out[0], 0x84);
+        assert_eq!(Origin::decode(&mut Reader::new(&out)).unwrap(), origin);
+        Origin::check(&mut Reader::new(&out)).unwrap();
+    }
+}

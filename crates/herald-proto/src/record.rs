@@ -1,0 +1,447 @@
+//! The record: the one envelope for logs, messages and information-object changes.
+//!
+//! On the wire a record is a MessagePack map with small integer keys (see docs/protocol.md).
+//! Encoding writes keys in ascending order and leaves out empty optional fields, so the
+//! encoding of a decoded record is byte-for-byte the original.
+
+use crate::error::DecodeError;
+use crate::glob::MAX_PATTERN_BYTES;
+use crate::kind::Kind;
+use crate::msgpack::{self, Reader};
+use crate::origin::Origin;
+use crate::priority::Priority;
+use crate::value::{self, Field};
+
+/// Wire keys of the record map.
+pub mod key {
+    /// `kind`: 0 log, 1 message, 2 info.
+    pub const KIND: u64 = 0;
+    /// `subject`: what the record is about.
+    pub const SUBJECT: u64 = 1;
+    /// `type`: free string.
+    pub const TYPE: u64 = 2;
+    /// `time`: producer's timestamp, ns since the epoch.
+    pub const TIME: u64 = 3;
+    /// `priority`: 1..11.
+    pub const PRIORITY: u64 = 4;
+    /// `audience`: array of names.
+    pub const AUDIENCE: u64 = 5;
+    /// `origin`: map, see [`crate::origin`].
+    pub const ORIGIN: u64 = 6;
+    /// `text`: human-readable text.
+    pub const TEXT: u64 = 7;
+    /// `fields`: map of named values.
+    pub const FIELDS: u64 = 8;
+    /// `reply_to`: subject for the reply to a request.
+    pub const REPLY_TO: u64 = 9;
+    /// `id`: request/reply correlation.
+    pub const ID: u64 = 10;
+}
+
+/// A record, owned.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Record {
+    /// Log, message or info.
+    pub kind: Kind,
+    /// What it is about (`ANTENNA.DV01.Mount`).
+    pub subject: String,
+    /// The message type, info type name or log type.
+    pub type_name: String,
+    /// Producer's timestamp, ns since the Unix epoch.
+    pub time: i64,
+    /// Priority (INFO unless set).
+    pub priority: Priority,
+    /// Audiences; empty means everyone.
+    pub audience: Vec<String>,
+    /// Where the record came from.
+    pub origin: Origin,
+    /// Human-readable text.
+    pub text: String,
+    /// Named, typed values.
+    pub fields: Vec<Field>,
+    /// Subject to send a reply to (requests).
+    pub reply_to: Option<String>,
+    /// Correlation id (requests and replies).
+    pub id: Option<u64>,
+}
+
+impl Record {
+    /// Returns a record of `kind` about `subject`, stamped with the current time.
+    pub fn new(kind: Kind, subject: impl Into<String>) -> Self {
+        Record {
+            kind,
+            subject: subject.into(),
+            time: crate::time::now_nanos(),
+            ..Record::default()
+        }
+    }
+
+    /// Appends the wire encoding.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let optional = [
+            !self.type_name.is_empty(),
+            !self.audience.is_empty(),
+            !self.origin.is_empty(),
+            !self.text.is_empty(),
+            !self.fields.is_empty(),
+            self.reply_to.is_some(),
+            self.id.is_some(),
+        ];
+        let count = 4 + optional.iter().filter(|present| **present).count();
+        msgpack::write_map_len(out, count as u32);
+        write_key(out, key::KIND);
+        msgpack::write_uint(out, self.kind as u64);
+        write_key(out, key::SUBJECT);
+        msgpack::write_str(out, &self.subject);
+        if !self.type_name.is_empty() {
+            write_key(out, key::TYPE);
+            msgpack::write_str(out, &self.type_name);
+        }
+        write_key(out, key::TIME);
+        msgpack::write_int(out, self.time);
+        write_key(out, key::PRIORITY);
+        msgpack::write_uint(out, self.priority as u64);
+        if !self.audience.is_empty() {
+            write_key(out, key::AUDIENCE);
+            msgpack::write_array_len(out, msgpack::len_u32(self.audience.len()));
+            for name in &self.audience {
+                msgpack::write_str(out, name);
+            }
+        }
+        if !self.origin.is_empty() {
+            write_key(out, key::ORIGIN);
+            self.origin.encode(out);
+        }
+        if !self.text.is_empty() {
+            write_key(out, key::TEXT);
+            msgpack::write_str(out, &self.text);
+        }
+        if !self.fields.is_empty() {
+            write_key(out, key::FIELDS);
+            value::encode_fields(out, &self.fields);
+        }
+        if let Some(reply_to) = &self.reply_to {
+            write_key(out, key::REPLY_TO);
+            msgpack::write_str(out, reply_to);
+        }
+        if let Some(id) = self.id {
+            write_key(out, key::ID);
+            msgpack::write_uint(out, id);
+        }
+    }
+
+    /// Returns the wire encoding as a new vector.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.text.len());
+        self.encode(&mut out);
+        out
+    }
+
+    /// Decodes one record from the start of `reader`.
+    ///
+    /// # Errors
+    /// [`DecodeError`] naming the field for anything malformed, unknown or missing.
+    pub fn decode(reader: &mut Reader<'_>) -> Result<Record, DecodeError> {
+        let mut record = Record::default();
+        let mut seen = 0u16;
+        for _ in 0..reader.read_map_len()? {
+            let field = read_key(reader, &mut seen)?;
+            match field {
+                key::KIND => record.kind = read_kind(reader)?,
+                key::SUBJECT => record.subject = read_subject(reader, "subject")?.to_string(),
+                key::TYPE => record.type_name = reader.read_str()?.to_string(),
+                key::TIME => record.time = reader.read_int()?,
+                key::PRIORITY => record.priority = read_priority(reader)?,
+                key::AUDIENCE => {
+                    for _ in 0..reader.read_array_len()? {
+                        record.audience.push(reader.read_str()?.to_string());
+                    }
+                }
+                key::ORIGIN => record.origin = Origin::decode(reader)?,
+                key::TEXT => record.text = reader.read_str()?.to_string(),
+                key::FIELDS => record.fields = value::decode_fields(reader, 1)?,
+                key::REPLY_TO => {
+                    record.reply_to = Some(read_subject(reader, "reply_to")?.to_string())
+                }
+                _ => record.id = Some(reader.read_uint()?),
+            }
+        }
+        check_required(seen)?;
+        Ok(record)
+    }
+
+    /// Decodes a record that fills all of `bytes`.
+    ///
+    /// # Errors
+    /// As [`Record::decode`], and [`DecodeError::TrailingBytes`] if bytes remain.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Record, DecodeError> {
+        let mut reader = Reader::new(bytes);
+        let record = Record::decode(&mut reader)?;
+        if !reader.is_empty() {
+            return Err(DecodeError::TrailingBytes {
+                count: reader.remaining().len(),
+                message: "record",
+            });
+        }
+        Ok(record)
+    }
+}
+
+fn write_key(out: &mut Vec<u8>, key: u64) {
+    msgpack::write_uint(out, key);
+}
+
+/// Reads a record key, refusing unknown and repeated keys.
+fn read_key(reader: &mut Reader<'_>, seen: &mut u16) -> Result<u64, DecodeError> {
+    let offset = reader.position();
+    let key = reader.read_uint().map_err(|_| DecodeError::UnknownField {
+        key: format!("at byte {offset} (keys are integers 0..10)"),
+        message: "record",
+    })?;
+    if key > key::ID {
+        return Err(DecodeError::UnknownField {
+            key: key.to_string(),
+            message: "record",
+        });
+    }
+    let bit = 1u16 << key;
+    if *seen & bit != 0 {
+        return Err(DecodeError::DuplicateField {
+            field: KEY_NAMES[key as usize],
+            message: "record",
+        });
+    }
+    *seen |= bit;
+    Ok(key)
+}
+
+/// Field names by wire key, for error messages.
+pub const KEY_NAMES: [&str; 11] = [
+    "kind", "subject", "type", "time", "priority", "audience", "origin", "text", "fields",
+    "reply_to", "id",
+];
+
+fn check_required(seen: u16) -> Result<(), DecodeError> {
+    for required in [key::KIND, key::SUBJECT, key::TIME] {
+        if seen & (1 << required) == 0 {
+            return Err(DecodeError::MissingField {
+                field: KEY_NAMES[required as usize],
+                message: "record",
+            });
+        }
+    }
+    Ok(())
+}
+
+fn read_kind(reader: &mut Reader<'_>) -> Result<Kind, DecodeError> {
+    let value = reader.read_uint()?;
+    u8::try_from(value)
+        .ok()
+        .and_then(Kind::from_u8)
+        .ok_or_else(|| DecodeError::InvalidField {
+            field: "kind",
+            reason: format!("unknown kind {value} (expected 0 log, 1 message or 2 info)"),
+        })
+}
+
+fn read_priority(reader: &mut Reader<'_>) -> Result<Priority, DecodeError> {
+    let value = reader.read_uint()?;
+    u8::try_from(value)
+        .ok()
+        .and_then(|v| Priority::from_u8(v).ok())
+        .ok_or_else(|| DecodeError::InvalidField {
+            field: "priority",
+            reason: format!("priority {value} is not defined (expected 1..11 without 7)"),
+        })
+}
+
+/// Reads a subject and checks it can be routed: non-empty, not too long, no wildcards
+/// and no control characters.
+fn read_subject<'a>(reader: &mut Reader<'a>, field: &'static str) -> Result<&'a str, DecodeError> {
+    let subject = reader.read_str()?;
+    check_subject(subject).map_err(|reason| DecodeError::InvalidField { field, reason })?;
+    Ok(subject)
+}
+
+/// Checks that `subject` can be published to.
+///
+/// # Errors
+/// A sentence naming what is wrong with it.
+pub fn check_subject(subject: &str) -> Result<(), String> {
+    if subject.is_empty() {
+        return Err("subject is empty".to_string());
+    }
+    if subject.len() > MAX_PATTERN_BYTES {
+        return Err(format!(
+            "subject of {} bytes is longer than 1024",
+            subject.len()
+        ));
+    }
+    if let Some(c) = subject
+        .chars()
+        .find(|c| c.is_control() || *c == '*' || *c == '?')
+    {
+        return Err(format!(
+            "subject `{}` contains {} (subjects may not hold wildcards or control characters)",
+            subject.escape_debug(),
+            if c.is_control() {
+                format!("U+{:04X}", u32::from(c))
+            } else {
+                format!("`{c}`")
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// What the router needs of a record, read without allocating: the record itself stays in
+/// its encoded bytes and is shared by reference among subscribers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordMeta {
+    /// Kind.
+    pub kind: Kind,
+    /// Priority.
+    pub priority: Priority,
+    /// Producer's time.
+    pub time: i64,
+    /// Byte range of the subject string within the record.
+    pub subject: (u32, u32),
+    /// Byte range of the type string (empty when absent).
+    pub type_name: (u32, u32),
+    /// Byte range of the encoded audience array (empty when absent).
+    pub audience: (u32, u32),
+}
+
+impl RecordMeta {
+    /// Validates one record at the start of `reader` without allocating and returns where
+    /// its routing fields are. Offsets are relative to `base`, the reader position at which
+    /// the record's bytes start.
+    ///
+    /// # Errors
+    /// The same errors as [`Record::decode`] for the same bytes.
+    pub fn scan(reader: &mut Reader<'_>, base: usize) -> Result<RecordMeta, DecodeError> {
+        let mut meta = RecordMeta {
+            kind: Kind::Log,
+            priority: Priority::Info,
+            time: 0,
+            subject: (0, 0),
+            type_name: (0, 0),
+            audience: (0, 0),
+        };
+        let span = |start: usize, end: usize| ((start - base) as u32, (end - base) as u32);
+        let mut seen = 0u16;
+        for _ in 0..reader.read_map_len()? {
+            match read_key(reader, &mut seen)? {
+                key::KIND => meta.kind = read_kind(reader)?,
+                key::SUBJECT => {
+                    let subject = read_subject(reader, "subject")?;
+                    meta.subject = span(reader.position() - subject.len(), reader.position());
+                }
+                key::TYPE => {
+                    let type_name = reader.read_str()?;
+                    meta.type_name = span(reader.position() - type_name.len(), reader.position());
+                }
+                key::TIME => meta.time = reader.read_int()?,
+                key::PRIORITY => meta.priority = read_priority(reader)?,
+                key::AUDIENCE => {
+                    let start = reader.position();
+                    for _ in 0..reader.read_array_len()? {
+                        reader.read_str()?;
+                    }
+                    meta.audience = span(start, reader.position());
+                }
+                key::ORIGIN => Origin::check(reader)?,
+                key::TEXT => {
+                    reader.read_str()?;
+                }
+                key::FIELDS => value::check_fields(reader, 1)?,
+                key::REPLY_TO => {
+                    read_subject(reader, "reply_to")?;
+                }
+                _ => {
+                    reader.read_uint()?;
+                }
+            }
+        }
+        check_required(seen)?;
+        Ok(meta)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    fn sample() -> Record {
+        Record {
+            kind: Kind::Log,
+            subject: "ANTENNA.DV01.Mount".into(),
+            type_name: "fault".into(),
+            time: 1_763_604_000_123_456_789,
+            priority: Priority::Warning,
+            audience: vec!["operator".into()],
+            origin: Origin {
+                host: "dv01".into(),
+                line: Some(42),
+                ..Origin::default()
+            },
+            text: "encoder fault".into(),
+            fields: vec![("axis".into(), Value::from("az"))],
+            reply_to: None,
+            id: None,
+        }
+    }
+
+    #[test]
+    fn round_trips_byte_for_byte() {
+        let bytes = sample().to_bytes();
+        let decoded = Record::from_bytes(&bytes).unwrap();
+        assert_eq!(decoded, sample());
+        assert_eq!(decoded.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn scan_agrees_with_decode() {
+        let bytes = sample().to_bytes();
+        let meta = RecordMeta::scan(&mut Reader::new(&bytes), 0).unwrap();
+        let text =
+            |(a, b): (u32, u32)| std::str::from_utf8(&bytes[a as usize..b as usize]).unwrap();
+        assert_eq!(text(meta.subject), "ANTENNA.DV01.Mount");
+        assert_eq!(text(meta.type_name), "fault");
+        assert_eq!(meta.priority, Priority::Warning);
+    }
+
+    #[test]
+    fn names_missing_unknown_and_bad_fields() {
+        let mut out = Vec::new();
+        msgpack::write_map_len(&mut out, 1);
+        msgpack::write_uint(&mut out, key::KIND);
+        msgpack::write_uint(&mut out, 0);
+        let err = Record::from_bytes(&out).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "record is missing required field `subject`"
+        );
+
+        let mut bad = sample();
+        bad.subject = "A.*".into();
+        let err = Record::from_bytes(&bad.to_bytes()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid subject: subject `A.*` contains `*` (subjects may not hold wildcards or \
+             control characters)"
+        );
+        let scan_err = RecordMeta::scan(&mut Reader::new(&bad.to_bytes()), 0).unwrap_err();
+        assert_eq!(scan_err, err);
+
+        let mut out = Vec::new();
+        msgpack::write_map_len(&mut out, 1);
+        msgpack::write_uint(&mut out, 11);
+        msgpack::write_uint(&mut out, 0);
+        assert_eq!(
+            Record::from_bytes(&out).unwrap_err().to_string(),
+            "unknown field 11 in record"
+        );
+    }
+}

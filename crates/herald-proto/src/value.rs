@@ -1,0 +1,295 @@
+//! Typed field values: what a record's `fields` map holds.
+
+use crate::error::DecodeError;
+use crate::msgpack::{self, Kind, Reader};
+
+/// A named field of a record, in the order the producer wrote it.
+pub type Field = (String, Value);
+
+/// A typed value. `time` travels as MessagePack extension 1 (see docs/protocol.md).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A boolean.
+    Bool(bool),
+    /// A signed 64-bit integer.
+    Int(i64),
+    /// A 64-bit float.
+    Float(f64),
+    /// A UTF-8 string.
+    Str(String),
+    /// Raw bytes.
+    Bytes(Vec<u8>),
+    /// Nanoseconds since the Unix epoch, UTC.
+    Time(i64),
+    /// A list of values.
+    Array(Vec<Value>),
+    /// Named values, in order.
+    Map(Vec<Field>),
+}
+
+impl Value {
+    /// Appends the MessagePack encoding of this value.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Value::Bool(v) => msgpack::write_bool(out, *v),
+            Value::Int(v) => msgpack::write_int(out, *v),
+            Value::Float(v) => msgpack::write_f64(out, *v),
+            Value::Str(v) => msgpack::write_str(out, v),
+            Value::Bytes(v) => msgpack::write_bin(out, v),
+            Value::Time(v) => msgpack::write_time(out, *v),
+            Value::Array(items) => {
+                msgpack::write_array_len(out, msgpack::len_u32(items.len()));
+                for item in items {
+                    item.encode(out);
+                }
+            }
+            Value::Map(fields) => encode_fields(out, fields),
+        }
+    }
+
+    /// Decodes one value.
+    ///
+    /// # Errors
+    /// [`DecodeError`] for malformed bytes, `nil`, or nesting deeper than
+    /// [`msgpack::MAX_DEPTH`].
+    pub fn decode(reader: &mut Reader<'_>, depth: u32) -> Result<Value, DecodeError> {
+        if depth > msgpack::MAX_DEPTH {
+            return Err(DecodeError::TooDeep {
+                offset: reader.position(),
+            });
+        }
+        let value = match reader.peek_kind()? {
+            Kind::Bool => Value::Bool(reader.read_bool()?),
+            Kind::Int => Value::Int(reader.read_int()?),
+            Kind::Float => Value::Float(reader.read_f64()?),
+            Kind::Str => Value::Str(reader.read_str()?.to_string()),
+            Kind::Bin => Value::Bytes(reader.read_bin()?.to_vec()),
+            Kind::Ext => Value::Time(reader.read_time()?),
+            Kind::Array => {
+                let len = reader.read_array_len()?;
+                let mut items = Vec::with_capacity(len.min(1024) as usize);
+                for _ in 0..len {
+                    items.push(Value::decode(reader, depth + 1)?);
+                }
+                Value::Array(items)
+            }
+            Kind::Map => Value::Map(decode_fields(reader, depth + 1)?),
+            Kind::Nil => {
+                return Err(DecodeError::InvalidField {
+                    field: "fields",
+                    reason: format!("nil at byte {} is not a value", reader.position()),
+                })
+            }
+        };
+        Ok(value)
+    }
+
+    /// Returns the value as plain text for people (`true`, `42`, `1.5`, `"text"` without quotes).
+    pub fn to_text(&self) -> String {
+        match self {
+            Value::Bool(v) => v.to_string(),
+            Value::Int(v) => v.to_string(),
+            Value::Float(v) => v.to_string(),
+            Value::Str(v) => v.clone(),
+            Value::Bytes(v) => v.iter().map(|b| format!("{b:02x}")).collect(),
+            Value::Time(v) => crate::time::format_iso8601(*v),
+            Value::Array(items) => {
+                let parts: Vec<String> = items.iter().map(Value::to_text).collect();
+                format!("[{}]", parts.join(","))
+            }
+            Value::Map(fields) => {
+                let parts: Vec<String> = fields
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", v.to_text()))
+                    .collect();
+                format!("{{{}}}", parts.join(","))
+            }
+        }
+    }
+}
+
+/// Appends a map of named values.
+pub fn encode_fields(out: &mut Vec<u8>, fields: &[Field]) {
+    msgpack::write_map_len(out, msgpack::len_u32(fields.len()));
+    for (name, value) in fields {
+        msgpack::write_str(out, name);
+        value.encode(out);
+    }
+}
+
+/// Decodes a map of named values, refusing duplicate names.
+///
+/// # Errors
+/// [`DecodeError`] for malformed bytes or a name that appears twice.
+pub fn decode_fields(reader: &mut Reader<'_>, depth: u32) -> Result<Vec<Field>, DecodeError> {
+    let len = reader.read_map_len()?;
+    let mut fields: Vec<Field> = Vec::with_capacity(len.min(1024) as usize);
+    for _ in 0..len {
+        let name = reader.read_str()?;
+        if fields.iter().any(|(existing, _)| existing == name) {
+            return Err(DecodeError::InvalidField {
+                field: "fields",
+                reason: format!("name `{name}` appears twice"),
+            });
+        }
+        let value = Value::decode(reader, depth)?;
+        fields.push((name.to_string(), value));
+    }
+    Ok(fields)
+}
+
+/// Validates a map of named values exactly as [`decode_fields`] would, without allocating
+/// for the common case of up to 16 names.
+///
+/// # Errors
+/// The same errors [`decode_fields`] returns for the same bytes.
+pub fn check_fields(reader: &mut Reader<'_>, depth: u32) -> Result<(), DecodeError> {
+    let len = reader.read_map_len()?;
+    let mut few: [&str; 16] = [""; 16];
+    let mut many: Vec<&str> = Vec::new();
+    for index in 0..len as usize {
+        let name = reader.read_str()?;
+        let seen = if index < few.len() {
+            &few[..index]
+        } else {
+            &many[..]
+        };
+        if seen.contains(&name) || (index >= few.len() && few.contains(&name)) {
+            return Err(DecodeError::InvalidField {
+                field: "fields",
+                reason: format!("name `{name}` appears twice"),
+            });
+        }
+        if index < few.len() {
+            few[index] = name;
+        } else {
+            many.push(name);
+        }
+        check_value(reader, depth)?;
+    }
+    Ok(())
+}
+
+fn check_value(reader: &mut Reader<'_>, depth: u32) -> Result<(), DecodeError> {
+    if depth > msgpack::MAX_DEPTH {
+        return Err(DecodeError::TooDeep {
+            offset: reader.position(),
+        });
+    }
+    match reader.peek_kind()? {
+        Kind::Array => {
+            for _ in 0..reader.read_array_len()? {
+                check_value(reader, depth + 1)?;
+            }
+            Ok(())
+        }
+        Kind::Map => check_fields(reader, depth + 1),
+        Kind::Nil => Err(DecodeError::InvalidField {
+            field: "fields",
+            reason: format!("nil at byte {} is not a value", reader.position()),
+        }),
+        _ => reader.skip_value(depth),
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::Bool(v)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+
+impl From<i32> for Value {
+    fn from(v: i32) -> Self {
+        Value::Int(i64::from(v))
+    }
+}
+
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::Float(v)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::Str(v.to_string())
+    }
+}
+
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::Str(v)
+    }
+}
+
+impl Value {
+    /// Parses text from a command line: `true`/`false`, an integer, a float, else a string.
+    pub fn parse_text(text: &str) -> Value {
+        if let Ok(v) = text.parse::<bool>() {
+            return Value::Bool(v);
+        }
+        if let Ok(v) = text.parse::<i64>() {
+            return Value::Int(v);
+        }
+        match text.parse::<f64>() {
+            Ok(v) if v.is_finite() => Value::Float(v),
+            _ => Value::Str(text.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_values_round_trip() {
+        let value = Value::Map(vec![
+            ("ok".into(), Value::Bool(true)),
+            ("n".into(), Value::Int(-70_000)),
+            ("x".into(), Value::Float(1.5)),
+            ("when".into(), Value::Time(1_763_700_000_123_456_789)),
+            ("raw".into(), Value::Bytes(vec![0, 1, 255])),
+            (
+                "list".into(),
+                Value::Array(vec![Value::from("a"), Value::Int(1)]),
+            ),
+        ]);
+        let mut out = Vec::new();
+        value.encode(&mut out);
+        let decoded = Value::decode(&mut Reader::new(&out), 0).unwrap();
+        assert_eq!(decoded, value);
+    }
+
+    #[test]
+    fn check_agrees_with_decode() {
+        let mut out = Vec::new();
+        msgpack::write_map_len(&mut out, 2);
+        msgpack::write_str(&mut out, "a");
+        msgpack::write_nil(&mut out);
+        msgpack::write_str(&mut out, "a");
+        msgpack::write_int(&mut out, 1);
+        let decoded = decode_fields(&mut Reader::new(&out), 0).unwrap_err();
+        let checked = check_fields(&mut Reader::new(&out), 0).unwrap_err();
+        assert_eq!(decoded, checked);
+        assert_eq!(
+            checked.to_string(),
+            "invalid fields: nil at byte 3 is not a value"
+        );
+    }
+
+    #[test]
+    fn parses_command_line_text() {
+        assert_eq!(Value::parse_text("42"), Value::Int(42));
+        assert_eq!(Value::parse_text("2.5"), Value::Float(2.5));
+        assert_eq!(Value::parse_text("false"), Value::Bool(false));
+        assert_eq!(Value::parse_text("nan"), Value::from("nan"));
+        assert_eq!(Value::parse_text("DV01"), Value::from("DV01"));
+    }
+}
