@@ -1,0 +1,158 @@
+//! The router: puts each record on the queue of every subscription that wants it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use herald_proto::frame::RawRecord;
+
+use crate::cache::MatchCache;
+use crate::index::Index;
+use crate::queue::{Delivery, Queue};
+use crate::subscription::Subscription;
+
+/// Routes records to subscriptions. Cheap to share: clone the `Arc`.
+#[derive(Debug, Default)]
+pub struct Router {
+    index: ArcSwap<Index>,
+    /// Serializes index rebuilds; never taken on the routing path.
+    rebuild: Mutex<()>,
+    next_seq: AtomicU64,
+}
+
+/// What routing one batch did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RouteStats {
+    /// Records routed.
+    pub records: u64,
+    /// Deliveries made (one per record per matching subscription).
+    pub deliveries: u64,
+    /// Deliveries dropped because a queue was full.
+    pub dropped: u64,
+    /// First sequence number given to the batch.
+    pub first_seq: u64,
+}
+
+/// Per-publisher scratch space: the match cache and per-queue batches, reused so routing
+/// allocates nothing per record once warm.
+#[derive(Debug, Default)]
+pub struct RouteContext {
+    cache: MatchCache,
+    pending: Vec<(Arc<Queue>, Vec<Delivery>)>,
+}
+
+impl RouteContext {
+    /// Returns (hits, misses) of the match cache.
+    pub fn cache_stats(&self) -> (u64, u64) {
+        self.cache.stats()
+    }
+
+    fn pending_for(&mut self, queue: &Arc<Queue>) -> &mut Vec<Delivery> {
+        let position = self.pending.iter().position(|(q, _)| Arc::ptr_eq(q, queue));
+        let index = position.unwrap_or_else(|| {
+            self.pending.push((Arc::clone(queue), Vec::new()));
+            self.pending.len() - 1
+        });
+        &mut self.pending[index].1
+    }
+}
+
+impl Router {
+    /// Returns a router with no subscriptions, whose sequence numbers start at 1.
+    pub fn new() -> Self {
+        Router {
+            next_seq: AtomicU64::new(1),
+            ..Router::default()
+        }
+    }
+
+    /// Adds a subscription.
+    pub fn subscribe(&self, subscription: Arc<Subscription>) {
+        self.change(Some(subscription), |_| false);
+    }
+
+    /// Removes the subscription `id` of `connection`; returns whether it existed.
+    pub fn unsubscribe(&self, connection: u64, id: u64) -> bool {
+        let before = self.index.load().len();
+        self.change(None, |s| s.key() == (connection, id));
+        self.index.load().len() < before
+    }
+
+    /// Removes every subscription of `connection`.
+    pub fn remove_connection(&self, connection: u64) {
+        self.change(None, |s| s.connection == connection);
+    }
+
+    fn change(&self, added: Option<Arc<Subscription>>, remove: impl Fn(&Subscription) -> bool) {
+        let _guard = self
+            .rebuild
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let next = self.index.load().rebuild(added, remove);
+        self.index.store(Arc::new(next));
+    }
+
+    /// Returns the current snapshot of subscriptions.
+    pub fn index(&self) -> Arc<Index> {
+        self.index.load_full()
+    }
+
+    /// Returns the sequence number the next record will get.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq.load(Ordering::Relaxed)
+    }
+
+    /// Gives each record a sequence number and queues it for every matching subscription.
+    /// Each record's bytes are shared, not copied, among its subscribers.
+    pub fn route(
+        &self,
+        context: &mut RouteContext,
+        records: &[RawRecord],
+        received: i64,
+    ) -> RouteStats {
+        let count = records.len() as u64;
+        let first_seq = self.next_seq.fetch_add(count, Ordering::Relaxed);
+        let mut stats = RouteStats {
+            records: count,
+            first_seq,
+            ..RouteStats::default()
+        };
+        let index = self.index.load();
+        if index.is_empty() {
+            return stats;
+        }
+        for (offset, record) in records.iter().enumerate() {
+            let matched = context.cache.lookup(&index, record.subject());
+            let meta = &record.meta;
+            for subscription in &matched.channels[meta.priority as usize] {
+                let filter = &subscription.filter;
+                if !filter.matches_rest(
+                    meta.kind,
+                    meta.priority,
+                    record.type_name(),
+                    record.audience(),
+                ) {
+                    continue;
+                }
+                let delivery = Delivery {
+                    seq: first_seq + offset as u64,
+                    received,
+                    priority: meta.priority,
+                    record: record.bytes.clone(),
+                };
+                context.pending_for(&subscription.queue).push(delivery);
+                stats.deliveries += 1;
+            }
+        }
+        for (queue, batch) in &mut context.pending {
+            if !batch.is_empty() {
+                stats.dropped += queue.push_batch(batch);
+            }
+        }
+        // Forget queues of subscriptions that may be gone, but keep the common case warm.
+        if context.pending.len() > 64 {
+            context.pending.clear();
+        }
+        stats
+    }
+}
