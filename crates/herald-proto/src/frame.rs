@@ -32,6 +32,8 @@ pub enum FrameType {
     Ack = 0x11,
     /// Server → client: a batch of records for subscriptions.
     Deliver = 0x12,
+    /// Server → client: records were dropped for a subscription.
+    Gap = 0x13,
     /// Client → server: start a subscription.
     Subscribe = 0x20,
     /// Client → server: end a subscription.
@@ -85,6 +87,7 @@ impl FrameType {
             FrameType::Publish => "PUBLISH",
             FrameType::Ack => "ACK",
             FrameType::Deliver => "DELIVER",
+            FrameType::Gap => "GAP",
             FrameType::Subscribe => "SUBSCRIBE",
             FrameType::Unsubscribe => "UNSUBSCRIBE",
             FrameType::Ok => "OK",
@@ -220,6 +223,21 @@ pub struct DeliverEntry {
     pub record: Bytes,
 }
 
+/// `GAP`: records that matched a subscription but were dropped before delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GapNotice {
+    /// The subscription that lost them.
+    pub subscription: u64,
+    /// How many records.
+    pub count: u64,
+    /// Lowest server sequence number lost.
+    pub first_seq: u64,
+    /// Highest server sequence number lost.
+    pub last_seq: u64,
+    /// Lost records per priority, ascending by priority, zero counts left out.
+    pub by_priority: Vec<(crate::Priority, u64)>,
+}
+
 /// `SUBSCRIBE`: start receiving records that pass a filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subscribe {
@@ -318,6 +336,8 @@ pub enum Frame {
     Ack(Ack),
     /// A batch of delivered records.
     Deliver(Vec<DeliverEntry>),
+    /// See [`GapNotice`].
+    Gap(GapNotice),
     /// See [`Subscribe`].
     Subscribe(Subscribe),
     /// End subscription `subscription`.
@@ -427,6 +447,7 @@ impl Frame {
             Frame::Publish(_) => FrameType::Publish,
             Frame::Ack(_) => FrameType::Ack,
             Frame::Deliver(_) => FrameType::Deliver,
+            Frame::Gap(_) => FrameType::Gap,
             Frame::Subscribe(_) => FrameType::Subscribe,
             Frame::Unsubscribe { .. } => FrameType::Unsubscribe,
             Frame::Ok { .. } => FrameType::Ok,

@@ -5,10 +5,11 @@ use bytes::Bytes;
 use crate::error::DecodeError;
 use crate::filter::Filter;
 use crate::frame::{
-    self, Ack, DeliverEntry, ErrorCode, ErrorFrame, Frame, FrameType, Hello, Publish, RawRecord,
-    Subscribe, Welcome,
+    self, Ack, DeliverEntry, ErrorCode, ErrorFrame, Frame, FrameType, GapNotice, Hello, Publish,
+    RawRecord, Subscribe, Welcome,
 };
 use crate::msgpack::{self, Reader};
+use crate::priority::Priority;
 use crate::record::RecordMeta;
 use crate::value;
 
@@ -43,6 +44,18 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
                     entry.received,
                     &entry.record,
                 );
+            }
+        }
+        Frame::Gap(gap) => {
+            msgpack::write_array_len(out, 5);
+            msgpack::write_uint(out, gap.subscription);
+            msgpack::write_uint(out, gap.count);
+            msgpack::write_uint(out, gap.first_seq);
+            msgpack::write_uint(out, gap.last_seq);
+            msgpack::write_map_len(out, msgpack::len_u32(gap.by_priority.len()));
+            for (priority, count) in &gap.by_priority {
+                msgpack::write_uint(out, *priority as u64);
+                msgpack::write_uint(out, *count);
             }
         }
         Frame::Subscribe(subscribe) => {
@@ -92,6 +105,7 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
             })
         }
         FrameType::Deliver => Frame::Deliver(decode_deliver(&mut reader, body)?),
+        FrameType::Gap => Frame::Gap(decode_gap(&mut reader)?),
         FrameType::Subscribe => {
             expect_array(&mut reader, "SUBSCRIBE", 3)?;
             let cid = reader.read_uint()?;
@@ -213,6 +227,29 @@ fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEn
         });
     }
     Ok(entries)
+}
+
+fn decode_gap(reader: &mut Reader<'_>) -> Result<GapNotice, DecodeError> {
+    expect_array(reader, "GAP", 5)?;
+    let mut gap = GapNotice {
+        subscription: reader.read_uint()?,
+        count: reader.read_uint()?,
+        first_seq: reader.read_uint()?,
+        last_seq: reader.read_uint()?,
+        by_priority: Vec::new(),
+    };
+    for _ in 0..reader.read_map_len()? {
+        let number = reader.read_uint()?;
+        let priority = u8::try_from(number)
+            .ok()
+            .and_then(|n| Priority::from_u8(n).ok())
+            .ok_or_else(|| DecodeError::InvalidField {
+                field: "gap priority",
+                reason: format!("priority {number} is not defined"),
+            })?;
+        gap.by_priority.push((priority, reader.read_uint()?));
+    }
+    Ok(gap)
 }
 
 fn encode_hello(hello: &Hello, out: &mut Vec<u8>) {

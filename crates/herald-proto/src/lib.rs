@@ -11,6 +11,7 @@
 //! - [`priority`], [`kind`]: priorities 1..11 and kinds, with sets of each.
 //! - [`glob`], [`filter`]: subscription patterns and filters.
 //! - [`frame`]: frame types, framing (`check_frame`), encode/decode of every frame.
+//! - [`frame_buffer`]: [`FrameBuffer`](frame_buffer::FrameBuffer), whole frames out of a byte stream.
 //! - [`time`]: timestamps and ISO 8601.
 //! - [`error`]: [`DecodeError`] and [`FrameError`].
 //!
@@ -30,6 +31,7 @@ pub mod error;
 pub mod filter;
 pub mod frame;
 mod frame_body;
+pub mod frame_buffer;
 pub mod glob;
 pub mod kind;
 pub mod msgpack;

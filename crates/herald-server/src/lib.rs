@@ -1,1 +1,41 @@
-//! placeholder
+//! The Herald server: front doors, sessions, router hookup, monitor and configuration.
+//!
+//! # Layout
+//! - [`server`]: [`Server`] — bind, accept, shut down; [`Shared`] state.
+//! - [`listener`]: the accept loop with its connection limit.
+//! - [`session`]: one connection from `HELLO` to close, heartbeat watch, [`Close`] reasons.
+//! - [`command`]: one file per client operation (publish, subscribe, unsubscribe, monitor).
+//! - [`connection`]: [`FrameReader`], frames from a socket.
+//! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
+//! - [`monitor`]: counters and the connection registry; [`events`]: log-and-count events.
+//! - [`config`]: [`Config`] from file, `HERALD_*` and flags; [`units`] for `2s`, `64KiB`.
+//! - [`shutdown`]: the shutdown signal.
+//!
+//! # Example
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+//! use herald_server::{Config, Server};
+//!
+//! let config = Config { listen: "127.0.0.1:0".parse().unwrap(), ..Config::default() };
+//! let server = Server::start(config).await?;
+//! println!("listening on {}", server.local_addr());
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+pub mod command;
+pub mod config;
+pub mod connection;
+pub mod events;
+pub mod listener;
+pub mod monitor;
+pub mod server;
+pub mod session;
+pub mod shutdown;
+pub mod units;
+pub mod writer;
+
+pub use config::{Config, ConfigError};
+pub use connection::FrameReader;
+pub use server::{Server, Shared};
+pub use session::Close;

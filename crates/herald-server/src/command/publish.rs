@@ -1,0 +1,52 @@
+//! `PUBLISH`: route a batch of records, then acknowledge it if asked.
+
+use std::sync::atomic::Ordering;
+
+use herald_proto::frame::{Ack, Publish};
+use herald_proto::time::now_nanos;
+use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Frame};
+
+use crate::events;
+use crate::session::{Close, Session};
+
+pub(super) async fn apply(session: &mut Session, publish: Publish) -> Result<(), Close> {
+    let shared = &session.shared;
+    let stats = shared
+        .router
+        .route(&mut session.route, &publish.records, now_nanos());
+    let bytes: usize = publish.records.iter().map(|r| r.bytes.len()).sum();
+    shared
+        .monitor
+        .count_batch(stats.records, bytes as u64, stats.deliveries);
+    session
+        .state
+        .records_in
+        .fetch_add(stats.records, Ordering::Relaxed);
+    if stats.dropped > 0 {
+        events::records_dropped(&shared.monitor, session.state.id, stats.dropped);
+    }
+    match publish.ack {
+        AckLevel::None => {}
+        AckLevel::Received => {
+            let ack = Ack {
+                ack_id: publish.ack_id,
+                level: AckLevel::Received,
+                count: stats.records,
+            };
+            session.reply(Frame::Ack(ack)).await;
+        }
+        AckLevel::Stored => {
+            // The records were routed; only the durability promise cannot be made yet.
+            let error = ErrorFrame {
+                cid: publish.ack_id,
+                code: ErrorCode::Other,
+                message:
+                    "acknowledgement level `stored` needs an archive, and this server has none; \
+                          the records were routed but not stored"
+                        .to_string(),
+            };
+            session.reply(Frame::Error(error)).await;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,439 @@
+//! Server configuration: one TOML file, `HERALD_*` environment variables and command-line
+//! flags, merged in that order of precedence (flags win), then validated in one place.
+//!
+//! Loading has two stages, as quickwit and ripgrep do: the merged table deserializes into
+//! [`RawConfig`] (every key optional, unknown keys refused), and [`Config::from_raw`] turns
+//! that into typed values (socket addresses, `Duration`s, byte counts).
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use herald_proto::frame::DEFAULT_MAX_FRAME_BYTES;
+use herald_router::QueueLimits;
+use serde::Deserialize;
+
+use crate::units::{parse_bytes, parse_duration};
+
+/// Default address of the native protocol.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7400";
+/// Default server name, shown to clients and in the monitor.
+pub const DEFAULT_NAME: &str = "herald";
+/// Default limit of simultaneous client connections.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+/// Default limit of subscriptions per connection.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1_000;
+/// Default interval between heartbeats sent to an idle peer.
+pub const DEFAULT_HEARTBEAT_INTERVAL_MS: u64 = 1_000;
+/// Default silence after which a peer counts as dead.
+pub const DEFAULT_HEARTBEAT_TIMEOUT_MS: u64 = 5_000;
+/// Default time a new connection has to send `HELLO`.
+pub const DEFAULT_HANDSHAKE_TIMEOUT_MS: u64 = 5_000;
+/// Default log level of the server's own diagnostics.
+pub const DEFAULT_LOG_LEVEL: &str = "info";
+/// Prefix of the environment variables that set configuration keys.
+pub const ENV_PREFIX: &str = "HERALD_";
+/// Environment variable naming the configuration file (not itself a key).
+pub const ENV_CONFIG_FILE: &str = "HERALD_CONFIG";
+
+/// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
+pub const KEYS: [&str; 11] = [
+    "name",
+    "listen",
+    "max_frame_bytes",
+    "max_connections",
+    "max_subscriptions",
+    "queue_records",
+    "queue_bytes",
+    "heartbeat_interval",
+    "heartbeat_timeout",
+    "handshake_timeout",
+    "log_level",
+];
+
+/// Why the configuration was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML.
+    #[error("config file {path} is not valid TOML: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// A key Herald does not know.
+    #[error("unknown setting `{key}` (from {origin}); known settings: {}", KEYS.join(", "))]
+    UnknownKey {
+        /// The key.
+        key: String,
+        /// Where it was set.
+        origin: String,
+    },
+    /// A key with a bad value.
+    #[error("bad value for `{key}`: {message}")]
+    Invalid {
+        /// The key.
+        key: &'static str,
+        /// What is wrong, quoting the value.
+        message: String,
+    },
+}
+
+/// A number or a string with a unit (`65536` or `"64KiB"`, `2000` ms or `"2s"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Quantity {
+    /// A plain number (bytes or milliseconds).
+    Number(u64),
+    /// Text with a unit.
+    Text(String),
+}
+
+/// The configuration as written, every key optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// Server name.
+    pub name: Option<String>,
+    /// Address for the native protocol.
+    pub listen: Option<String>,
+    /// Largest frame accepted.
+    pub max_frame_bytes: Option<Quantity>,
+    /// Most simultaneous connections.
+    pub max_connections: Option<u64>,
+    /// Most subscriptions per connection.
+    pub max_subscriptions: Option<u64>,
+    /// Subscriber queue bound in records.
+    pub queue_records: Option<u64>,
+    /// Subscriber queue bound in bytes.
+    pub queue_bytes: Option<Quantity>,
+    /// Heartbeat interval.
+    pub heartbeat_interval: Option<Quantity>,
+    /// Heartbeat timeout.
+    pub heartbeat_timeout: Option<Quantity>,
+    /// Handshake timeout.
+    pub handshake_timeout: Option<Quantity>,
+    /// Diagnostics log level.
+    pub log_level: Option<String>,
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Server name.
+    pub name: String,
+    /// Address for the native protocol.
+    pub listen: SocketAddr,
+    /// Largest frame accepted.
+    pub max_frame_bytes: u32,
+    /// Most simultaneous connections.
+    pub max_connections: usize,
+    /// Most subscriptions per connection.
+    pub max_subscriptions: usize,
+    /// Bounds of each subscriber queue.
+    pub queue: QueueLimits,
+    /// Heartbeat interval.
+    pub heartbeat_interval: Duration,
+    /// Heartbeat timeout.
+    pub heartbeat_timeout: Duration,
+    /// Handshake timeout.
+    pub handshake_timeout: Duration,
+    /// Diagnostics log level.
+    pub log_level: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::from_raw(RawConfig::default()).expect("the defaults are valid")
+    }
+}
+
+impl Config {
+    /// Loads the configuration: the file at `path` (if any), then `env` variables named
+    /// `HERALD_<KEY>`, then `flags` (already keyed like the file), each overriding the last.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the file, key or variable and what is wrong with it.
+    pub fn load(
+        path: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        flags: toml::Table,
+    ) -> Result<Config, ConfigError> {
+        let mut table = match path {
+            Some(path) => read_file(path)?,
+            None => toml::Table::new(),
+        };
+        if let Some(path) = path {
+            check_keys(&table, &format!("config file {}", path.display()))?;
+        }
+        for (name, value) in env {
+            let Some(key) = name.strip_prefix(ENV_PREFIX) else {
+                continue;
+            };
+            if name == ENV_CONFIG_FILE {
+                continue;
+            }
+            let key = key.to_ascii_lowercase();
+            if !KEYS.contains(&key.as_str()) {
+                let origin = format!("environment variable {name}");
+                return Err(ConfigError::UnknownKey { key, origin });
+            }
+            table.insert(key, env_value(&value));
+        }
+        check_keys(&flags, "the command line")?;
+        table.extend(flags);
+        let raw = RawConfig::deserialize(toml::Value::Table(table)).map_err(|err| {
+            ConfigError::Syntax {
+                path: path.map(Path::to_path_buf).unwrap_or_default(),
+                message: err.to_string(),
+            }
+        })?;
+        Config::from_raw(raw)
+    }
+
+    /// Validates `raw` and fills in defaults.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the key and quoting the value.
+    pub fn from_raw(raw: RawConfig) -> Result<Config, ConfigError> {
+        let listen = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let max_frame_bytes = bytes(
+            "max_frame_bytes",
+            raw.max_frame_bytes,
+            u64::from(DEFAULT_MAX_FRAME_BYTES),
+        )?;
+        let max_frame_bytes = u32::try_from(max_frame_bytes)
+            .ok()
+            .filter(|n| (1024..=256 << 20).contains(n))
+            .ok_or_else(|| {
+                invalid(
+                    "max_frame_bytes",
+                    format!("{max_frame_bytes} is outside 1KiB..=256MiB"),
+                )
+            })?;
+        let defaults = QueueLimits::default();
+        let queue = QueueLimits {
+            max_records: positive(
+                "queue_records",
+                raw.queue_records,
+                defaults.max_records as u64,
+            )? as usize,
+            max_bytes: bytes("queue_bytes", raw.queue_bytes, defaults.max_bytes as u64)? as usize,
+        };
+        let heartbeat_interval = duration(
+            "heartbeat_interval",
+            raw.heartbeat_interval,
+            DEFAULT_HEARTBEAT_INTERVAL_MS,
+        )?;
+        let heartbeat_timeout = duration(
+            "heartbeat_timeout",
+            raw.heartbeat_timeout,
+            DEFAULT_HEARTBEAT_TIMEOUT_MS,
+        )?;
+        if heartbeat_timeout <= heartbeat_interval {
+            return Err(invalid(
+                "heartbeat_timeout",
+                format!("{heartbeat_timeout:?} must be longer than heartbeat_interval {heartbeat_interval:?}"),
+            ));
+        }
+        let log_level = raw
+            .log_level
+            .unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string());
+        if !["error", "warn", "info", "debug", "trace"].contains(&log_level.as_str()) {
+            return Err(invalid(
+                "log_level",
+                format!("`{log_level}` (expected error, warn, info, debug or trace)"),
+            ));
+        }
+        Ok(Config {
+            name: raw.name.unwrap_or_else(|| DEFAULT_NAME.to_string()),
+            listen: resolve("listen", listen)?,
+            max_frame_bytes,
+            max_connections: positive(
+                "max_connections",
+                raw.max_connections,
+                DEFAULT_MAX_CONNECTIONS as u64,
+            )? as usize,
+            max_subscriptions: positive(
+                "max_subscriptions",
+                raw.max_subscriptions,
+                DEFAULT_MAX_SUBSCRIPTIONS as u64,
+            )? as usize,
+            queue,
+            heartbeat_interval,
+            heartbeat_timeout,
+            handshake_timeout: duration(
+                "handshake_timeout",
+                raw.handshake_timeout,
+                DEFAULT_HANDSHAKE_TIMEOUT_MS,
+            )?,
+            log_level,
+        })
+    }
+}
+
+fn read_file(path: &Path) -> Result<toml::Table, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    text.parse::<toml::Table>()
+        .map_err(|err| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            message: err.to_string(),
+        })
+}
+
+fn check_keys(table: &toml::Table, source: &str) -> Result<(), ConfigError> {
+    match table.keys().find(|key| !KEYS.contains(&key.as_str())) {
+        Some(key) => Err(ConfigError::UnknownKey {
+            key: key.clone(),
+            origin: source.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Reads an environment value as TOML would: integers and booleans typed, the rest text.
+fn env_value(text: &str) -> toml::Value {
+    if let Ok(number) = text.parse::<i64>() {
+        return toml::Value::Integer(number);
+    }
+    if let Ok(flag) = text.parse::<bool>() {
+        return toml::Value::Boolean(flag);
+    }
+    toml::Value::String(text.to_string())
+}
+
+fn invalid(key: &'static str, message: String) -> ConfigError {
+    ConfigError::Invalid { key, message }
+}
+
+fn positive(key: &'static str, value: Option<u64>, default: u64) -> Result<u64, ConfigError> {
+    match value.unwrap_or(default) {
+        0 => Err(invalid(key, "0 (must be at least 1)".to_string())),
+        n => Ok(n),
+    }
+}
+
+fn bytes(key: &'static str, value: Option<Quantity>, default: u64) -> Result<u64, ConfigError> {
+    let parsed = match value {
+        None => default,
+        Some(Quantity::Number(n)) => n,
+        Some(Quantity::Text(text)) => {
+            parse_bytes(&text).map_err(|message| invalid(key, message))?
+        }
+    };
+    positive(key, Some(parsed), default)
+}
+
+fn duration(
+    key: &'static str,
+    value: Option<Quantity>,
+    default_ms: u64,
+) -> Result<Duration, ConfigError> {
+    let parsed = match value {
+        None => Duration::from_millis(default_ms),
+        Some(Quantity::Number(ms)) => Duration::from_millis(ms),
+        Some(Quantity::Text(text)) => {
+            parse_duration(&text).map_err(|message| invalid(key, message))?
+        }
+    };
+    if parsed.is_zero() {
+        return Err(invalid(key, "0 (must be longer than zero)".to_string()));
+    }
+    Ok(parsed)
+}
+
+fn resolve(key: &'static str, address: &str) -> Result<SocketAddr, ConfigError> {
+    let bad = |why: String| {
+        invalid(
+            key,
+            format!("`{address}` {why} (expected host:port, e.g. 127.0.0.1:7400)"),
+        )
+    };
+    let mut addresses = address
+        .to_socket_addrs()
+        .map_err(|err| bad(format!("does not resolve: {err}")))?;
+    addresses
+        .next()
+        .ok_or_else(|| bad("resolves to no address".to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_are_loopback() {
+        let config = Config::default();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:7400");
+        assert_eq!(config.heartbeat_timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn flags_beat_env_beat_defaults() {
+        let mut flags = toml::Table::new();
+        flags.insert(
+            "listen".into(),
+            toml::Value::String("127.0.0.1:9000".into()),
+        );
+        let vars = env(&[
+            ("HERALD_LISTEN", "127.0.0.1:8000"),
+            ("HERALD_QUEUE_BYTES", "1MiB"),
+            ("PATH", "/bin"),
+        ]);
+        let config = Config::load(None, vars, flags).unwrap();
+        assert_eq!(config.listen.port(), 9000);
+        assert_eq!(config.queue.max_bytes, 1 << 20);
+    }
+
+    #[test]
+    fn unknown_env_key_names_the_variable() {
+        let err =
+            Config::load(None, env(&[("HERALD_LISTN", "x")]), toml::Table::new()).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("unknown setting `listn` (from environment variable HERALD_LISTN)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_values_quote_the_value() {
+        let raw = RawConfig {
+            heartbeat_interval: Some(Quantity::Text("soon".into())),
+            ..RawConfig::default()
+        };
+        let err = Config::from_raw(raw).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "bad value for `heartbeat_interval`: bad duration `soon` (expected e.g. `500ms`, `2s`, `1m`, `1h`)"
+        );
+        let raw = RawConfig {
+            listen: Some("nowhere".into()),
+            ..RawConfig::default()
+        };
+        assert!(Config::from_raw(raw)
+            .unwrap_err()
+            .to_string()
+            .starts_with("bad value for `listen`: `nowhere`"));
+    }
+}

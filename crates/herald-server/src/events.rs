@@ -1,0 +1,99 @@
+//! Every connection close, rejected frame and dropped record is an event that logs and
+//! counts in one place (vector's `internal_events`), so the monitor and the log agree.
+
+use std::net::SocketAddr;
+
+use crate::monitor::Monitor;
+
+/// Why a connection ended; the monitor counts each reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The client closed the socket.
+    ClientClosed,
+    /// The client sent a frame that could not be decoded or was not allowed.
+    ProtocolError,
+    /// The client sent a frame over the size limit.
+    FrameTooLarge,
+    /// The client did not complete the handshake in time.
+    HandshakeTimeout,
+    /// The client stopped answering heartbeats.
+    HeartbeatTimeout,
+    /// Reading or writing the socket failed.
+    IoError,
+    /// The server is shutting down.
+    ServerShutdown,
+    /// The connection limit was reached.
+    TooManyConnections,
+}
+
+impl CloseReason {
+    /// Every reason, in the order of [`CloseReason::index`].
+    pub const ALL: [CloseReason; 8] = [
+        CloseReason::ClientClosed,
+        CloseReason::ProtocolError,
+        CloseReason::FrameTooLarge,
+        CloseReason::HandshakeTimeout,
+        CloseReason::HeartbeatTimeout,
+        CloseReason::IoError,
+        CloseReason::ServerShutdown,
+        CloseReason::TooManyConnections,
+    ];
+
+    /// Returns the snake-case name used by the monitor.
+    pub fn name(self) -> &'static str {
+        match self {
+            CloseReason::ClientClosed => "client_closed",
+            CloseReason::ProtocolError => "protocol_error",
+            CloseReason::FrameTooLarge => "frame_too_large",
+            CloseReason::HandshakeTimeout => "handshake_timeout",
+            CloseReason::HeartbeatTimeout => "heartbeat_timeout",
+            CloseReason::IoError => "io_error",
+            CloseReason::ServerShutdown => "server_shutdown",
+            CloseReason::TooManyConnections => "too_many_connections",
+        }
+    }
+
+    /// Returns the position of this reason in [`CloseReason::ALL`].
+    pub fn index(self) -> usize {
+        CloseReason::ALL
+            .iter()
+            .position(|r| *r == self)
+            .unwrap_or(0)
+    }
+}
+
+/// A connection ended.
+pub fn connection_closed(
+    monitor: &Monitor,
+    connection: u64,
+    peer: SocketAddr,
+    reason: CloseReason,
+    detail: &str,
+) {
+    monitor.count_close(reason);
+    match reason {
+        CloseReason::ClientClosed | CloseReason::ServerShutdown => {
+            tracing::debug!(connection, %peer, reason = reason.name(), "connection closed")
+        }
+        _ => {
+            tracing::warn!(connection, %peer, reason = reason.name(), detail, "closing connection")
+        }
+    }
+}
+
+/// A frame was refused; the client gets an error frame saying `message`.
+pub fn frame_rejected(monitor: &Monitor, connection: u64, peer: SocketAddr, message: &str) {
+    monitor.count_rejected_frame();
+    tracing::warn!(connection, %peer, error = message, "rejected frame");
+}
+
+/// Records from publisher `connection` did not fit subscriber queues; each subscriber that
+/// lost some gets a gap notice from its writer.
+pub fn records_dropped(monitor: &Monitor, connection: u64, count: u64) {
+    monitor.count_dropped(count);
+    tracing::trace!(
+        connection,
+        count,
+        "records dropped for full subscriber queues"
+    );
+}

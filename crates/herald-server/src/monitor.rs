@@ -1,0 +1,237 @@
+//! Server-wide counters and the registry of live connections, for `MONITOR` and the CLI.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use herald_proto::value::Field;
+use herald_proto::Value;
+use herald_router::Queue;
+use tokio::sync::Notify;
+
+use crate::events::CloseReason;
+
+/// One subscription as the monitor shows it.
+#[derive(Debug)]
+pub struct SubscriptionState {
+    /// Client-chosen id.
+    pub id: u64,
+    /// The filter, as text.
+    pub filter: String,
+    /// Its queue.
+    pub queue: Arc<Queue>,
+}
+
+/// What the session, the writer and the monitor share about one connection.
+#[derive(Debug)]
+pub struct ConnectionState {
+    /// Server-wide id.
+    pub id: u64,
+    /// Remote address.
+    pub peer: SocketAddr,
+    /// Client name from `HELLO`.
+    pub name: Mutex<String>,
+    /// Records received from this client.
+    pub records_in: AtomicU64,
+    /// Its subscriptions; locked by its own session, writer and the monitor only.
+    pub subscriptions: Mutex<Vec<SubscriptionState>>,
+    /// Wakes the connection's writer when a queue has records.
+    pub writer: Arc<Notify>,
+}
+
+impl ConnectionState {
+    /// Returns a state for a connection from `peer`.
+    pub fn new(id: u64, peer: SocketAddr) -> Self {
+        ConnectionState {
+            id,
+            peer,
+            name: Mutex::new(String::new()),
+            records_in: AtomicU64::new(0),
+            subscriptions: Mutex::new(Vec::new()),
+            writer: Arc::default(),
+        }
+    }
+
+    /// Locks the subscription list.
+    pub fn subscriptions(&self) -> MutexGuard<'_, Vec<SubscriptionState>> {
+        lock(&self.subscriptions)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Sample {
+    records_in: u64,
+    delivered: u64,
+    rate_in: f64,
+    rate_out: f64,
+}
+
+/// Server-wide counters. Hot-path counters are added once per batch, not per record.
+#[derive(Debug)]
+pub struct Monitor {
+    name: String,
+    started: Instant,
+    connections_total: AtomicU64,
+    records_in: AtomicU64,
+    bytes_in: AtomicU64,
+    deliveries: AtomicU64,
+    dropped: AtomicU64,
+    rejected_frames: AtomicU64,
+    closes: [AtomicU64; CloseReason::ALL.len()],
+    connections: Mutex<BTreeMap<u64, Arc<ConnectionState>>>,
+    sample: Mutex<Sample>,
+}
+
+impl Monitor {
+    /// Returns a monitor for server `name` with every counter at zero.
+    pub fn new(name: &str) -> Self {
+        Monitor {
+            name: name.to_string(),
+            started: Instant::now(),
+            connections_total: AtomicU64::new(0),
+            records_in: AtomicU64::new(0),
+            bytes_in: AtomicU64::new(0),
+            deliveries: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            rejected_frames: AtomicU64::new(0),
+            closes: Default::default(),
+            connections: Mutex::new(BTreeMap::new()),
+            sample: Mutex::new(Sample::default()),
+        }
+    }
+
+    /// Registers a new connection.
+    pub fn add_connection(&self, state: Arc<ConnectionState>) {
+        self.connections_total.fetch_add(1, Ordering::Relaxed);
+        lock(&self.connections).insert(state.id, state);
+    }
+
+    /// Forgets a connection.
+    pub fn remove_connection(&self, id: u64) {
+        lock(&self.connections).remove(&id);
+    }
+
+    /// Counts a batch received.
+    pub fn count_batch(&self, records: u64, bytes: u64, deliveries: u64) {
+        self.records_in.fetch_add(records, Ordering::Relaxed);
+        self.bytes_in.fetch_add(bytes, Ordering::Relaxed);
+        self.deliveries.fetch_add(deliveries, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_close(&self, reason: CloseReason) {
+        self.closes[reason.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_rejected_frame(&self) {
+        self.rejected_frames.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_dropped(&self, count: u64) {
+        self.dropped.fetch_add(count, Ordering::Relaxed);
+    }
+
+    /// Returns how often connections closed for `reason`.
+    pub fn closes(&self, reason: CloseReason) -> u64 {
+        self.closes[reason.index()].load(Ordering::Relaxed)
+    }
+
+    fn delivered(&self) -> u64 {
+        let connections = lock(&self.connections);
+        connections
+            .values()
+            .flat_map(|c| {
+                c.subscriptions()
+                    .iter()
+                    .map(|s| s.queue.delivered())
+                    .collect::<Vec<_>>()
+            })
+            .sum()
+    }
+
+    /// Updates the record rates; called once per `elapsed` by the server's sampler task.
+    pub fn sample(&self, elapsed: Duration) {
+        let records_in = self.records_in.load(Ordering::Relaxed);
+        let delivered = self.delivered();
+        let mut sample = lock(&self.sample);
+        let seconds = elapsed.as_secs_f64().max(1e-3);
+        sample.rate_in = records_in.saturating_sub(sample.records_in) as f64 / seconds;
+        sample.rate_out = delivered.saturating_sub(sample.delivered) as f64 / seconds;
+        sample.records_in = records_in;
+        sample.delivered = delivered;
+    }
+
+    /// Returns everything as named values, the body of a `MONITOR_REPLY`.
+    pub fn snapshot(&self) -> Vec<Field> {
+        let int = |v: u64| Value::Int(i64::try_from(v).unwrap_or(i64::MAX));
+        let load = |counter: &AtomicU64| int(counter.load(Ordering::Relaxed));
+        let sample = *lock(&self.sample);
+        let connections: Vec<Arc<ConnectionState>> =
+            lock(&self.connections).values().cloned().collect();
+        let clients: Vec<Value> = connections
+            .iter()
+            .map(|c| Value::Map(connection_fields(c)))
+            .collect();
+        let subscriptions: usize = connections.iter().map(|c| c.subscriptions().len()).sum();
+        let closes = CloseReason::ALL
+            .iter()
+            .map(|r| (r.name().to_string(), load(&self.closes[r.index()])));
+        vec![
+            ("server".into(), Value::Str(self.name.clone())),
+            (
+                "version".into(),
+                Value::Str(env!("CARGO_PKG_VERSION").into()),
+            ),
+            (
+                "uptime_ms".into(),
+                int(self.started.elapsed().as_millis() as u64),
+            ),
+            ("connections".into(), int(connections.len() as u64)),
+            ("connections_total".into(), load(&self.connections_total)),
+            ("subscriptions".into(), int(subscriptions as u64)),
+            ("records_in".into(), load(&self.records_in)),
+            ("bytes_in".into(), load(&self.bytes_in)),
+            ("deliveries".into(), load(&self.deliveries)),
+            ("dropped".into(), load(&self.dropped)),
+            ("rejected_frames".into(), load(&self.rejected_frames)),
+            ("rate_in".into(), Value::Float(sample.rate_in)),
+            ("rate_out".into(), Value::Float(sample.rate_out)),
+            ("closes".into(), Value::Map(closes.collect())),
+            ("clients".into(), Value::Array(clients)),
+        ]
+    }
+}
+
+fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
+    let int = |v: u64| Value::Int(i64::try_from(v).unwrap_or(i64::MAX));
+    let subscriptions: Vec<Value> = connection
+        .subscriptions()
+        .iter()
+        .map(|s| {
+            Value::Map(vec![
+                ("id".into(), int(s.id)),
+                ("filter".into(), Value::Str(s.filter.clone())),
+                ("depth".into(), int(s.queue.depth())),
+                ("delivered".into(), int(s.queue.delivered())),
+                ("dropped".into(), int(s.queue.dropped())),
+            ])
+        })
+        .collect();
+    vec![
+        ("id".into(), int(connection.id)),
+        ("name".into(), Value::Str(lock(&connection.name).clone())),
+        ("peer".into(), Value::Str(connection.peer.to_string())),
+        (
+            "records_in".into(),
+            int(connection.records_in.load(Ordering::Relaxed)),
+        ),
+        ("subscriptions".into(), Value::Array(subscriptions)),
+    ]
+}

@@ -1,0 +1,273 @@
+//! One client connection from handshake to close: reads frames, applies commands, and
+//! watches the heartbeat. Replies go through the connection's writer task.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use herald_proto::frame::{Hello, Welcome, PROTOCOL_VERSION};
+use herald_proto::{ErrorCode, ErrorFrame, Frame, FrameError};
+use herald_router::RouteContext;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use crate::command;
+use crate::connection::{FrameReader, ReadError};
+use crate::events::{self, CloseReason};
+use crate::monitor::ConnectionState;
+use crate::server::Shared;
+use crate::shutdown::Shutdown;
+
+/// Control frames waiting for the writer; a client that never reads only blocks itself.
+const CONTROL_QUEUE_FRAMES: usize = 1024;
+/// How long the writer may take to flush after the session ends.
+const WRITER_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Why a session ends, and what to tell the client first.
+#[derive(Debug)]
+pub struct Close {
+    /// The reason the monitor counts.
+    pub reason: CloseReason,
+    /// The error frame to send, if any.
+    pub error: Option<ErrorFrame>,
+}
+
+impl Close {
+    /// Closes with `reason` after sending an error frame with `code` and `message`.
+    pub fn with_error(reason: CloseReason, code: ErrorCode, message: impl Into<String>) -> Close {
+        Close {
+            reason,
+            error: Some(ErrorFrame {
+                cid: 0,
+                code,
+                message: message.into(),
+            }),
+        }
+    }
+
+    /// Closes quietly.
+    pub fn quiet(reason: CloseReason) -> Close {
+        Close {
+            reason,
+            error: None,
+        }
+    }
+}
+
+/// The state of one handshaken session, handed to each command.
+pub struct Session {
+    /// Server-wide state.
+    pub shared: Arc<Shared>,
+    /// This connection's state, shared with its writer and the monitor.
+    pub state: Arc<ConnectionState>,
+    /// Frames for the writer.
+    pub replies: mpsc::Sender<Frame>,
+    /// This publisher's match cache and scratch space.
+    pub route: RouteContext,
+}
+
+impl Session {
+    /// Queues `frame` for the writer. If the writer is gone the connection is closing anyway.
+    pub async fn reply(&self, frame: Frame) {
+        let _ = self.replies.send(frame).await;
+    }
+}
+
+/// Serves one accepted connection until it closes.
+pub async fn run(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, shutdown: Shutdown) {
+    let id = shared.next_connection_id();
+    let span = tracing::info_span!("connection", id, %peer);
+    serve(stream, peer, id, shared, shutdown)
+        .instrument(span)
+        .await;
+}
+
+async fn serve(
+    stream: TcpStream,
+    peer: SocketAddr,
+    id: u64,
+    shared: Arc<Shared>,
+    mut shutdown: Shutdown,
+) {
+    let _ = stream.set_nodelay(true);
+    let (read, mut write) = stream.into_split();
+    let mut reader = FrameReader::new(read, shared.config.max_frame_bytes);
+    let state = Arc::new(ConnectionState::new(id, peer));
+    let hello = match handshake(&mut reader, &shared).await {
+        Ok(hello) => hello,
+        Err(close) => {
+            if let Some(error) = &close.error {
+                events::frame_rejected(&shared.monitor, id, peer, &error.message);
+                let _ = write
+                    .write_all(&Frame::Error(error.clone()).to_bytes())
+                    .await;
+            }
+            events::connection_closed(&shared.monitor, id, peer, close.reason, "during handshake");
+            return;
+        }
+    };
+    *state.name.lock().unwrap_or_else(|p| p.into_inner()) = hello.name.clone();
+    tracing::debug!(client = %hello.name, "handshake complete");
+    let welcome = Welcome {
+        version: PROTOCOL_VERSION,
+        server: shared.config.name.clone(),
+        heartbeat_ms: shared.config.heartbeat_interval.as_millis() as u64,
+        max_frame_bytes: u64::from(shared.config.max_frame_bytes),
+        connection: id,
+    };
+    if write
+        .write_all(&Frame::Welcome(welcome).to_bytes())
+        .await
+        .is_err()
+    {
+        events::connection_closed(
+            &shared.monitor,
+            id,
+            peer,
+            CloseReason::IoError,
+            "writing WELCOME",
+        );
+        return;
+    }
+    shared.monitor.add_connection(Arc::clone(&state));
+    let (replies, control) = mpsc::channel(CONTROL_QUEUE_FRAMES);
+    let writer = tokio::spawn(crate::writer::run(
+        write,
+        Arc::clone(&state),
+        control,
+        shared.config.heartbeat_interval,
+    ));
+    let mut session = Session {
+        shared: Arc::clone(&shared),
+        state,
+        replies,
+        route: RouteContext::default(),
+    };
+    let close = read_loop(&mut session, &mut reader, &mut shutdown).await;
+    if let Some(error) = &close.error {
+        if close.reason != CloseReason::ServerShutdown {
+            events::frame_rejected(&shared.monitor, id, peer, &error.message);
+        }
+        session.reply(Frame::Error(error.clone())).await;
+    }
+    shared.router.remove_connection(id);
+    shared.monitor.remove_connection(id);
+    drop(session);
+    let _ = tokio::time::timeout(WRITER_FLUSH_TIMEOUT, writer).await;
+    events::connection_closed(
+        &shared.monitor,
+        id,
+        peer,
+        close.reason,
+        &close_detail(&close),
+    );
+}
+
+fn close_detail(close: &Close) -> String {
+    close
+        .error
+        .as_ref()
+        .map(|e| e.message.clone())
+        .unwrap_or_default()
+}
+
+async fn handshake<R>(reader: &mut FrameReader<R>, shared: &Shared) -> Result<Hello, Close>
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    let timeout = shared.config.handshake_timeout;
+    let frame = match tokio::time::timeout(timeout, reader.read_frame()).await {
+        Err(_) => {
+            let message = format!("no HELLO within {} ms", timeout.as_millis());
+            return Err(Close::with_error(
+                CloseReason::HandshakeTimeout,
+                ErrorCode::Handshake,
+                message,
+            ));
+        }
+        Ok(read) => read.map_err(read_close)?,
+    };
+    let Some(frame) = frame else {
+        return Err(Close::quiet(CloseReason::ClientClosed));
+    };
+    match Frame::decode(frame).map_err(frame_close)? {
+        Frame::Hello(hello) if hello.version == PROTOCOL_VERSION => Ok(hello),
+        Frame::Hello(hello) => Err(Close::with_error(
+            CloseReason::ProtocolError,
+            ErrorCode::Version,
+            format!(
+                "unsupported protocol version {} (this server speaks {PROTOCOL_VERSION})",
+                hello.version
+            ),
+        )),
+        other => Err(Close::with_error(
+            CloseReason::ProtocolError,
+            ErrorCode::Handshake,
+            format!(
+                "expected HELLO as the first frame, got {}",
+                other.frame_type().name()
+            ),
+        )),
+    }
+}
+
+async fn read_loop<R>(
+    session: &mut Session,
+    reader: &mut FrameReader<R>,
+    shutdown: &mut Shutdown,
+) -> Close
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    let config = &session.shared.config;
+    let (interval, timeout) = (config.heartbeat_interval, config.heartbeat_timeout);
+    let mut check = tokio::time::interval(interval);
+    let mut last_heard = Instant::now();
+    loop {
+        tokio::select! {
+            read = reader.read_frame() => {
+                last_heard = Instant::now();
+                let frame = match read {
+                    Ok(Some(frame)) => frame,
+                    Ok(None) => return Close::quiet(CloseReason::ClientClosed),
+                    Err(err) => return read_close(err),
+                };
+                let frame = match Frame::decode(frame) {
+                    Ok(frame) => frame,
+                    Err(err) => return frame_close(err),
+                };
+                if let Err(close) = command::apply(session, frame).await {
+                    return close;
+                }
+            }
+            _ = check.tick() => {
+                if last_heard.elapsed() > timeout {
+                    let message = format!("no frame from the client for {} ms", timeout.as_millis());
+                    return Close::with_error(CloseReason::HeartbeatTimeout, ErrorCode::HeartbeatTimeout, message);
+                }
+            }
+            () = shutdown.recv() => {
+                return Close::with_error(CloseReason::ServerShutdown, ErrorCode::ShuttingDown, "server shutting down");
+            }
+        }
+    }
+}
+
+fn read_close(err: ReadError) -> Close {
+    match err {
+        ReadError::Frame(err) => frame_close(err),
+        ReadError::Truncated(_) => Close::quiet(CloseReason::ClientClosed),
+        ReadError::Io(_) => Close::quiet(CloseReason::IoError),
+    }
+}
+
+fn frame_close(err: FrameError) -> Close {
+    let (reason, code) = match err {
+        FrameError::TooLarge { .. } => (CloseReason::FrameTooLarge, ErrorCode::FrameTooLarge),
+        _ => (CloseReason::ProtocolError, ErrorCode::BadFrame),
+    };
+    Close::with_error(reason, code, err.to_string())
+}

@@ -1,0 +1,111 @@
+//! The writer task of one connection: control frames, heartbeats, and deliveries drained
+//! from the connection's subscription queues, batched into as few writes as possible.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use herald_proto::frame::{self, FrameType, GapNotice};
+use herald_proto::priority::ALL_PRIORITIES;
+use herald_proto::{msgpack, Frame};
+use herald_router::{Delivery, Gap, Queue};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use crate::monitor::ConnectionState;
+
+/// Most record bytes taken from one queue for one `DELIVER` frame.
+const DRAIN_BYTES: usize = 256 * 1024;
+/// Bytes gathered before they are written out.
+const WRITE_BATCH_BYTES: usize = 512 * 1024;
+
+/// Runs until the session drops its control sender; then flushes and shuts the socket.
+///
+/// # Errors
+/// The socket's error, if a write fails.
+pub async fn run<W: AsyncWrite + Unpin>(
+    mut write: W,
+    state: Arc<ConnectionState>,
+    mut control: mpsc::Receiver<Frame>,
+    heartbeat_interval: Duration,
+) -> std::io::Result<()> {
+    let mut buffer = Vec::with_capacity(WRITE_BATCH_BYTES);
+    let mut scratch = Vec::new();
+    let mut ping = tokio::time::interval(heartbeat_interval);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ping.tick().await;
+    let mut open = true;
+    while open {
+        tokio::select! {
+            frame = control.recv() => match frame {
+                Some(frame) => frame.encode(&mut buffer),
+                None => open = false,
+            },
+            () = state.writer.notified() => {}
+            _ = ping.tick() => Frame::Ping.encode(&mut buffer),
+        }
+        while let Ok(frame) = control.try_recv() {
+            frame.encode(&mut buffer);
+        }
+        loop {
+            let queues: Vec<(u64, Arc<Queue>)> = state
+                .subscriptions()
+                .iter()
+                .map(|s| (s.id, Arc::clone(&s.queue)))
+                .collect();
+            for (subscription, queue) in &queues {
+                drain_queue(*subscription, queue, &mut scratch, &mut buffer);
+                if buffer.len() >= WRITE_BATCH_BYTES {
+                    break;
+                }
+            }
+            if buffer.is_empty() {
+                break;
+            }
+            write.write_all(&buffer).await?;
+            buffer.clear();
+        }
+    }
+    write.shutdown().await
+}
+
+/// Appends a `GAP` frame if the queue dropped records, then a `DELIVER` frame of what it holds.
+fn drain_queue(
+    subscription: u64,
+    queue: &Queue,
+    scratch: &mut Vec<Delivery>,
+    buffer: &mut Vec<u8>,
+) {
+    if let Some(gap) = queue.drain(scratch, DRAIN_BYTES) {
+        Frame::Gap(gap_notice(subscription, &gap)).encode(buffer);
+    }
+    if scratch.is_empty() {
+        return;
+    }
+    let start = frame::begin_frame(buffer, FrameType::Deliver);
+    msgpack::write_array_len(buffer, msgpack::len_u32(scratch.len()));
+    for delivery in scratch.drain(..) {
+        frame::write_deliver_entry(
+            buffer,
+            subscription,
+            delivery.seq,
+            delivery.received,
+            &delivery.record,
+        );
+    }
+    frame::end_frame(buffer, start);
+}
+
+fn gap_notice(subscription: u64, gap: &Gap) -> GapNotice {
+    let by_priority = ALL_PRIORITIES
+        .into_iter()
+        .map(|p| (p, gap.by_priority[p as usize]))
+        .filter(|(_, count)| *count > 0)
+        .collect();
+    GapNotice {
+        subscription,
+        count: gap.count,
+        first_seq: gap.first_seq,
+        last_seq: gap.last_seq,
+        by_priority,
+    }
+}
