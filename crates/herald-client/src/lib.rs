@@ -1,1 +1,41 @@
-//! placeholder
+//! The Rust client for Herald: connect, publish and log, subscribe with filters, request and
+//! reply, acknowledged sends, flush and monitor.
+//!
+//! # Layout
+//! - [`client`]: [`Client`] and [`ClientOptions`] — every operation.
+//! - [`subscription`]: [`Subscription`], [`Event`] and [`Delivered`].
+//! - [`url`]: [`ServerUrl`], `herald://h1:7400,h2:7400?name=…&token=…`.
+//! - [`error`]: [`ConnectError`] and [`ClientError`].
+//! - `outbox`, `io`, `inbox`: the send buffer, the connection tasks, request/reply.
+//! - [`origin`]: the host/process/thread origin of this program's records.
+//!
+//! # Example
+//! ```no_run
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use herald_client::Client;
+//! use herald_proto::{Filter, Priority};
+//!
+//! let client = Client::connect("herald://127.0.0.1:7400?name=example").await?;
+//! let mut warnings = client.subscribe(Filter::parse(Some("ANTENNA.*"), None, Some(">=WARNING"), &[], None)?).await?;
+//! client.log(Priority::Warning, "ANTENNA.DV01.Mount", "encoder fault").await?;
+//! let delivered = warnings.next_record_timeout(Duration::from_secs(1)).await?;
+//! println!("{}: {}", delivered.record.subject, delivered.record.text);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod client;
+pub mod error;
+mod inbox;
+mod io;
+pub mod origin;
+mod outbox;
+pub mod subscription;
+pub mod url;
+
+pub use client::{monitor_value, Client, ClientOptions};
+pub use error::{ClientError, ConnectError};
+pub use herald_proto as proto;
+pub use subscription::{Delivered, Event, Subscription};
+pub use url::{ServerUrl, UrlError};

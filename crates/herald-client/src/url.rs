@@ -33,7 +33,10 @@ impl FromStr for ServerUrl {
     type Err = UrlError;
 
     fn from_str(url: &str) -> Result<Self, Self::Err> {
-        let bad = |reason: String| UrlError { url: url.to_string(), reason };
+        let bad = |reason: String| UrlError {
+            url: url.to_string(),
+            reason,
+        };
         let rest = match url.split_once("://") {
             Some(("herald", rest)) => rest,
             Some((scheme, _)) => return Err(bad(format!("scheme `{scheme}` is not herald://"))),
@@ -42,19 +45,29 @@ impl FromStr for ServerUrl {
         let (hosts, query) = rest.split_once('?').unwrap_or((rest, ""));
         let hosts = hosts.trim_end_matches('/');
         if hosts.is_empty() {
-            return Err(bad("no server named (expected herald://host:port)".to_string()));
+            return Err(bad(
+                "no server named (expected herald://host:port)".to_string()
+            ));
         }
         let mut servers = Vec::new();
         for host in hosts.split(',') {
             servers.push(parse_host(host).map_err(bad)?);
         }
-        let mut parsed = ServerUrl { servers, name: None, token: None };
+        let mut parsed = ServerUrl {
+            servers,
+            name: None,
+            token: None,
+        };
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
                 "name" => parsed.name = Some(value.to_string()),
                 "token" => parsed.token = Some(value.to_string()),
-                _ => return Err(bad(format!("unknown option `{key}` (expected name or token)"))),
+                _ => {
+                    return Err(bad(format!(
+                        "unknown option `{key}` (expected name or token)"
+                    )))
+                }
             }
         }
         Ok(parsed)
@@ -73,7 +86,9 @@ fn parse_host(host: &str) -> Result<String, String> {
             None => return Err(format!("unexpected `{rest}` after `{name}`")),
         }
     } else if host.matches(':').count() > 1 {
-        return Err(format!("IPv6 address `{host}` needs brackets, as in [::1]:7400"));
+        return Err(format!(
+            "IPv6 address `{host}` needs brackets, as in [::1]:7400"
+        ));
     } else {
         match host.split_once(':') {
             Some((name, port)) => (name, Some(port)),
@@ -119,11 +134,19 @@ mod tests {
     #[test]
     fn errors_name_the_problem() {
         let err = "http://x:1".parse::<ServerUrl>().unwrap_err();
-        assert_eq!(err.to_string(), "bad server URL `http://x:1`: scheme `http` is not herald://");
+        assert_eq!(
+            err.to_string(),
+            "bad server URL `http://x:1`: scheme `http` is not herald://"
+        );
         let err = "herald://x:port".parse::<ServerUrl>().unwrap_err();
-        assert_eq!(err.to_string(), "bad server URL `herald://x:port`: bad port `port` in `x:port`");
+        assert_eq!(
+            err.to_string(),
+            "bad server URL `herald://x:port`: bad port `port` in `x:port`"
+        );
         let err = "herald://x?nmae=1".parse::<ServerUrl>().unwrap_err();
-        assert!(err.to_string().ends_with("unknown option `nmae` (expected name or token)"));
+        assert!(err
+            .to_string()
+            .ends_with("unknown option `nmae` (expected name or token)"));
         assert!("herald://".parse::<ServerUrl>().is_err());
         assert!("herald://a,,b".parse::<ServerUrl>().is_err());
     }

@@ -1,1 +1,182 @@
-//! placeholder
+//! Test helpers shared by the crates' integration tests: a real server on `127.0.0.1:0`,
+//! a raw connection that speaks frames byte by byte, and the wire test vectors.
+//!
+//! # Layout
+//! - [`TestServer`]: starts `herald_server::Server` in-process on a free port.
+//! - [`RawConnection`]: writes arbitrary bytes, reads and decodes frames, with timeouts.
+//! - [`vectors`]: `testdata/vectors/*.json` and their frames.
+
+pub mod vectors;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use herald_proto::frame::{Hello, PROTOCOL_VERSION};
+use herald_proto::frame_buffer::FrameBuffer;
+use herald_proto::{Frame, FrameError};
+use herald_server::{Config, Server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// How long helpers wait for an expected frame before failing the test.
+pub const WAIT: Duration = Duration::from_secs(5);
+
+/// A real server on a free loopback port.
+#[derive(Debug)]
+pub struct TestServer {
+    server: Server,
+}
+
+impl TestServer {
+    /// Starts a server with the default configuration on `127.0.0.1:0`.
+    ///
+    /// # Panics
+    /// If the server cannot bind, which fails the test.
+    pub async fn start() -> TestServer {
+        TestServer::start_with(Config::default()).await
+    }
+
+    /// Starts a server with `config`, on `127.0.0.1:0` whatever `config.listen` says.
+    ///
+    /// # Panics
+    /// If the server cannot bind, which fails the test.
+    pub async fn start_with(config: Config) -> TestServer {
+        let config = Config {
+            listen: "127.0.0.1:0".parse().expect("loopback address"),
+            ..config
+        };
+        TestServer {
+            server: Server::start(config).await.expect("test server binds"),
+        }
+    }
+
+    /// Returns the server's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.server.local_addr()
+    }
+
+    /// Returns `herald://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("herald://{}", self.addr())
+    }
+
+    /// Returns the server's monitor.
+    pub fn monitor(&self) -> &herald_server::monitor::Monitor {
+        self.server.monitor()
+    }
+
+    /// Stops the server.
+    pub async fn stop(self) {
+        self.server.shutdown().await;
+    }
+}
+
+/// A TCP connection driven frame by frame, for protocol tests.
+#[derive(Debug)]
+pub struct RawConnection {
+    stream: TcpStream,
+    buffer: FrameBuffer,
+}
+
+impl RawConnection {
+    /// Connects to `addr` without a handshake.
+    ///
+    /// # Panics
+    /// If the connection fails.
+    pub async fn connect(addr: SocketAddr) -> RawConnection {
+        let stream = TcpStream::connect(addr)
+            .await
+            .expect("connect to test server");
+        RawConnection {
+            stream,
+            buffer: FrameBuffer::new(64 << 20),
+        }
+    }
+
+    /// Connects and completes the handshake as client `name`.
+    ///
+    /// # Panics
+    /// If the server does not answer with `WELCOME`.
+    pub async fn handshake(addr: SocketAddr, name: &str) -> RawConnection {
+        let mut connection = RawConnection::connect(addr).await;
+        let hello = Hello {
+            version: PROTOCOL_VERSION,
+            name: name.to_string(),
+            ..Hello::default()
+        };
+        connection.send(&Frame::Hello(hello)).await;
+        match connection.next_frame().await {
+            Some(Frame::Welcome(_)) => connection,
+            other => panic!("expected WELCOME, got {other:?}"),
+        }
+    }
+
+    /// Writes raw bytes.
+    ///
+    /// # Panics
+    /// If the write fails.
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stream
+            .write_all(bytes)
+            .await
+            .expect("write to test server");
+    }
+
+    /// Writes a frame.
+    ///
+    /// # Panics
+    /// If the write fails.
+    pub async fn send(&mut self, frame: &Frame) {
+        self.send_bytes(&frame.to_bytes()).await;
+    }
+
+    /// Reads the next frame other than `PING`, or `None` once the server closed the
+    /// connection. Waits at most [`WAIT`].
+    ///
+    /// # Panics
+    /// On timeout or an undecodable frame.
+    pub async fn next_frame(&mut self) -> Option<Frame> {
+        loop {
+            let frame = self
+                .next_raw()
+                .await
+                .expect("server frames are well formed")?;
+            let frame = Frame::decode(frame).expect("server frames decode");
+            if frame != Frame::Ping {
+                return Some(frame);
+            }
+        }
+    }
+
+    /// Reads the next frame's bytes, `None` at a clean close.
+    ///
+    /// # Panics
+    /// On timeout.
+    pub async fn next_raw(&mut self) -> Result<Option<Bytes>, FrameError> {
+        tokio::time::timeout(WAIT, async {
+            loop {
+                if let Some(frame) = self.buffer.next_frame()? {
+                    return Ok(Some(frame));
+                }
+                match self.stream.read_buf(self.buffer.spare()).await {
+                    Ok(0) | Err(_) => return Ok(None),
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await
+        .expect("server answered in time")
+    }
+
+    /// Reads frames until the server closes; returns the `ERROR` frames it sent.
+    pub async fn errors_until_close(&mut self) -> Vec<herald_proto::ErrorFrame> {
+        let mut errors = Vec::new();
+        while let Some(frame) = self.next_frame().await {
+            if let Frame::Error(error) = frame {
+                errors.push(error);
+            }
+        }
+        errors
+    }
+}

@@ -1,0 +1,628 @@
+//! The client handle: publish, subscribe, request, flush, monitor.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use herald_proto::frame::{Ack, Subscribe, Welcome};
+use herald_proto::record::check_subject;
+use herald_proto::value::Field;
+use herald_proto::{AckLevel, Filter, Frame, Kind, Priority, Record, Value};
+use tokio::sync::{mpsc, oneshot, watch, Notify};
+
+use crate::error::{ClientError, ConnectError};
+use crate::inbox::Inbox;
+use crate::outbox::{Outbox, DEFAULT_OUTBOX_BYTES};
+use crate::subscription::{Counters, Delivered, Sink, Subscription};
+use crate::url::ServerUrl;
+
+/// Default events buffered per subscription before the client drops (and reports a gap).
+pub const DEFAULT_SUBSCRIPTION_BUFFER: usize = 65_536;
+/// Default heartbeat interval asked of the server.
+pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
+/// Default silence after which the server counts as dead.
+pub const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default time allowed to connect and complete the handshake, per server.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default time to wait for the answer to a control request.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How a client connects and behaves.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Name shown by the server's monitor; the URL's `?name=` overrides it.
+    pub name: String,
+    /// Authentication token; the URL's `?token=` overrides it.
+    pub token: String,
+    /// Heartbeat interval asked of the server; the client pings as often.
+    pub heartbeat_interval: Duration,
+    /// Silence after which the server counts as dead.
+    pub heartbeat_timeout: Duration,
+    /// Time allowed per server to connect and shake hands.
+    pub connect_timeout: Duration,
+    /// Events buffered per subscription.
+    pub subscription_buffer: usize,
+    /// Bytes buffered for sending before `publish` waits.
+    pub outbox_bytes: usize,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            name: default_name(),
+            token: String::new(),
+            heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL,
+            heartbeat_timeout: DEFAULT_HEARTBEAT_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            subscription_buffer: DEFAULT_SUBSCRIPTION_BUFFER,
+            outbox_bytes: DEFAULT_OUTBOX_BYTES,
+        }
+    }
+}
+
+fn default_name() -> String {
+    std::env::args()
+        .next()
+        .and_then(|arg0| {
+            std::path::Path::new(&arg0)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "herald-client".to_string())
+}
+
+/// A control request or acknowledgement waiting for its answer.
+pub(crate) type Waiter = oneshot::Sender<Result<Frame, ClientError>>;
+
+/// Where the records of one subscription id go.
+pub(crate) enum Route {
+    /// To a [`Subscription`]'s stream.
+    Subscription(Sink),
+    /// To the request waiting for this reply.
+    Inbox(Arc<Inbox>),
+}
+
+/// State shared by the handles and the connection's tasks.
+pub(crate) struct Inner {
+    pub(crate) options: ClientOptions,
+    pub(crate) server: String,
+    pub(crate) welcome: Welcome,
+    pub(crate) outbox: Mutex<Outbox>,
+    /// Wakes the writer.
+    pub(crate) wake: Notify,
+    /// Wakes publishers waiting for outbox space.
+    pub(crate) space: Notify,
+    pub(crate) pending: Mutex<HashMap<u64, Waiter>>,
+    pub(crate) routes: Mutex<HashMap<u64, Route>>,
+    pub(crate) inbox: tokio::sync::OnceCell<Arc<Inbox>>,
+    pub(crate) error: Mutex<Option<ClientError>>,
+    pub(crate) stop: watch::Sender<bool>,
+    next_id: AtomicU64,
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Inner {
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Ends the connection with `error`: every waiter gets it, every subscription ends.
+    pub(crate) fn fail(&self, error: ClientError) {
+        let mut slot = lock(&self.error);
+        if slot.is_none() {
+            tracing::debug!(error = %error, "herald connection closed");
+            *slot = Some(error.clone());
+        }
+        drop(slot);
+        for (_, sender) in lock(&self.pending).drain() {
+            let _ = sender.send(Err(error.clone()));
+        }
+        lock(&self.routes).clear();
+        if let Some(inbox) = self.inbox.get() {
+            inbox.fail();
+        }
+        let _ = self.stop.send(true);
+        self.space.notify_waiters();
+        self.wake.notify_one();
+    }
+
+    pub(crate) fn closed_error(&self) -> Option<ClientError> {
+        lock(&self.error).clone()
+    }
+}
+
+/// Closes the connection when the last [`Client`] clone (or subscription) is dropped.
+struct CloseGuard(Arc<Inner>);
+
+impl Drop for CloseGuard {
+    fn drop(&mut self) {
+        // The writer flushes what is buffered before it shuts the socket.
+        let _ = self.0.stop.send(true);
+        self.0.wake.notify_one();
+    }
+}
+
+/// A connection to a Herald server. Cheap to clone; the connection closes (after flushing)
+/// when the last clone and the last subscription are dropped.
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+    _guard: Arc<CloseGuard>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.inner.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Connects to the first server of `url` that answers, with default options.
+    ///
+    /// # Errors
+    /// [`ConnectError`] for a bad URL, no reachable server, or a refused handshake.
+    pub async fn connect(url: &str) -> Result<Client, ConnectError> {
+        Client::connect_with(url, ClientOptions::default()).await
+    }
+
+    /// Connects to the first server of `url` that answers.
+    ///
+    /// # Errors
+    /// [`ConnectError`] for a bad URL, no reachable server, or a refused handshake.
+    pub async fn connect_with(
+        url: &str,
+        mut options: ClientOptions,
+    ) -> Result<Client, ConnectError> {
+        let url: ServerUrl = url.parse()?;
+        if let Some(name) = &url.name {
+            options.name = name.clone();
+        }
+        if let Some(token) = &url.token {
+            options.token = token.clone();
+        }
+        let mut attempts = Vec::new();
+        for server in &url.servers {
+            match crate::io::connect(server, &options).await {
+                Ok((stream, welcome)) => {
+                    return Ok(Client::start(stream, server, welcome, options))
+                }
+                Err(crate::io::HandshakeError::Refused { code, message }) => {
+                    return Err(ConnectError::Refused {
+                        server: server.clone(),
+                        code,
+                        message,
+                    })
+                }
+                Err(crate::io::HandshakeError::Failed(why)) => {
+                    attempts.push(format!("{server}: {why}"))
+                }
+            }
+        }
+        Err(ConnectError::Unreachable { attempts })
+    }
+
+    fn start(
+        stream: tokio::net::TcpStream,
+        server: &str,
+        welcome: Welcome,
+        options: ClientOptions,
+    ) -> Client {
+        let (stop, _) = watch::channel(false);
+        let max_frame = usize::try_from(welcome.max_frame_bytes).unwrap_or(usize::MAX);
+        let inner = Arc::new(Inner {
+            options,
+            server: server.to_string(),
+            welcome,
+            outbox: Mutex::new(Outbox::new(max_frame)),
+            wake: Notify::new(),
+            space: Notify::new(),
+            pending: Mutex::new(HashMap::new()),
+            routes: Mutex::new(HashMap::new()),
+            inbox: tokio::sync::OnceCell::new(),
+            error: Mutex::new(None),
+            stop,
+            next_id: AtomicU64::new(1),
+        });
+        crate::io::spawn(stream, Arc::clone(&inner));
+        Client {
+            _guard: Arc::new(CloseGuard(Arc::clone(&inner))),
+            inner,
+        }
+    }
+
+    /// Returns the `host:port` this client is connected to.
+    pub fn server(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// Returns the server's `WELCOME`: its name, limits and this connection's id.
+    pub fn welcome(&self) -> &Welcome {
+        &self.inner.welcome
+    }
+
+    /// Returns why the connection closed, or `None` while it is open.
+    pub fn error(&self) -> Option<ClientError> {
+        self.inner.closed_error()
+    }
+
+    pub(crate) fn closed_error(&self) -> ClientError {
+        self.inner
+            .closed_error()
+            .unwrap_or_else(|| ClientError::Closed("client closed".to_string()))
+    }
+
+    fn check_open(&self) -> Result<(), ClientError> {
+        match self.inner.closed_error() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues `record` for sending, waiting while the send buffer is full.
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidRecord`] for a subject the server would refuse,
+    /// [`ClientError::TooLarge`], or the connection's error.
+    pub async fn publish(&self, record: &Record) -> Result<(), ClientError> {
+        check_record(record)?;
+        loop {
+            let space = self.inner.space.notified();
+            tokio::pin!(space);
+            space.as_mut().enable();
+            {
+                let mut outbox = lock(&self.inner.outbox);
+                self.check_open()?;
+                if outbox.len() < self.inner.options.outbox_bytes {
+                    outbox.push_record(record)?;
+                    drop(outbox);
+                    self.inner.wake.notify_one();
+                    return Ok(());
+                }
+            }
+            space.await;
+        }
+    }
+
+    /// Queues `record` for sending without waiting.
+    ///
+    /// # Errors
+    /// As [`Client::publish`], and [`ClientError::BufferFull`] instead of waiting.
+    pub fn try_publish(&self, record: &Record) -> Result<(), ClientError> {
+        check_record(record)?;
+        let mut outbox = lock(&self.inner.outbox);
+        self.check_open()?;
+        if outbox.len() >= self.inner.options.outbox_bytes {
+            return Err(ClientError::BufferFull(outbox.len()));
+        }
+        outbox.push_record(record)?;
+        drop(outbox);
+        self.inner.wake.notify_one();
+        Ok(())
+    }
+
+    /// Publishes a message on `subject` of `type_name` with `text` and `fields`.
+    ///
+    /// # Errors
+    /// As [`Client::publish`].
+    pub async fn message(
+        &self,
+        subject: &str,
+        type_name: &str,
+        text: &str,
+        fields: Vec<Field>,
+    ) -> Result<(), ClientError> {
+        let record = Record {
+            type_name: type_name.to_string(),
+            text: text.to_string(),
+            fields,
+            ..Record::new(Kind::Message, subject)
+        };
+        self.publish(&record).await
+    }
+
+    /// Logs `text` about `subject` at `priority`, with this host and process as origin.
+    ///
+    /// # Errors
+    /// As [`Client::publish`].
+    pub async fn log(
+        &self,
+        priority: Priority,
+        subject: &str,
+        text: &str,
+    ) -> Result<(), ClientError> {
+        let record = Record {
+            priority,
+            text: text.to_string(),
+            origin: crate::origin::local_origin(),
+            ..Record::new(Kind::Log, subject)
+        };
+        self.publish(&record).await
+    }
+
+    /// Sends `record` and waits until the server acknowledges it at `level`.
+    ///
+    /// # Errors
+    /// As [`Client::publish`], the server's error (e.g. `stored` without an archive),
+    /// [`ClientError::Timeout`], or the connection's error.
+    pub async fn sync_send(
+        &self,
+        record: &Record,
+        level: AckLevel,
+        timeout: Duration,
+    ) -> Result<Ack, ClientError> {
+        check_record(record)?;
+        self.acknowledged(Some(record), level, timeout).await
+    }
+
+    /// Waits until the server has received and routed everything published so far.
+    ///
+    /// # Errors
+    /// [`ClientError::Timeout`], or the connection's error.
+    pub async fn flush(&self, timeout: Duration) -> Result<(), ClientError> {
+        self.acknowledged(None, AckLevel::Received, timeout)
+            .await
+            .map(|_| ())
+    }
+
+    async fn acknowledged(
+        &self,
+        record: Option<&Record>,
+        level: AckLevel,
+        timeout: Duration,
+    ) -> Result<Ack, ClientError> {
+        let answer = self
+            .call(timeout, |outbox, id| {
+                if let Some(record) = record {
+                    outbox.push_record(record)?;
+                }
+                outbox.seal(id, level);
+                Ok(())
+            })
+            .await?;
+        match answer {
+            Frame::Ack(ack) => Ok(ack),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Registers a waiter under a fresh id, lets `write` queue the request, and waits.
+    pub(crate) async fn call(
+        &self,
+        timeout: Duration,
+        write: impl FnOnce(&mut Outbox, u64) -> Result<(), ClientError>,
+    ) -> Result<Frame, ClientError> {
+        let id = self.inner.next_id();
+        let (sender, receiver) = oneshot::channel();
+        {
+            let mut outbox = lock(&self.inner.outbox);
+            self.check_open()?;
+            write(&mut outbox, id)?;
+            lock(&self.inner.pending).insert(id, sender);
+        }
+        self.inner.wake.notify_one();
+        match tokio::time::timeout(timeout, receiver).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(self.closed_error()),
+            Err(_) => {
+                lock(&self.inner.pending).remove(&id);
+                Err(ClientError::Timeout(timeout))
+            }
+        }
+    }
+
+    /// Queues a control frame that needs no answer.
+    pub(crate) fn send_frame(&self, frame: &Frame) {
+        lock(&self.inner.outbox).push_frame(frame);
+        self.inner.wake.notify_one();
+    }
+
+    /// Subscribes with `filter`; records arrive through the returned [`Subscription`].
+    ///
+    /// # Errors
+    /// The server's error (e.g. too many subscriptions), a timeout, or the connection's error.
+    pub async fn subscribe(&self, filter: Filter) -> Result<Subscription, ClientError> {
+        let id = self.inner.next_id();
+        let (events, receiver) = mpsc::channel(self.inner.options.subscription_buffer.max(1));
+        let counters = Arc::new(Counters::default());
+        lock(&self.inner.routes).insert(
+            id,
+            Route::Subscription(Sink::new(events, Arc::clone(&counters))),
+        );
+        let subscription = Subscription {
+            id,
+            client: self.clone(),
+            events: receiver,
+            counters,
+            active: true,
+        };
+        let frame = |cid| {
+            Frame::Subscribe(Subscribe {
+                cid,
+                subscription: id,
+                filter: filter.clone(),
+            })
+        };
+        self.control(frame).await?;
+        Ok(subscription)
+    }
+
+    /// Subscribes with `filter` and calls `callback` for each event on a task of its own.
+    /// The subscription lasts until the returned handle is aborted or the connection closes.
+    ///
+    /// # Errors
+    /// As [`Client::subscribe`].
+    pub async fn subscribe_with<F>(
+        &self,
+        filter: Filter,
+        mut callback: F,
+    ) -> Result<tokio::task::JoinHandle<()>, ClientError>
+    where
+        F: FnMut(crate::Event) + Send + 'static,
+    {
+        let mut subscription = self.subscribe(filter).await?;
+        Ok(tokio::spawn(async move {
+            while let Some(event) = subscription.next().await {
+                callback(event);
+            }
+        }))
+    }
+
+    /// Subscribes with `filter`, waits at most `timeout` for one record, and unsubscribes.
+    ///
+    /// # Errors
+    /// [`ClientError::Timeout`] if nothing matched in time, or as [`Client::subscribe`].
+    pub async fn subscribe_and_get(
+        &self,
+        filter: Filter,
+        timeout: Duration,
+    ) -> Result<Delivered, ClientError> {
+        let mut subscription = self.subscribe(filter).await?;
+        let result = subscription.next_record_timeout(timeout).await;
+        drop(subscription);
+        result
+    }
+
+    /// Sends `record` as a request and waits at most `timeout` for the first reply.
+    ///
+    /// # Errors
+    /// [`ClientError::NoReply`] if no reply came in time, or as [`Client::publish`].
+    pub async fn request(
+        &self,
+        record: Record,
+        timeout: Duration,
+    ) -> Result<Delivered, ClientError> {
+        let inbox = self.inbox().await?;
+        let (id, reply_to, answer) = inbox.expect(self.inner.next_id());
+        let subject = record.subject.clone();
+        let request = Record {
+            reply_to: Some(reply_to),
+            id: Some(id),
+            ..record
+        };
+        if let Err(error) = self.publish(&request).await {
+            inbox.forget(id);
+            return Err(error);
+        }
+        match tokio::time::timeout(timeout, answer).await {
+            Ok(Ok(delivered)) => Ok(delivered),
+            Ok(Err(_)) => Err(self.closed_error()),
+            Err(_) => {
+                inbox.forget(id);
+                Err(ClientError::NoReply { subject, timeout })
+            }
+        }
+    }
+
+    /// Publishes `reply` to the requester of `request` (its `reply_to`, with its `id`).
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidRecord`] if `request` asked for no reply, or as
+    /// [`Client::publish`].
+    pub async fn reply(&self, request: &Record, reply: Record) -> Result<(), ClientError> {
+        let Some(reply_to) = &request.reply_to else {
+            return Err(ClientError::InvalidRecord(format!(
+                "record on `{}` has no reply_to",
+                request.subject
+            )));
+        };
+        let reply = Record {
+            subject: reply_to.clone(),
+            id: request.id,
+            ..reply
+        };
+        self.publish(&reply).await
+    }
+
+    async fn inbox(&self) -> Result<Arc<Inbox>, ClientError> {
+        let inbox = self.inner.inbox.get_or_try_init(|| async {
+            let inbox = Arc::new(Inbox::new());
+            let id = self.inner.next_id();
+            lock(&self.inner.routes).insert(id, Route::Inbox(Arc::clone(&inbox)));
+            let filter = Filter::subject(&inbox.pattern())
+                .map_err(|e| ClientError::InvalidRecord(e.to_string()))?;
+            self.control(|cid| {
+                Frame::Subscribe(Subscribe {
+                    cid,
+                    subscription: id,
+                    filter: filter.clone(),
+                })
+            })
+            .await?;
+            Ok::<_, ClientError>(inbox)
+        });
+        inbox.await.cloned()
+    }
+
+    pub(crate) async fn unsubscribe(&self, subscription: u64) -> Result<(), ClientError> {
+        self.forget_subscription(subscription);
+        self.control(|cid| Frame::Unsubscribe { cid, subscription })
+            .await
+            .map(|_| ())
+    }
+
+    pub(crate) fn forget_subscription(&self, subscription: u64) {
+        lock(&self.inner.routes).remove(&subscription);
+    }
+
+    /// Sends a control frame built around a fresh correlation id and waits for `OK`.
+    async fn control(&self, frame: impl Fn(u64) -> Frame) -> Result<Frame, ClientError> {
+        self.call(DEFAULT_REQUEST_TIMEOUT, |outbox, cid| {
+            outbox.push_frame(&frame(cid));
+            Ok(())
+        })
+        .await
+    }
+
+    /// Asks the server for its monitor data: clients, subscriptions, rates, queue depths, drops.
+    ///
+    /// # Errors
+    /// A timeout or the connection's error.
+    pub async fn monitor(&self) -> Result<Vec<Field>, ClientError> {
+        match self.control(|cid| Frame::Monitor { cid }).await? {
+            Frame::MonitorReply { data, .. } => Ok(data),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Flushes (waiting at most `timeout`) and closes the connection.
+    ///
+    /// # Errors
+    /// The flush's error; the connection closes either way.
+    pub async fn close(self, timeout: Duration) -> Result<(), ClientError> {
+        let flushed = self.flush(timeout).await;
+        self.inner
+            .fail(ClientError::Closed("client closed".to_string()));
+        flushed
+    }
+}
+
+fn check_record(record: &Record) -> Result<(), ClientError> {
+    check_subject(&record.subject).map_err(ClientError::InvalidRecord)?;
+    if let Some(reply_to) = &record.reply_to {
+        check_subject(reply_to)
+            .map_err(|why| ClientError::InvalidRecord(format!("reply_to: {why}")))?;
+    }
+    Ok(())
+}
+
+fn unexpected(frame: &Frame) -> ClientError {
+    ClientError::Closed(format!(
+        "unexpected {} frame in answer",
+        frame.frame_type().name()
+    ))
+}
+
+/// Returns the named value of monitor data, e.g. `monitor_value(&data, "records_in")`.
+pub fn monitor_value<'a>(data: &'a [Field], name: &str) -> Option<&'a Value> {
+    data.iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value)
+}

@@ -1,0 +1,255 @@
+//! The connection's two tasks: the writer drains the outbox and pings; the reader dispatches
+//! frames from the server and watches the heartbeat.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use herald_proto::frame::{DeliverEntry, Hello, Welcome, PROTOCOL_VERSION};
+use herald_proto::frame_buffer::FrameBuffer;
+use herald_proto::{ErrorCode, Frame, FrameError, Record};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use crate::client::{lock, ClientOptions, Inner, Route};
+use crate::error::ClientError;
+use crate::subscription::{Delivered, Event};
+
+/// Slack over the server's frame limit for `DELIVER` frames, which add a small header to
+/// records that were each within the limit.
+const DELIVER_OVERHEAD_BYTES: u64 = 1024;
+
+/// Why one server could not be used.
+#[derive(Debug)]
+pub(crate) enum HandshakeError {
+    /// The server answered with an error; trying the next server would not help.
+    Refused { code: ErrorCode, message: String },
+    /// The server could not be reached or did not complete the handshake.
+    Failed(String),
+}
+
+/// Connects to `server` and completes the handshake.
+pub(crate) async fn connect(
+    server: &str,
+    options: &ClientOptions,
+) -> Result<(TcpStream, Welcome), HandshakeError> {
+    let attempt = async {
+        let mut stream = TcpStream::connect(server)
+            .await
+            .map_err(|e| HandshakeError::Failed(e.to_string()))?;
+        let _ = stream.set_nodelay(true);
+        let hello = Hello {
+            version: PROTOCOL_VERSION,
+            name: options.name.clone(),
+            token: options.token.clone(),
+            capabilities: Vec::new(),
+            heartbeat_ms: options.heartbeat_interval.as_millis() as u64,
+        };
+        stream
+            .write_all(&Frame::Hello(hello).to_bytes())
+            .await
+            .map_err(|e| HandshakeError::Failed(e.to_string()))?;
+        let mut buffer = FrameBuffer::new(herald_proto::frame::DEFAULT_MAX_FRAME_BYTES);
+        let frame = loop {
+            if let Some(frame) = buffer
+                .next_frame()
+                .map_err(|e| HandshakeError::Failed(e.to_string()))?
+            {
+                break frame;
+            }
+            let read = stream
+                .read_buf(buffer.spare())
+                .await
+                .map_err(|e| HandshakeError::Failed(e.to_string()))?;
+            if read == 0 {
+                return Err(HandshakeError::Failed(
+                    "server closed the connection during the handshake".into(),
+                ));
+            }
+        };
+        match Frame::decode(frame).map_err(|e| HandshakeError::Failed(e.to_string()))? {
+            Frame::Welcome(welcome) => Ok((stream, welcome)),
+            Frame::Error(error) => Err(HandshakeError::Refused {
+                code: error.code,
+                message: error.message,
+            }),
+            other => Err(HandshakeError::Failed(format!(
+                "expected WELCOME, got {}",
+                other.frame_type().name()
+            ))),
+        }
+    };
+    match tokio::time::timeout(options.connect_timeout, attempt).await {
+        Ok(result) => result,
+        Err(_) => Err(HandshakeError::Failed(format!(
+            "no handshake within {} ms",
+            options.connect_timeout.as_millis()
+        ))),
+    }
+}
+
+/// Starts the reader and writer tasks of a connected client.
+pub(crate) fn spawn(stream: TcpStream, inner: Arc<Inner>) {
+    let (read, write) = stream.into_split();
+    tokio::spawn(write_loop(write, Arc::clone(&inner)));
+    tokio::spawn(read_loop(read, inner));
+}
+
+async fn write_loop(mut write: OwnedWriteHalf, inner: Arc<Inner>) {
+    let mut buffer = Vec::new();
+    let mut ping = tokio::time::interval(inner.options.heartbeat_interval);
+    ping.tick().await;
+    let mut stop = inner.stop.subscribe();
+    loop {
+        let stopping = *stop.borrow_and_update();
+        if !stopping {
+            tokio::select! {
+                () = inner.wake.notified() => {}
+                _ = ping.tick() => lock(&inner.outbox).push_frame(&Frame::Ping),
+                _ = stop.changed() => {}
+            }
+        }
+        lock(&inner.outbox).take(&mut buffer);
+        inner.space.notify_waiters();
+        if !buffer.is_empty() {
+            if let Err(err) = write.write_all(&buffer).await {
+                inner.fail(ClientError::Closed(format!(
+                    "write to server failed: {err}"
+                )));
+                return;
+            }
+            buffer.clear();
+        }
+        if stopping {
+            let _ = write.shutdown().await;
+            return;
+        }
+    }
+}
+
+async fn read_loop(mut read: OwnedReadHalf, inner: Arc<Inner>) {
+    let max_frame = inner
+        .welcome
+        .max_frame_bytes
+        .saturating_add(DELIVER_OVERHEAD_BYTES);
+    let mut buffer = FrameBuffer::new(u32::try_from(max_frame).unwrap_or(u32::MAX));
+    let timeout = inner.options.heartbeat_timeout;
+    let mut check = tokio::time::interval(inner.options.heartbeat_interval.min(timeout / 2));
+    let mut last_heard = Instant::now();
+    let mut stop = inner.stop.subscribe();
+    let error = loop {
+        match buffer.next_frame() {
+            Ok(Some(frame)) => {
+                if let Err(error) = dispatch(&inner, frame) {
+                    break error;
+                }
+                continue;
+            }
+            Ok(None) => {}
+            Err(err) => break ClientError::BadFrame(err),
+        }
+        tokio::select! {
+            read = read.read_buf(buffer.spare()) => match read {
+                Ok(0) => break ClientError::Closed("server closed the connection".to_string()),
+                Ok(_) => last_heard = Instant::now(),
+                Err(err) => break ClientError::Closed(format!("read from server failed: {err}")),
+            },
+            _ = check.tick() => {
+                if last_heard.elapsed() > timeout {
+                    break ClientError::HeartbeatTimeout(timeout);
+                }
+            }
+            _ = stop.changed() => {
+                if *stop.borrow() {
+                    // Closing on purpose: let the writer flush; the error says why.
+                    break inner.closed_error().unwrap_or(ClientError::Closed("client closed".to_string()));
+                }
+            }
+        }
+    };
+    inner.fail(error);
+}
+
+/// Handles one frame from the server.
+fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
+    match Frame::decode(frame)? {
+        Frame::Deliver(entries) => deliver(inner, entries)?,
+        Frame::Gap(gap) => {
+            if let Some(Route::Subscription(sink)) = lock(&inner.routes).get_mut(&gap.subscription)
+            {
+                sink.offer(Event::Gap(gap));
+            }
+        }
+        Frame::Ping => {
+            lock(&inner.outbox).push_frame(&Frame::Pong);
+            inner.wake.notify_one();
+        }
+        Frame::Pong => {}
+        Frame::Error(error) if error.cid == 0 => {
+            return Err(ClientError::Server {
+                code: error.code,
+                message: error.message,
+            });
+        }
+        Frame::Error(error) => answer(
+            inner,
+            error.cid,
+            Err(ClientError::Server {
+                code: error.code,
+                message: error.message,
+            }),
+        ),
+        frame @ (Frame::Ack(_) | Frame::Ok { .. } | Frame::MonitorReply { .. }) => {
+            let cid = match &frame {
+                Frame::Ack(ack) => ack.ack_id,
+                Frame::Ok { cid } | Frame::MonitorReply { cid, .. } => *cid,
+                _ => unreachable!("matched above"),
+            };
+            answer(inner, cid, Ok(frame));
+        }
+        other => {
+            let name = other.frame_type().name();
+            return Err(ClientError::BadFrame(FrameError::Malformed {
+                frame: name,
+                source: herald_proto::DecodeError::InvalidField {
+                    field: "frame type",
+                    reason: format!("{name} frames go from client to server"),
+                },
+            }));
+        }
+    }
+    Ok(())
+}
+
+fn answer(inner: &Inner, cid: u64, result: Result<Frame, ClientError>) {
+    if let Some(waiter) = lock(&inner.pending).remove(&cid) {
+        let _ = waiter.send(result);
+    }
+}
+
+fn deliver(inner: &Inner, entries: Vec<DeliverEntry>) -> Result<(), ClientError> {
+    let mut routes = lock(&inner.routes);
+    for entry in entries {
+        let Some(route) = routes.get_mut(&entry.subscription) else {
+            continue; // Unsubscribed while the record was on its way.
+        };
+        let record = Record::from_bytes(&entry.record).map_err(|source| {
+            ClientError::BadFrame(FrameError::Malformed {
+                frame: "DELIVER",
+                source,
+            })
+        })?;
+        let delivered = Delivered {
+            subscription: entry.subscription,
+            seq: entry.seq,
+            received: entry.received,
+            record,
+        };
+        match route {
+            Route::Subscription(sink) => sink.offer(Event::Record(delivered)),
+            Route::Inbox(inbox) => inbox.deliver(delivered),
+        }
+    }
+    Ok(())
+}
