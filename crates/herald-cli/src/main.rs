@@ -1,1 +1,52 @@
-fn main() {}
+//! `herald`: the command line of Herald — run the server, log, publish, tail, monitor, bench.
+
+mod cmd;
+mod json;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Herald: logs, messages and live information for a facility's control system.
+#[derive(Debug, Parser)]
+#[command(name = "herald", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the server (native protocol on 127.0.0.1:7400 by default).
+    Serve(cmd::serve::Args),
+    /// Send one log record.
+    Log(cmd::log::Args),
+    /// Publish one message.
+    Publish(cmd::publish::Args),
+    /// Show records as they arrive, one line each (or JSON).
+    Tail(cmd::tail::Args),
+    /// Show the server's clients, subscriptions, rates, queue depths and drops.
+    Monitor(cmd::monitor::Args),
+    /// Measure throughput against a server.
+    Bench(cmd::bench::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Log(args) => cmd::client_runtime(cmd::log::run(args)),
+        Command::Publish(args) => cmd::client_runtime(cmd::publish::run(args)),
+        Command::Tail(args) => cmd::client_runtime(cmd::tail::run(args)),
+        Command::Monitor(args) => cmd::client_runtime(cmd::monitor::run(args)),
+        Command::Bench(args) => cmd::bench::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

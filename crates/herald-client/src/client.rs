@@ -11,10 +11,11 @@ use herald_proto::value::Field;
 use herald_proto::{AckLevel, Filter, Frame, Kind, Priority, Record, Value};
 use tokio::sync::{mpsc, oneshot, watch, Notify};
 
+use crate::delivered::Delivered;
 use crate::error::{ClientError, ConnectError};
 use crate::inbox::Inbox;
 use crate::outbox::{Outbox, DEFAULT_OUTBOX_BYTES};
-use crate::subscription::{Counters, Delivered, Sink, Subscription};
+use crate::subscription::{Counters, Sink, Subscription};
 use crate::url::ServerUrl;
 
 /// Default events buffered per subscription before the client drops (and reports a gap).
@@ -430,16 +431,16 @@ impl Client {
     /// The server's error (e.g. too many subscriptions), a timeout, or the connection's error.
     pub async fn subscribe(&self, filter: Filter) -> Result<Subscription, ClientError> {
         let id = self.inner.next_id();
-        let (events, receiver) = mpsc::channel(self.inner.options.subscription_buffer.max(1));
+        let (events, receiver) = mpsc::unbounded_channel();
         let counters = Arc::new(Counters::default());
-        lock(&self.inner.routes).insert(
-            id,
-            Route::Subscription(Sink::new(events, Arc::clone(&counters))),
-        );
+        let limit = self.inner.options.subscription_buffer.max(1);
+        let sink = Sink::new(events, Arc::clone(&counters), limit);
+        lock(&self.inner.routes).insert(id, Route::Subscription(sink));
         let subscription = Subscription {
             id,
             client: self.clone(),
             events: receiver,
+            taken: std::collections::VecDeque::new(),
             counters,
             active: true,
         };

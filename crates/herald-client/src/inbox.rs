@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use tokio::sync::oneshot;
 
 use crate::client::lock;
-use crate::subscription::Delivered;
+use crate::delivered::Delivered;
 
 /// Requests waiting for their replies.
 #[derive(Debug)]
@@ -44,7 +44,7 @@ impl Inbox {
 
     /// Hands a reply to its request; later replies to the same request are ignored.
     pub(crate) fn deliver(&self, delivered: Delivered) {
-        let Some(id) = delivered.record.id else {
+        let Some(id) = delivered.record().id else {
             return;
         };
         if let Some(sender) = lock(&self.waiting).remove(&id) {

@@ -6,15 +6,16 @@ use std::sync::Arc;
 use bytes::Bytes;
 use herald_proto::frame::{DeliverEntry, Hello, Welcome, PROTOCOL_VERSION};
 use herald_proto::frame_buffer::FrameBuffer;
-use herald_proto::{ErrorCode, Frame, FrameError, Record};
+use herald_proto::{ErrorCode, Frame, FrameError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use crate::client::{lock, ClientOptions, Inner, Route};
+use crate::delivered::Delivered;
 use crate::error::ClientError;
-use crate::subscription::{Delivered, Event};
+use crate::subscription::Event;
 
 /// Slack over the server's frame limit for `DELIVER` frames, which add a small header to
 /// records that were each within the limit.
@@ -178,7 +179,7 @@ fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
         Frame::Gap(gap) => {
             if let Some(Route::Subscription(sink)) = lock(&inner.routes).get_mut(&gap.subscription)
             {
-                sink.offer(Event::Gap(gap));
+                sink.offer(vec![Event::Gap(gap)]);
             }
         }
         Frame::Ping => {
@@ -229,26 +230,31 @@ fn answer(inner: &Inner, cid: u64, result: Result<Frame, ClientError>) {
 }
 
 fn deliver(inner: &Inner, entries: Vec<DeliverEntry>) -> Result<(), ClientError> {
-    let mut routes = lock(&inner.routes);
+    // One batch per subscription per frame: one hand-over instead of one per record.
+    let mut batches: Vec<(u64, Vec<Event>)> = Vec::new();
     for entry in entries {
-        let Some(route) = routes.get_mut(&entry.subscription) else {
-            continue; // Unsubscribed while the record was on its way.
-        };
-        let record = Record::from_bytes(&entry.record).map_err(|source| {
-            ClientError::BadFrame(FrameError::Malformed {
-                frame: "DELIVER",
-                source,
-            })
-        })?;
-        let delivered = Delivered {
-            subscription: entry.subscription,
-            seq: entry.seq,
-            received: entry.received,
-            record,
-        };
-        match route {
-            Route::Subscription(sink) => sink.offer(Event::Record(delivered)),
-            Route::Inbox(inbox) => inbox.deliver(delivered),
+        let delivered = Delivered::new(entry.subscription, entry.seq, entry.received, entry.record)
+            .map_err(|source| {
+                ClientError::BadFrame(FrameError::Malformed {
+                    frame: "DELIVER",
+                    source,
+                })
+            })?;
+        match batches.iter_mut().find(|(id, _)| *id == entry.subscription) {
+            Some((_, batch)) => batch.push(Event::Record(delivered)),
+            None => batches.push((entry.subscription, vec![Event::Record(delivered)])),
+        }
+    }
+    let mut routes = lock(&inner.routes);
+    for (subscription, batch) in batches {
+        match routes.get_mut(&subscription) {
+            Some(Route::Subscription(sink)) => sink.offer(batch),
+            Some(Route::Inbox(inbox)) => batch.into_iter().for_each(|event| {
+                if let Event::Record(delivered) = event {
+                    inbox.deliver(delivered);
+                }
+            }),
+            None => {} // Unsubscribed while the records were on their way.
         }
     }
     Ok(())

@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //! - [`client`]: [`Client`] and [`ClientOptions`] — every operation.
-//! - [`subscription`]: [`Subscription`], [`Event`] and [`Delivered`].
+//! - [`subscription`]: [`Subscription`] and [`Event`]; [`delivered`]: [`Delivered`], decoded on first use.
 //! - [`url`]: [`ServerUrl`], `herald://h1:7400,h2:7400?name=…&token=…`.
 //! - [`error`]: [`ConnectError`] and [`ClientError`].
 //! - `outbox`, `io`, `inbox`: the send buffer, the connection tasks, request/reply.
@@ -20,12 +20,13 @@
 //! let mut warnings = client.subscribe(Filter::parse(Some("ANTENNA.*"), None, Some(">=WARNING"), &[], None)?).await?;
 //! client.log(Priority::Warning, "ANTENNA.DV01.Mount", "encoder fault").await?;
 //! let delivered = warnings.next_record_timeout(Duration::from_secs(1)).await?;
-//! println!("{}: {}", delivered.record.subject, delivered.record.text);
+//! println!("{}: {}", delivered.subject(), delivered.record().text);
 //! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
 
 pub mod client;
+pub mod delivered;
 pub mod error;
 mod inbox;
 mod io;
@@ -35,7 +36,8 @@ pub mod subscription;
 pub mod url;
 
 pub use client::{monitor_value, Client, ClientOptions};
+pub use delivered::Delivered;
 pub use error::{ClientError, ConnectError};
 pub use herald_proto as proto;
-pub use subscription::{Delivered, Event, Subscription};
+pub use subscription::{Event, Subscription};
 pub use url::{ServerUrl, UrlError};

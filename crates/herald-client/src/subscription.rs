@@ -1,29 +1,17 @@
 //! Subscriptions: a stream of delivered records and gap notices.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use herald_proto::frame::GapNotice;
 use herald_proto::priority::ALL_PRIORITIES;
-use herald_proto::{Frame, Priority, Record};
+use herald_proto::{Frame, Priority};
 use tokio::sync::mpsc;
 
-use crate::client::Client;
+use crate::client::{lock, Client};
+use crate::delivered::Delivered;
 use crate::error::ClientError;
-
-/// A record delivered to a subscription.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Delivered {
-    /// The subscription it matched.
-    pub subscription: u64,
-    /// The server's sequence number.
-    pub seq: u64,
-    /// The server's receive time, ns since the epoch.
-    pub received: i64,
-    /// The record.
-    pub record: Record,
-}
 
 /// What a subscription yields.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,94 +23,110 @@ pub enum Event {
     Gap(GapNotice),
 }
 
-/// Counters shared between a subscription and the connection's reader.
+/// State shared between a subscription and the connection's reader.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     pub(crate) received: AtomicU64,
     pub(crate) lost: AtomicU64,
+    /// Events handed over and not yet taken by the subscriber.
+    queued: AtomicUsize,
+    /// Records dropped by the client because the subscription's buffer was full, not yet
+    /// reported in the stream. The reader reports it before its next batch; the subscriber
+    /// takes it once it has emptied the buffer, so it is never left behind.
+    gap: Mutex<Option<GapNotice>>,
 }
 
-/// The reader's end of a subscription.
+/// The reader's end of a subscription: batches of events, bounded in events.
 #[derive(Debug)]
 pub(crate) struct Sink {
-    events: mpsc::Sender<Event>,
+    events: mpsc::UnboundedSender<Vec<Event>>,
     counters: Arc<Counters>,
-    /// Records dropped here because `events` was full, not yet reported in the stream.
-    local_gap: Option<GapNotice>,
+    limit: usize,
 }
 
 impl Sink {
-    pub(crate) fn new(events: mpsc::Sender<Event>, counters: Arc<Counters>) -> Self {
+    pub(crate) fn new(
+        events: mpsc::UnboundedSender<Vec<Event>>,
+        counters: Arc<Counters>,
+        limit: usize,
+    ) -> Self {
         Sink {
             events,
             counters,
-            local_gap: None,
+            limit,
         }
     }
 
-    /// Hands `event` to the subscriber without ever waiting; a full buffer becomes a gap.
-    pub(crate) fn offer(&mut self, event: Event) {
-        if let Some(gap) = self.local_gap.take() {
-            if let Err(mpsc::error::TrySendError::Full(Event::Gap(gap))) =
-                self.events.try_send(Event::Gap(gap))
-            {
-                self.local_gap = Some(gap);
-            }
-        }
-        match event {
-            Event::Gap(gap) => {
+    /// Hands a batch to the subscriber without ever waiting. What does not fit the buffer
+    /// becomes a gap, reported in order before anything that comes later.
+    pub(crate) fn offer(&mut self, mut batch: Vec<Event>) {
+        for event in &batch {
+            if let Event::Gap(gap) = event {
                 self.counters.lost.fetch_add(gap.count, Ordering::Relaxed);
-                if let Err(mpsc::error::TrySendError::Full(Event::Gap(gap))) =
-                    self.events.try_send(Event::Gap(gap))
-                {
-                    self.merge_local(&gap);
-                }
             }
+        }
+        let mut pending = lock(&self.counters.gap);
+        let room = self
+            .limit
+            .saturating_sub(self.counters.queued.load(Ordering::Acquire));
+        if let Some(gap) = pending.take() {
+            match room {
+                0 => *pending = Some(gap),
+                _ => batch.insert(0, Event::Gap(gap)),
+            }
+        }
+        if batch.len() > room {
+            for event in batch.drain(room..) {
+                let gap = self.lose(event);
+                merge(&mut pending, &gap);
+            }
+        }
+        drop(pending);
+        if batch.is_empty() {
+            return;
+        }
+        self.counters
+            .queued
+            .fetch_add(batch.len(), Ordering::AcqRel);
+        // A send error means the subscription was dropped; nobody is left to tell.
+        let _ = self.events.send(batch);
+    }
+
+    /// Returns `event` as a gap notice (a record becomes a gap of one, and is counted lost).
+    fn lose(&self, event: Event) -> GapNotice {
+        match event {
+            Event::Gap(gap) => gap,
             Event::Record(delivered) => {
-                if self.local_gap.is_none() {
-                    if let Err(mpsc::error::TrySendError::Full(Event::Record(lost))) =
-                        self.events.try_send(Event::Record(delivered))
-                    {
-                        self.lose(&lost);
-                    }
-                } else {
-                    self.lose(&delivered);
+                self.counters.lost.fetch_add(1, Ordering::Relaxed);
+                GapNotice {
+                    subscription: delivered.subscription,
+                    count: 1,
+                    first_seq: delivered.seq,
+                    last_seq: delivered.seq,
+                    by_priority: vec![(delivered.priority(), 1)],
                 }
             }
         }
     }
+}
 
-    fn lose(&mut self, delivered: &Delivered) {
-        self.counters.lost.fetch_add(1, Ordering::Relaxed);
-        let gap = GapNotice {
-            subscription: delivered.subscription,
-            count: 1,
-            first_seq: delivered.seq,
-            last_seq: delivered.seq,
-            by_priority: vec![(delivered.record.priority, 1)],
-        };
-        self.merge_local(&gap);
+fn merge(pending: &mut Option<GapNotice>, gap: &GapNotice) {
+    let Some(local) = pending else {
+        *pending = Some(gap.clone());
+        return;
+    };
+    local.count += gap.count;
+    local.first_seq = local.first_seq.min(gap.first_seq);
+    local.last_seq = local.last_seq.max(gap.last_seq);
+    let mut counts = [0u64; 12];
+    for (priority, count) in local.by_priority.iter().chain(&gap.by_priority) {
+        counts[*priority as usize] += count;
     }
-
-    fn merge_local(&mut self, gap: &GapNotice) {
-        let local = self.local_gap.get_or_insert_with(|| GapNotice {
-            subscription: gap.subscription,
-            first_seq: gap.first_seq,
-            ..GapNotice::default()
-        });
-        local.count += gap.count;
-        local.first_seq = local.first_seq.min(gap.first_seq);
-        local.last_seq = local.last_seq.max(gap.last_seq);
-        let mut counts = [0u64; 12];
-        for (priority, count) in local.by_priority.iter().chain(&gap.by_priority) {
-            counts[*priority as usize] += count;
-        }
-        local.by_priority = ALL_PRIORITIES
-            .into_iter()
-            .map(|p: Priority| (p, counts[p as usize]))
-            .filter(|(_, c)| *c > 0)
-            .collect();
-    }
+    local.by_priority = ALL_PRIORITIES
+        .into_iter()
+        .map(|p: Priority| (p, counts[p as usize]))
+        .filter(|(_, c)| *c > 0)
+        .collect();
 }
 
 /// A live subscription. Dropping it unsubscribes.
@@ -130,7 +134,8 @@ impl Sink {
 pub struct Subscription {
     pub(crate) id: u64,
     pub(crate) client: Client,
-    pub(crate) events: mpsc::Receiver<Event>,
+    pub(crate) events: mpsc::UnboundedReceiver<Vec<Event>>,
+    pub(crate) taken: std::collections::VecDeque<Event>,
     pub(crate) counters: Arc<Counters>,
     pub(crate) active: bool,
 }
@@ -144,7 +149,23 @@ impl Subscription {
     /// Waits for the next record or gap notice; `None` once the connection is closed (see
     /// [`Client::error`] for why).
     pub async fn next(&mut self) -> Option<Event> {
-        let event = self.events.recv().await?;
+        if self.taken.is_empty() {
+            let batch = match self.events.try_recv() {
+                Ok(batch) => batch,
+                Err(_) => {
+                    let gap = lock(&self.counters.gap).take();
+                    match gap {
+                        Some(gap) => return Some(Event::Gap(gap)),
+                        None => self.events.recv().await?,
+                    }
+                }
+            };
+            self.counters
+                .queued
+                .fetch_sub(batch.len(), Ordering::AcqRel);
+            self.taken.extend(batch);
+        }
+        let event = self.taken.pop_front()?;
         if let Event::Record(_) = event {
             self.counters.received.fetch_add(1, Ordering::Relaxed);
         }

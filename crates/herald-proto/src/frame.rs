@@ -65,6 +65,7 @@ impl FrameType {
             Publish,
             Ack,
             Deliver,
+            Gap,
             Subscribe,
             Unsubscribe,
             Ok,

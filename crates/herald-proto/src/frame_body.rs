@@ -421,6 +421,13 @@ mod tests {
                 received: 5,
                 record: record.to_bytes().into(),
             }]),
+            Frame::Gap(GapNotice {
+                subscription: 1,
+                count: 3,
+                first_seq: 100,
+                last_seq: 102,
+                by_priority: vec![(Priority::Debug, 2), (Priority::Error, 1)],
+            }),
             Frame::Subscribe(Subscribe {
                 cid: 1,
                 subscription: 2,

@@ -7,7 +7,7 @@
 //!   patterns scanned on a cache miss) and [`Matched`], results split by priority channel.
 //! - [`cache`]: [`MatchCache`], subject → matches, invalidated by index generation.
 //! - [`queue`]: [`Queue`] and [`Delivery`], bounded in records and bytes, counting drops.
-//! - [`subscription`]: [`Subscription`].
+//! - [`subscription`]: [`Subscription`], one subscriber's filter and queue.
 //!
 //! # Example
 //! ```

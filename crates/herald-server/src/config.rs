@@ -35,6 +35,8 @@ pub const DEFAULT_LOG_LEVEL: &str = "info";
 pub const ENV_PREFIX: &str = "HERALD_";
 /// Environment variable naming the configuration file (not itself a key).
 pub const ENV_CONFIG_FILE: &str = "HERALD_CONFIG";
+/// `HERALD_*` variables that belong to the clients and the CLI, not to the server's settings.
+pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
 pub const KEYS: [&str; 11] = [
@@ -180,7 +182,7 @@ impl Config {
             let Some(key) = name.strip_prefix(ENV_PREFIX) else {
                 continue;
             };
-            if name == ENV_CONFIG_FILE {
+            if CLIENT_ENV_VARS.contains(&name.as_str()) {
                 continue;
             }
             let key = key.to_ascii_lowercase();

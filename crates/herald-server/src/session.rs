@@ -139,6 +139,7 @@ async fn serve(
         Arc::clone(&state),
         control,
         shared.config.heartbeat_interval,
+        shared.config.max_frame_bytes,
     ));
     let mut session = Session {
         shared: Arc::clone(&shared),

@@ -17,8 +17,14 @@ use crate::monitor::ConnectionState;
 const DRAIN_BYTES: usize = 256 * 1024;
 /// Bytes gathered before they are written out.
 const WRITE_BATCH_BYTES: usize = 512 * 1024;
+/// Most bytes a `DELIVER` entry adds around its record: array header, subscription, sequence
+/// number and receive time.
+const ENTRY_OVERHEAD_BYTES: usize = 1 + 9 + 9 + 9;
+/// Bytes of a `DELIVER` frame's length field that are not entries: type byte, array header.
+const DELIVER_HEADER_BYTES: usize = 1 + 5;
 
 /// Runs until the session drops its control sender; then flushes and shuts the socket.
+/// `DELIVER` frames stay within `max_frame_bytes`, the limit the client was told in `WELCOME`.
 ///
 /// # Errors
 /// The socket's error, if a write fails.
@@ -27,7 +33,9 @@ pub async fn run<W: AsyncWrite + Unpin>(
     state: Arc<ConnectionState>,
     mut control: mpsc::Receiver<Frame>,
     heartbeat_interval: Duration,
+    max_frame_bytes: u32,
 ) -> std::io::Result<()> {
+    let deliver_budget = (max_frame_bytes as usize).saturating_sub(DELIVER_HEADER_BYTES);
     let mut buffer = Vec::with_capacity(WRITE_BATCH_BYTES);
     let mut scratch = Vec::new();
     let mut ping = tokio::time::interval(heartbeat_interval);
@@ -53,7 +61,13 @@ pub async fn run<W: AsyncWrite + Unpin>(
                 .map(|s| (s.id, Arc::clone(&s.queue)))
                 .collect();
             for (subscription, queue) in &queues {
-                drain_queue(*subscription, queue, &mut scratch, &mut buffer);
+                drain_queue(
+                    *subscription,
+                    queue,
+                    &mut scratch,
+                    &mut buffer,
+                    deliver_budget,
+                );
                 if buffer.len() >= WRITE_BATCH_BYTES {
                     break;
                 }
@@ -68,22 +82,42 @@ pub async fn run<W: AsyncWrite + Unpin>(
     write.shutdown().await
 }
 
-/// Appends a `GAP` frame if the queue dropped records, then a `DELIVER` frame of what it holds.
+/// Appends a `GAP` frame if the queue dropped records, then `DELIVER` frames of what it
+/// holds, each with at most `budget` bytes of entries (or a single entry, however large: the
+/// record itself was within the limit, and clients allow for the entry's few extra bytes).
 fn drain_queue(
     subscription: u64,
     queue: &Queue,
     scratch: &mut Vec<Delivery>,
     buffer: &mut Vec<u8>,
+    budget: usize,
 ) {
     if let Some(gap) = queue.drain(scratch, DRAIN_BYTES) {
         Frame::Gap(gap_notice(subscription, &gap)).encode(buffer);
     }
-    if scratch.is_empty() {
-        return;
+    let mut rest = scratch.as_slice();
+    while !rest.is_empty() {
+        let mut size = 0;
+        let count = rest
+            .iter()
+            .take_while(|delivery| {
+                size += delivery.record.len() + ENTRY_OVERHEAD_BYTES;
+                size <= budget
+            })
+            .count()
+            .max(1);
+        let (batch, tail) = rest.split_at(count);
+        write_deliver(subscription, batch, buffer);
+        rest = tail;
     }
+    scratch.clear();
+}
+
+/// Appends one `DELIVER` frame of `deliveries`.
+fn write_deliver(subscription: u64, deliveries: &[Delivery], buffer: &mut Vec<u8>) {
     let start = frame::begin_frame(buffer, FrameType::Deliver);
-    msgpack::write_array_len(buffer, msgpack::len_u32(scratch.len()));
-    for delivery in scratch.drain(..) {
+    msgpack::write_array_len(buffer, msgpack::len_u32(deliveries.len()));
+    for delivery in deliveries {
         frame::write_deliver_entry(
             buffer,
             subscription,

@@ -23,8 +23,8 @@ async fn a_log_record_reaches_a_subscriber() {
         .next_record_timeout(Duration::from_secs(5))
         .await
         .unwrap();
-    assert_eq!(delivered.record.text, "encoder fault");
-    assert_eq!(delivered.record.priority, Priority::Warning);
+    assert_eq!(delivered.record().text, "encoder fault");
+    assert_eq!(delivered.record().priority, Priority::Warning);
     assert!(delivered.seq >= 1);
     server.stop().await;
 }

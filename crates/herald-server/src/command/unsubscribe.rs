@@ -1,4 +1,6 @@
 //! `UNSUBSCRIBE`: remove a subscription; records already queued for it are discarded.
+//! `cid` 0 asks for no answer: a client dropping a subscription handle sends that, and an
+//! `ERROR` with `cid` 0 would otherwise read as "the whole connection failed".
 
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
 
@@ -13,6 +15,9 @@ pub(super) async fn apply(session: &mut Session, cid: u64, subscription: u64) ->
         .state
         .subscriptions()
         .retain(|s| s.id != subscription);
+    if cid == 0 {
+        return Ok(());
+    }
     let reply = if removed {
         Frame::Ok { cid }
     } else {

@@ -1,0 +1,123 @@
+//! `herald monitor`: the server's clients, subscriptions, rates, queue depths and drops.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use herald_client::monitor_value;
+use herald_proto::value::Field;
+use herald_proto::Value;
+
+use super::ServerArgs;
+use crate::json;
+
+/// Show the server's state.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Repeat every this many seconds until interrupted.
+    #[arg(long)]
+    watch: Option<f64>,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let client = args.server.connect("herald-monitor").await?;
+    loop {
+        let data = client.monitor().await?;
+        if args.json {
+            println!("{}", serde_json::Value::Object(json::object(&data)));
+        } else {
+            print!("{}", render(&data));
+        }
+        let Some(seconds) = args.watch else { break };
+        tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn int(data: &[Field], name: &str) -> i64 {
+    match monitor_value(data, name) {
+        Some(Value::Int(n)) => *n,
+        _ => 0,
+    }
+}
+
+fn float(data: &[Field], name: &str) -> f64 {
+    match monitor_value(data, name) {
+        Some(Value::Float(n)) => *n,
+        _ => 0.0,
+    }
+}
+
+fn text<'a>(data: &'a [Field], name: &str) -> &'a str {
+    match monitor_value(data, name) {
+        Some(Value::Str(text)) => text,
+        _ => "",
+    }
+}
+
+/// Renders monitor data for people.
+pub fn render(data: &[Field]) -> String {
+    let mut out = format!(
+        "server {} {} up {}s\nconnections {} (total {})  subscriptions {}\nrecords in {} ({:.0}/s)  deliveries {} ({:.0}/s out)  dropped {}  rejected frames {}\n",
+        text(data, "server"),
+        text(data, "version"),
+        int(data, "uptime_ms") / 1000,
+        int(data, "connections"),
+        int(data, "connections_total"),
+        int(data, "subscriptions"),
+        int(data, "records_in"),
+        float(data, "rate_in"),
+        int(data, "deliveries"),
+        float(data, "rate_out"),
+        int(data, "dropped"),
+        int(data, "rejected_frames"),
+    );
+    if let Some(Value::Map(closes)) = monitor_value(data, "closes") {
+        let nonzero: Vec<String> = closes
+            .iter()
+            .filter(|(_, v)| !matches!(v, Value::Int(0)))
+            .map(|(k, v)| format!("{k} {}", v.to_text()))
+            .collect();
+        if !nonzero.is_empty() {
+            out.push_str(&format!("closes: {}\n", nonzero.join(", ")));
+        }
+    }
+    let Some(Value::Array(clients)) = monitor_value(data, "clients") else {
+        return out;
+    };
+    out.push_str(&format!(
+        "{:<5} {:<20} {:<22} {:>10}\n",
+        "id", "client", "peer", "records in"
+    ));
+    for client in clients {
+        let Value::Map(client) = client else { continue };
+        out.push_str(&format!(
+            "{:<5} {:<20} {:<22} {:>10}\n",
+            int(client, "id"),
+            text(client, "name"),
+            text(client, "peer"),
+            int(client, "records_in")
+        ));
+        let Some(Value::Array(subscriptions)) = monitor_value(client, "subscriptions") else {
+            continue;
+        };
+        for subscription in subscriptions {
+            let Value::Map(s) = subscription else {
+                continue;
+            };
+            out.push_str(&format!(
+                "      sub {:<4} depth {:<8} delivered {:<10} dropped {:<8} {}\n",
+                int(s, "id"),
+                int(s, "depth"),
+                int(s, "delivered"),
+                int(s, "dropped"),
+                text(s, "filter")
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,106 @@
+//! `herald serve`: run the server until interrupted.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use herald_server::config::ENV_CONFIG_FILE;
+use herald_server::{Config, Server};
+
+/// Run the server.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Configuration file (TOML); `HERALD_CONFIG` names one too.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Address for the native protocol (default 127.0.0.1:7400).
+    #[arg(long)]
+    listen: Option<String>,
+    /// Server name shown to clients.
+    #[arg(long)]
+    name: Option<String>,
+    /// Diagnostics level: error, warn, info, debug, trace.
+    #[arg(long)]
+    log_level: Option<String>,
+    /// Validate the configuration, print it, and exit.
+    #[arg(long)]
+    check_config: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let config = load(&args)?;
+    if args.check_config {
+        println!("configuration OK");
+        println!("{config:#?}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    init_tracing(&config.log_level);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting runtime")?;
+    runtime.block_on(serve(config))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn load(args: &Args) -> anyhow::Result<Config> {
+    let path = args
+        .config
+        .clone()
+        .or_else(|| std::env::var_os(ENV_CONFIG_FILE).map(PathBuf::from));
+    let mut flags = toml::Table::new();
+    let given = [
+        ("listen", &args.listen),
+        ("name", &args.name),
+        ("log_level", &args.log_level),
+    ];
+    for (key, value) in given {
+        if let Some(value) = value {
+            flags.insert(key.to_string(), toml::Value::String(value.clone()));
+        }
+    }
+    Ok(Config::load(path.as_deref(), std::env::vars(), flags)?)
+}
+
+fn init_tracing(level: &str) {
+    let level: tracing::Level = level.parse().unwrap_or(tracing::Level::INFO);
+    use std::io::IsTerminal;
+    let ansi = std::io::stderr().is_terminal();
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(ansi)
+        .init();
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let server = Server::start(config).await?;
+    let addr = server.local_addr();
+    eprintln!("herald serving on {addr}");
+    eprintln!("  watch:  herald tail --server herald://{addr}");
+    eprintln!("  send:   herald log --server herald://{addr} --priority WARNING --subject ANTENNA.DV01 \"encoder fault\"");
+    eprintln!("  stop:   Ctrl-C");
+    shutdown_signal().await;
+    eprintln!("herald: shutting down");
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => return std::future::pending().await,
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
