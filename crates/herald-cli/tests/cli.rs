@@ -1,0 +1,299 @@
+//! The `herald` binary as people use it: a real `herald serve` process, and the client
+//! commands against it.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const HERALD: &str = env!("CARGO_BIN_EXE_herald");
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/config")
+        .join(name)
+}
+
+/// A `herald serve` process on a free port; killed on drop.
+struct ServeProcess {
+    child: Child,
+    url: String,
+}
+
+impl ServeProcess {
+    fn start() -> ServeProcess {
+        let mut child = Command::new(HERALD)
+            .args(["serve", "--listen", "127.0.0.1:0", "--log-level", "warn"])
+            .env_remove("HERALD_SERVER")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("herald serve starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let first = lines
+            .next()
+            .expect("serve prints its address")
+            .expect("readable stderr");
+        let addr = first
+            .strip_prefix("herald serving on ")
+            .unwrap_or_else(|| panic!("unexpected line {first:?}"));
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        ServeProcess {
+            url: format!("herald://{addr}"),
+            child,
+        }
+    }
+
+    fn herald(&self, args: &[&str]) -> Output {
+        let mut command = Command::new(HERALD);
+        command.args(args).args(["--server", &self.url]);
+        run_bounded(command)
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs a command, failing the test if it takes more than 20 s.
+fn run_bounded(mut command: Command) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("command starts");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().expect("waitable").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("command did not finish in 20 s: {command:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn log_publish_tail_and_monitor_against_a_real_server() {
+    let server = ServeProcess::start();
+    let mut tail = Command::new(HERALD);
+    tail.args([
+        "tail",
+        "--json",
+        "-n",
+        "2",
+        "--priority",
+        ">=WARNING,=INFO",
+        "--server",
+        &server.url,
+    ]);
+    let tail = tail
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tail starts");
+    // Give tail time to subscribe; records published before that are not for it.
+    let subscribed = Instant::now();
+    loop {
+        let monitor = server.herald(&["monitor", "--json"]);
+        let json: serde_json::Value =
+            serde_json::from_slice(&monitor.stdout).expect("monitor prints JSON");
+        if json["subscriptions"] == 1 {
+            break;
+        }
+        assert!(
+            subscribed.elapsed() < Duration::from_secs(10),
+            "tail never subscribed: {json}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let debug = server.herald(&["log", "-p", "DEBUG", "-s", "ANTENNA.DV01", "not shown"]);
+    assert!(debug.status.success(), "{}", text(&debug.stderr));
+    let logged = server.herald(&[
+        "log",
+        "-p",
+        "WARNING",
+        "-s",
+        "ANTENNA.DV01",
+        "-f",
+        "axis=az",
+        "encoder fault",
+    ]);
+    assert!(logged.status.success(), "{}", text(&logged.stderr));
+    let published = server.herald(&[
+        "publish",
+        "runcontrol.cmd",
+        "start",
+        "start run 42",
+        "-f",
+        "run=42",
+    ]);
+    assert!(published.status.success(), "{}", text(&published.stderr));
+
+    let output = tail.wait_with_output().expect("tail ends after 2 records");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let lines: Vec<serde_json::Value> = text(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["priority"], "WARNING");
+    assert_eq!(lines[0]["subject"], "ANTENNA.DV01");
+    assert_eq!(lines[0]["text"], "encoder fault");
+    assert_eq!(lines[0]["fields"]["axis"], "az");
+    assert_eq!(lines[1]["kind"], "message");
+    assert_eq!(lines[1]["type"], "start");
+    assert_eq!(lines[1]["fields"]["run"], 42);
+
+    let monitor = server.herald(&["monitor"]);
+    let monitor = text(&monitor.stdout);
+    assert!(monitor.contains("records in 3"), "{monitor}");
+}
+
+#[test]
+fn tail_prints_one_line_per_record_for_people() {
+    let server = ServeProcess::start();
+    let mut tail = Command::new(HERALD);
+    tail.args([
+        "tail",
+        "-n",
+        "1",
+        "--subject",
+        "ANTENNA.*",
+        "--server",
+        &server.url,
+    ]);
+    let tail = tail
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tail starts");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let monitor = server.herald(&["monitor", "--json"]);
+        let json: serde_json::Value = serde_json::from_slice(&monitor.stdout).expect("JSON");
+        if json["subscriptions"] == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "tail never subscribed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server.herald(&[
+        "log",
+        "-p",
+        "ERROR",
+        "-s",
+        "ANTENNA.DV02.Mount",
+        "axis stopped",
+    ]);
+    let output = tail.wait_with_output().expect("tail ends");
+    let line = text(&output.stdout);
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(fields[0].len(), "2026-11-20T02:00:00.123Z".len(), "{line}");
+    assert!(
+        fields[0].ends_with('Z') && fields[0].contains('T'),
+        "{line}"
+    );
+    assert_eq!(&fields[1..3], ["ERROR", "ANTENNA.DV02.Mount"], "{line}");
+    assert!(line.trim_end().ends_with("axis stopped"), "{line}");
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_a_failing_exit() {
+    let server = ServeProcess::start();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["log", "-p", "WARN", "-s", "X", "t"],
+            "error: unknown priority `WARN`",
+        ),
+        (
+            &["tail", "--subject", ""],
+            "error: bad subject pattern: empty pattern",
+        ),
+        (
+            &["log", "-s", "A.*", "t"],
+            "error: invalid record: subject `A.*` contains `*`",
+        ),
+        (
+            &["publish", "a", "b", "c", "-f", "novalue"],
+            "error: bad field `novalue` (expected name=value)",
+        ),
+    ];
+    for (args, expected) in cases {
+        let output = server.herald(args);
+        assert!(!output.status.success(), "{args:?} should fail");
+        let stderr = text(&output.stderr);
+        assert!(stderr.starts_with(expected), "{args:?}: {stderr}");
+    }
+    let mut command = Command::new(HERALD);
+    command.args(["log", "-s", "X", "t", "--server", "http://nowhere"]);
+    let output = run_bounded(command);
+    assert!(text(&output.stderr)
+        .contains("bad server URL `http://nowhere`: scheme `http` is not herald://"));
+}
+
+#[test]
+fn check_config_accepts_good_files_and_names_bad_keys_and_values() {
+    let check = |file: &str, env: &[(&str, &str)]| {
+        let mut command = Command::new(HERALD);
+        command
+            .args(["serve", "--check-config", "--config"])
+            .arg(fixture(file));
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        run_bounded(command)
+    };
+    let good = check("good.toml", &[]);
+    assert!(good.status.success(), "{}", text(&good.stderr));
+    let shown = text(&good.stdout);
+    assert!(shown.starts_with("configuration OK"), "{shown}");
+    assert!(
+        shown.contains("127.0.0.1:7499") && shown.contains("\"telescope\""),
+        "{shown}"
+    );
+
+    let env_wins = check("good.toml", &[("HERALD_LISTEN", "127.0.0.1:7500")]);
+    assert!(text(&env_wins.stdout).contains("127.0.0.1:7500"));
+
+    let unknown = check("unknown_key.toml", &[]);
+    assert!(!unknown.status.success());
+    let message = text(&unknown.stderr);
+    assert!(
+        message.starts_with("error: unknown setting `queue_recrods` (from config file "),
+        "{message}"
+    );
+    assert!(
+        message.contains("known settings: name, listen,"),
+        "{message}"
+    );
+
+    let bad = check("bad_value.toml", &[]);
+    assert_eq!(
+        text(&bad.stderr).trim(),
+        "error: bad value for `heartbeat_timeout`: bad duration `soon` (expected e.g. `500ms`, `2s`, `1m`, `1h`)"
+    );
+}
+
+#[test]
+fn serve_reports_a_taken_port() {
+    let server = ServeProcess::start();
+    let addr = server.url.trim_start_matches("herald://").to_string();
+    let mut command = Command::new(HERALD);
+    command.args(["serve", "--listen", &addr]);
+    let output = run_bounded(command);
+    assert!(!output.status.success());
+    assert!(
+        text(&output.stderr).contains(&format!("cannot listen on {addr}")),
+        "{}",
+        text(&output.stderr)
+    );
+}
