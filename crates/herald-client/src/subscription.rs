@@ -146,30 +146,34 @@ impl Subscription {
         self.id
     }
 
-    /// Waits for the next record or gap notice; `None` once the connection is closed (see
-    /// [`Client::error`] for why).
-    pub async fn next(&mut self) -> Option<Event> {
+    /// Returns the next record or gap notice if one is already here, without waiting.
+    pub fn try_next(&mut self) -> Option<Event> {
         if self.taken.is_empty() {
-            let batch = match self.events.try_recv() {
-                Ok(batch) => batch,
-                Err(_) => {
-                    let gap = lock(&self.counters.gap).take();
-                    match gap {
-                        Some(gap) => return Some(Event::Gap(gap)),
-                        None => self.events.recv().await?,
-                    }
+            match self.events.try_recv() {
+                Ok(batch) => {
+                    self.counters.queued.fetch_sub(batch.len(), Ordering::AcqRel);
+                    self.taken.extend(batch);
                 }
-            };
-            self.counters
-                .queued
-                .fetch_sub(batch.len(), Ordering::AcqRel);
-            self.taken.extend(batch);
+                Err(_) => return lock(&self.counters.gap).take().map(Event::Gap),
+            }
         }
         let event = self.taken.pop_front()?;
         if let Event::Record(_) = event {
             self.counters.received.fetch_add(1, Ordering::Relaxed);
         }
         Some(event)
+    }
+
+    /// Waits for the next record or gap notice; `None` once the connection is closed (see
+    /// [`Client::error`] for why).
+    pub async fn next(&mut self) -> Option<Event> {
+        if let Some(event) = self.try_next() {
+            return Some(event);
+        }
+        let batch = self.events.recv().await?;
+        self.counters.queued.fetch_sub(batch.len(), Ordering::AcqRel);
+        self.taken.extend(batch);
+        self.try_next()
     }
 
     /// Waits for the next record, passing over gap notices (they are still counted in

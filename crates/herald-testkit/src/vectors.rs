@@ -1,8 +1,22 @@
 //! The wire test vectors in `testdata/vectors/`: each JSON file holds cases of
 //! `{ "name", "description", "hex", "frame" }`, where `hex` is a whole frame (length prefix
 //! included) and `frame` its meaning. Rust, Python and C tests all read these files.
+//!
+//! The files are generated: [`generate`] builds them from fixed frames, the example
+//! `write_vectors` writes them (`cargo run -p herald-testkit --example write_vectors`), and
+//! `tests/vectors.rs` fails if the committed files differ from what [`generate`] gives.
+//! [`frame_to_json`] defines the meaning; docs/protocol.md describes it for other languages.
 
-use std::path::PathBuf;
+mod cases;
+mod meaning;
+
+use std::path::{Path, PathBuf};
+
+pub use cases::generate;
+pub use meaning::{
+    ack_level_name, fields_json, filter_to_json, frame_to_json, origin_json, record_json,
+    value_json,
+};
 
 /// Returns the repository's `testdata/vectors` directory.
 pub fn directory() -> PathBuf {
@@ -70,4 +84,31 @@ pub fn from_hex(text: &str) -> Vec<u8> {
 /// Encodes bytes as lower-case hex.
 pub fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Returns the text of a vector file: pretty-printed JSON with a trailing newline.
+///
+/// # Panics
+/// Never for values built by [`generate`]; serde_json fails only on non-string map keys.
+pub fn render(file: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(file).expect("vector JSON serializes");
+    text.push('\n');
+    text
+}
+
+/// Writes every file [`generate`] returns into `directory`, returning the paths written.
+///
+/// # Errors
+/// The first I/O error, with the path.
+pub fn write_files(directory: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(directory)?;
+    let mut written = Vec::new();
+    for (name, file) in generate() {
+        let path = directory.join(name);
+        std::fs::write(&path, render(&file)).map_err(|err| {
+            std::io::Error::new(err.kind(), format!("writing {}: {err}", path.display()))
+        })?;
+        written.push(path);
+    }
+    Ok(written)
 }

@@ -157,10 +157,17 @@ async fn publish_subscribe(url: &str, args: &Args) -> anyhow::Result<Outcome> {
         let (received, lost) = (Arc::clone(&received), Arc::clone(&lost));
         tokio::spawn(async move {
             while received.load(Ordering::Relaxed) + lost.load(Ordering::Relaxed) < total {
-                match tokio::time::timeout(STALL_TIMEOUT, subscription.next()).await {
-                    Ok(Some(Event::Record(_))) => received.fetch_add(1, Ordering::Relaxed),
-                    Ok(Some(Event::Gap(gap))) => lost.fetch_add(gap.count, Ordering::Relaxed),
-                    Ok(None) | Err(_) => break,
+                // Take what is here without a timer; arm the stall timer only when idle.
+                let event = match subscription.try_next() {
+                    Some(event) => event,
+                    None => match tokio::time::timeout(STALL_TIMEOUT, subscription.next()).await {
+                        Ok(Some(event)) => event,
+                        Ok(None) | Err(_) => break,
+                    },
+                };
+                match event {
+                    Event::Record(_) => received.fetch_add(1, Ordering::Relaxed),
+                    Event::Gap(gap) => lost.fetch_add(gap.count, Ordering::Relaxed),
                 };
             }
             Instant::now()

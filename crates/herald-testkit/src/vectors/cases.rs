@@ -1,0 +1,482 @@
+//! The frames behind `testdata/vectors/*.json`, with fixed values only (no clock, no
+//! randomness), so that generating twice gives the same files.
+//!
+//! Every map of named values here lists its names in ascending order. serde_json (built
+//! without `preserve_order`, which would change key order for every crate in the
+//! workspace) writes object keys sorted, so this keeps the JSON files in wire order; the
+//! vector tests check it.
+
+use bytes::Bytes;
+use herald_proto::frame::{
+    Ack, DeliverEntry, GapNotice, Hello, Publish, RawRecord, Subscribe, Welcome, PROTOCOL_VERSION,
+};
+use herald_proto::msgpack::Reader;
+use herald_proto::{
+    AckLevel, ErrorCode, ErrorFrame, Filter, Frame, Kind, Origin, Priority, Record, RecordMeta,
+    Value,
+};
+use serde_json::{json, Value as Json};
+
+use super::{frame_to_json, to_hex};
+
+/// 2025-11-20T02:00:00.123456789Z, the producer time most records carry.
+const TIME: i64 = 1_763_604_000_123_456_789;
+/// The server's receive time in the `DELIVER` vectors.
+const RECEIVED: i64 = 1_763_604_000_200_000_000;
+/// The inbox subject prefix of the request/reply vectors.
+const INBOX: &str = "_INBOX.5f3a9c";
+
+/// Returns every vector file: its name and its JSON (`{"cases": [...]}`).
+pub fn generate() -> Vec<(&'static str, Json)> {
+    vec![
+        ("handshake.json", file(handshake())),
+        ("publish.json", file(publish())),
+        ("deliver.json", file(deliver())),
+        ("subscribe.json", file(subscribe())),
+        ("control.json", file(control())),
+        ("errors.json", file(errors())),
+    ]
+}
+
+fn file(cases: Vec<Json>) -> Json {
+    json!({ "cases": cases })
+}
+
+fn case(name: &str, description: &str, frame: &Frame) -> Json {
+    json!({
+        "name": name,
+        "description": description,
+        "hex": to_hex(&frame.to_bytes()),
+        "frame": frame_to_json(frame),
+    })
+}
+
+fn handshake() -> Vec<Json> {
+    let hello_minimal = Hello {
+        version: PROTOCOL_VERSION,
+        name: "mountd".into(),
+        ..Hello::default()
+    };
+    let hello_full = Hello {
+        version: PROTOCOL_VERSION,
+        name: "runcontrol@ctl01".into(),
+        token: "s3cret-token".into(),
+        capabilities: vec!["x-example-a".into(), "x-example-b".into()],
+        heartbeat_ms: 2000,
+    };
+    let welcome = Welcome {
+        version: PROTOCOL_VERSION,
+        server: "herald".into(),
+        heartbeat_ms: 1000,
+        max_frame_bytes: 1024 * 1024,
+        connection: 7,
+    };
+    vec![
+        case(
+            "hello_minimal",
+            "HELLO with no token, no capabilities and heartbeat_ms 0 (server default); all five \
+             keys are still required",
+            &Frame::Hello(hello_minimal),
+        ),
+        case(
+            "hello_full",
+            "HELLO with a token, two capabilities and a 2 s heartbeat",
+            &Frame::Hello(hello_full),
+        ),
+        case(
+            "welcome",
+            "WELCOME with the server defaults: 1 s heartbeat, 1 MiB (uint32 form) frames",
+            &Frame::Welcome(welcome),
+        ),
+    ]
+}
+
+fn publish() -> Vec<Json> {
+    let three = [log_record(), command_record(), info_record()];
+    let text = "0123456789".repeat(30);
+    let long_text = Record {
+        text,
+        ..Record {
+            priority: Priority::Debug,
+            ..minimal_record()
+        }
+    };
+    vec![
+        case(
+            "publish_one_record_no_ack",
+            "PUBLISH of one log record, fire and forget (ack_id 0, ack 0 none)",
+            &publish_frame(0, AckLevel::None, &[log_record()]),
+        ),
+        case(
+            "publish_three_records_ack_received",
+            "PUBLISH of a log, a message and an info record, acknowledgement `received` asked \
+             with ack_id 42",
+            &publish_frame(42, AckLevel::Received, &three),
+        ),
+        case(
+            "publish_every_record_field",
+            "a request message using every record field: all 11 origin parts, non-ASCII text, \
+             fields of every value type, reply_to and id",
+            &publish_frame(0, AckLevel::None, &[every_field_record()]),
+        ),
+        case(
+            "publish_minimal_record",
+            "a record with only the keys always written: kind, subject, time, priority",
+            &publish_frame(0, AckLevel::None, &[minimal_record()]),
+        ),
+        case(
+            "publish_text_str16",
+            "a 300-byte text, which needs the str16 form (0xda 0x01 0x2c)",
+            &publish_frame(0, AckLevel::None, &[long_text]),
+        ),
+        case(
+            "publish_flush",
+            "an empty batch asking for `received`: what a client's flush sends",
+            &publish_frame(44, AckLevel::Received, &[]),
+        ),
+        case(
+            "publish_ack_stored",
+            "a record asking for `stored`; this server has no archive yet and answers with \
+             ERROR (see errors.json, error_ack_stored)",
+            &publish_frame(45, AckLevel::Stored, &[log_record()]),
+        ),
+        case(
+            "ack_received",
+            "ACK of the three-record PUBLISH: ack_id 42, level 1 received, count 3",
+            &Frame::Ack(Ack {
+                ack_id: 42,
+                level: AckLevel::Received,
+                count: 3,
+            }),
+        ),
+        case(
+            "ack_flush",
+            "ACK of the flush: count 0",
+            &Frame::Ack(Ack {
+                ack_id: 44,
+                level: AckLevel::Received,
+                count: 0,
+            }),
+        ),
+    ]
+}
+
+fn deliver() -> Vec<Json> {
+    let entries = vec![
+        DeliverEntry {
+            subscription: 1,
+            seq: 1001,
+            received: RECEIVED,
+            record: Bytes::from(log_record().to_bytes()),
+        },
+        DeliverEntry {
+            subscription: 3,
+            seq: 1002,
+            received: RECEIVED + 5_000,
+            record: Bytes::from(reply_record().to_bytes()),
+        },
+    ];
+    let gap = GapNotice {
+        subscription: 1,
+        count: 5,
+        first_seq: 2000,
+        last_seq: 2010,
+        by_priority: vec![(Priority::Debug, 3), (Priority::Info, 2)],
+    };
+    vec![
+        case(
+            "deliver_two_entries",
+            "DELIVER of a log record for subscription 1 and a reply (on the inbox subject, with \
+             the request's id) for the inbox subscription 3",
+            &Frame::Deliver(entries),
+        ),
+        case(
+            "gap_by_priority",
+            "GAP: subscription 1 lost 5 records between seq 2000 and 2010, 3 DEBUG and 2 INFO",
+            &Frame::Gap(gap),
+        ),
+    ]
+}
+
+fn subscribe() -> Vec<Json> {
+    let every = Filter::parse(
+        Some("ANTENNA.*.Mount"),
+        Some("Encoder?ault"),
+        Some("=DEBUG,>=ERROR"),
+        &["operator".into(), "science".into()],
+        Some("log,info"),
+    )
+    .expect("the vector's filter parses");
+    let inbox = Filter::subject(&format!("{INBOX}.*")).expect("the inbox pattern parses");
+    let subscribe = |cid, subscription, filter| {
+        Frame::Subscribe(Subscribe {
+            cid,
+            subscription,
+            filter,
+        })
+    };
+    vec![
+        case(
+            "subscribe_open",
+            "SUBSCRIBE to everything: every dimension open, so the filter is the empty map 0x80",
+            &subscribe(1, 1, Filter::default()),
+        ),
+        case(
+            "subscribe_every_dimension",
+            "SUBSCRIBE with subject and type globs, priorities =DEBUG,>=ERROR, two audiences and \
+             kinds log,info",
+            &subscribe(2, 2, every),
+        ),
+        case(
+            "subscribe_inbox",
+            "SUBSCRIBE to a client's inbox, where replies to its requests arrive",
+            &subscribe(3, 3, inbox),
+        ),
+        case("ok", "OK: request cid 2 succeeded", &Frame::Ok { cid: 2 }),
+        case(
+            "unsubscribe",
+            "UNSUBSCRIBE subscription 2, answered with OK or ERROR under cid 4",
+            &Frame::Unsubscribe {
+                cid: 4,
+                subscription: 2,
+            },
+        ),
+        case(
+            "unsubscribe_no_answer",
+            "UNSUBSCRIBE with cid 0: no answer wanted (a dropped subscription handle)",
+            &Frame::Unsubscribe {
+                cid: 0,
+                subscription: 1,
+            },
+        ),
+    ]
+}
+
+fn control() -> Vec<Json> {
+    let data = vec![
+        ("connections".into(), Value::Int(2)),
+        ("dropped".into(), Value::Int(0)),
+        ("rate_in".into(), Value::Float(1523.5)),
+        ("records_in".into(), Value::Int(123_456)),
+        ("server".into(), Value::from("herald")),
+    ];
+    vec![
+        case(
+            "monitor",
+            "MONITOR request, cid 5",
+            &Frame::Monitor { cid: 5 },
+        ),
+        case(
+            "monitor_reply",
+            "MONITOR_REPLY with a small map of counters (a real reply holds more names)",
+            &Frame::MonitorReply { cid: 5, data },
+        ),
+        case("ping", "PING: a type byte and no body", &Frame::Ping),
+        case("pong", "PONG: a type byte and no body", &Frame::Pong),
+    ]
+}
+
+fn errors() -> Vec<Json> {
+    let error = |cid, code, message: &str| {
+        Frame::Error(ErrorFrame {
+            cid,
+            code,
+            message: message.to_string(),
+        })
+    };
+    vec![
+        case(
+            "error_handshake",
+            "ERROR for the connection as a whole (cid 0): the first frame was not HELLO; the \
+             server closes after sending it",
+            &error(
+                0,
+                ErrorCode::Handshake,
+                "expected HELLO as the first frame, got PUBLISH",
+            ),
+        ),
+        case(
+            "error_version",
+            "ERROR refusing an unknown protocol version during the handshake",
+            &error(
+                0,
+                ErrorCode::Version,
+                "unsupported protocol version 2 (this server speaks 1)",
+            ),
+        ),
+        case(
+            "error_frame_too_large",
+            "ERROR for a length prefix over the limit; the connection closes",
+            &error(
+                0,
+                ErrorCode::FrameTooLarge,
+                "frame of 2097152 bytes exceeds the maximum of 1048576 bytes",
+            ),
+        ),
+        case(
+            "error_bad_subscription",
+            "ERROR answering request cid 4 (an UNSUBSCRIBE); the connection stays open",
+            &error(
+                4,
+                ErrorCode::BadSubscription,
+                "no subscription with id 2 on this connection",
+            ),
+        ),
+        case(
+            "error_ack_stored",
+            "ERROR answering the PUBLISH with ack_id 45 that asked for `stored`: code `other`",
+            &error(
+                45,
+                ErrorCode::Other,
+                "acknowledgement level `stored` needs an archive, and this server has none; \
+                 the records were routed but not stored",
+            ),
+        ),
+    ]
+}
+
+/// Builds a `PUBLISH` frame the way a client does: records encoded once, then sliced.
+fn publish_frame(ack_id: u64, ack: AckLevel, records: &[Record]) -> Frame {
+    let records = records.iter().map(raw_record).collect();
+    Frame::Publish(Publish {
+        ack_id,
+        ack,
+        records,
+    })
+}
+
+fn raw_record(record: &Record) -> RawRecord {
+    let bytes = Bytes::from(record.to_bytes());
+    let meta = RecordMeta::scan(&mut Reader::new(&bytes), 0).expect("vector records are valid");
+    RawRecord { bytes, meta }
+}
+
+fn minimal_record() -> Record {
+    Record {
+        kind: Kind::Log,
+        subject: "x".into(),
+        time: 1_700_000_000_000_000_000,
+        priority: Priority::Info,
+        ..Record::default()
+    }
+}
+
+fn log_record() -> Record {
+    Record {
+        kind: Kind::Log,
+        subject: "ANTENNA.DV01.Mount".into(),
+        time: TIME,
+        priority: Priority::Warning,
+        origin: Origin {
+            host: "dv01-lcu".into(),
+            process: "mountd".into(),
+            ..Origin::default()
+        },
+        text: "encoder fault".into(),
+        ..Record::default()
+    }
+}
+
+fn command_record() -> Record {
+    Record {
+        kind: Kind::Message,
+        subject: "runcontrol.cmd".into(),
+        type_name: "StartRun".into(),
+        time: TIME + 1_000,
+        fields: vec![("run".into(), Value::Int(42))],
+        ..Record::default()
+    }
+}
+
+fn info_record() -> Record {
+    Record {
+        kind: Kind::Info,
+        subject: "RunParams.RunInfo".into(),
+        type_name: "RunInfo".into(),
+        time: TIME + 2_000,
+        fields: vec![
+            ("run".into(), Value::Int(42)),
+            ("state".into(), Value::from("running")),
+        ],
+        ..Record::default()
+    }
+}
+
+fn every_field_record() -> Record {
+    Record {
+        kind: Kind::Message,
+        subject: "runcontrol.cmd".into(),
+        type_name: "StartRun".into(),
+        time: TIME,
+        priority: Priority::Notice,
+        audience: vec!["operator".into(), "developer".into()],
+        origin: every_origin(),
+        text: "Start Lauf 42: Δt = 0.5 µs, −12 °C, 望遠鏡 🔭".into(),
+        fields: every_value(),
+        reply_to: Some(format!("{INBOX}.17")),
+        id: Some(17),
+    }
+}
+
+fn every_origin() -> Origin {
+    Origin {
+        host: "ctl01".into(),
+        process: "runcontrol".into(),
+        thread: "main".into(),
+        file: "src/run.rs".into(),
+        line: Some(4242),
+        routine: "RunControl::start".into(),
+        context: "daq/partition-1".into(),
+        stack_id: "c0ffee".into(),
+        stack_level: Some(2),
+        log_id: "RC-0042".into(),
+        uri: "https://wiki.example.org/RC-0042".into(),
+    }
+}
+
+/// One field of each value type, names ascending.
+fn every_value() -> Vec<(String, Value)> {
+    let nested = Value::Map(vec![
+        ("depth".into(), Value::Int(2)),
+        (
+            "inner".into(),
+            Value::Map(vec![("since".into(), Value::Time(-1_000_000_000))]),
+        ),
+    ]);
+    vec![
+        (
+            "array".into(),
+            Value::Array(vec![
+                Value::Int(1),
+                Value::from("two"),
+                Value::Float(3.5),
+                Value::Bool(false),
+            ]),
+        ),
+        ("big".into(), Value::Int(5_000_000_000)),
+        (
+            "bytes".into(),
+            Value::Bytes(vec![0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff]),
+        ),
+        ("flag".into(), Value::Bool(true)),
+        ("float".into(), Value::Float(-273.15)),
+        ("negative".into(), Value::Int(-70_000)),
+        ("nested".into(), nested),
+        ("small".into(), Value::Int(-5)),
+        ("text".into(), Value::from("Az")),
+        ("when".into(), Value::Time(TIME)),
+    ]
+}
+
+fn reply_record() -> Record {
+    Record {
+        kind: Kind::Message,
+        subject: format!("{INBOX}.17"),
+        type_name: "StartRun.reply".into(),
+        time: TIME + 50_000_000,
+        text: "run 42 started".into(),
+        fields: vec![("ok".into(), Value::Bool(true))],
+        id: Some(17),
+        ..Record::default()
+    }
+}

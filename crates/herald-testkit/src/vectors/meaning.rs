@@ -1,0 +1,243 @@
+//! The "frame" half of a test vector: a frame's meaning as plain JSON that any language can
+//! build from its own decoded frame and compare (docs/protocol.md, "Test vectors").
+//!
+//! Records are shown fully decoded, with every record field present (defaults included) so
+//! that a reader sees what an absent key means. Field values map onto JSON as: bool, integer,
+//! float (always written with a `.` or an exponent), string, `{"bytes": "<hex>"}`,
+//! `{"time": <ns>}`, array, object (in wire order).
+
+use herald_proto::frame::{DeliverEntry, GapNotice, Hello, Publish, Subscribe, Welcome};
+use herald_proto::priority::ALL_PRIORITIES;
+use herald_proto::value::Field;
+use herald_proto::{AckLevel, Filter, Frame, Kind, Origin, Priority, Record, Value};
+use serde_json::{json, Map, Value as Json};
+
+use super::to_hex;
+
+/// Returns the meaning of `frame` as JSON: `{"type": "<FRAME NAME>", ...}`.
+///
+/// # Panics
+/// If a record inside a `PUBLISH` or `DELIVER` does not decode, which `Frame::decode` has
+/// already ruled out.
+pub fn frame_to_json(frame: &Frame) -> Json {
+    let mut object = Map::new();
+    object.insert("type".into(), json!(frame.frame_type().name()));
+    let body = match frame {
+        Frame::Hello(hello) => hello_json(hello),
+        Frame::Welcome(welcome) => welcome_json(welcome),
+        Frame::Publish(publish) => publish_json(publish),
+        Frame::Ack(ack) => json!({
+            "ack_id": ack.ack_id,
+            "level": ack.level as u8,
+            "level_name": ack_level_name(ack.level),
+            "count": ack.count,
+        }),
+        Frame::Deliver(entries) => json!({
+            "entries": entries.iter().map(deliver_entry_json).collect::<Vec<_>>(),
+        }),
+        Frame::Gap(gap) => gap_json(gap),
+        Frame::Subscribe(subscribe) => subscribe_json(subscribe),
+        Frame::Unsubscribe { cid, subscription } => {
+            json!({ "cid": cid, "subscription": subscription })
+        }
+        Frame::Ok { cid } | Frame::Monitor { cid } => json!({ "cid": cid }),
+        Frame::MonitorReply { cid, data } => json!({ "cid": cid, "data": fields_json(data) }),
+        Frame::Ping | Frame::Pong => json!({}),
+        Frame::Error(error) => json!({
+            "cid": error.cid,
+            "code": error.code.as_str(),
+            "message": error.message,
+        }),
+        other => panic!(
+            "no JSON meaning defined for {} frames",
+            other.frame_type().name()
+        ),
+    };
+    if let Json::Object(fields) = body {
+        object.extend(fields);
+    }
+    Json::Object(object)
+}
+
+fn hello_json(hello: &Hello) -> Json {
+    json!({
+        "version": hello.version,
+        "name": hello.name,
+        "token": hello.token,
+        "capabilities": hello.capabilities,
+        "heartbeat_ms": hello.heartbeat_ms,
+    })
+}
+
+fn welcome_json(welcome: &Welcome) -> Json {
+    json!({
+        "version": welcome.version,
+        "server": welcome.server,
+        "heartbeat_ms": welcome.heartbeat_ms,
+        "max_frame_bytes": welcome.max_frame_bytes,
+        "connection": welcome.connection,
+    })
+}
+
+fn publish_json(publish: &Publish) -> Json {
+    let records: Vec<Json> = publish
+        .records
+        .iter()
+        .map(|raw| record_json(&decode_record(&raw.bytes, "PUBLISH")))
+        .collect();
+    json!({
+        "ack_id": publish.ack_id,
+        "ack": publish.ack as u8,
+        "ack_name": ack_level_name(publish.ack),
+        "records": records,
+    })
+}
+
+fn deliver_entry_json(entry: &DeliverEntry) -> Json {
+    json!({
+        "subscription": entry.subscription,
+        "seq": entry.seq,
+        "received": entry.received,
+        "record": record_json(&decode_record(&entry.record, "DELIVER")),
+    })
+}
+
+fn gap_json(gap: &GapNotice) -> Json {
+    let by_priority: Vec<Json> = gap
+        .by_priority
+        .iter()
+        .map(|(priority, count)| {
+            json!({
+                "priority": *priority as u8,
+                "priority_name": priority.name(),
+                "count": count,
+            })
+        })
+        .collect();
+    json!({
+        "subscription": gap.subscription,
+        "count": gap.count,
+        "first_seq": gap.first_seq,
+        "last_seq": gap.last_seq,
+        "by_priority": by_priority,
+    })
+}
+
+fn subscribe_json(subscribe: &Subscribe) -> Json {
+    json!({
+        "cid": subscribe.cid,
+        "subscription": subscribe.subscription,
+        "filter": filter_to_json(&subscribe.filter),
+    })
+}
+
+fn decode_record(bytes: &[u8], frame: &str) -> Record {
+    Record::from_bytes(bytes)
+        .unwrap_or_else(|err| panic!("a record in a decoded {frame} frame does not decode: {err}"))
+}
+
+/// Returns the wire name of an acknowledgement level (`none`, `received`, `stored`).
+pub fn ack_level_name(level: AckLevel) -> &'static str {
+    match level {
+        AckLevel::None => "none",
+        AckLevel::Received => "received",
+        AckLevel::Stored => "stored",
+    }
+}
+
+/// Returns a record's meaning with every field present; `reply_to` and `id` are `null`
+/// when absent.
+pub fn record_json(record: &Record) -> Json {
+    json!({
+        "kind": record.kind.name(),
+        "subject": record.subject,
+        "type": record.type_name,
+        "time": record.time,
+        "priority": record.priority as u8,
+        "priority_name": record.priority.name(),
+        "audience": record.audience,
+        "origin": origin_json(&record.origin),
+        "text": record.text,
+        "fields": fields_json(&record.fields),
+        "reply_to": record.reply_to,
+        "id": record.id,
+    })
+}
+
+/// Returns the parts of an origin that are present (as on the wire, empty parts are absent).
+pub fn origin_json(origin: &Origin) -> Json {
+    let texts = [
+        ("host", &origin.host),
+        ("process", &origin.process),
+        ("thread", &origin.thread),
+        ("file", &origin.file),
+        ("routine", &origin.routine),
+        ("context", &origin.context),
+        ("stack_id", &origin.stack_id),
+        ("log_id", &origin.log_id),
+        ("uri", &origin.uri),
+    ];
+    let mut object = Map::new();
+    for (name, text) in texts {
+        if !text.is_empty() {
+            object.insert(name.into(), json!(text));
+        }
+    }
+    if let Some(line) = origin.line {
+        object.insert("line".into(), json!(line));
+    }
+    if let Some(level) = origin.stack_level {
+        object.insert("stack_level".into(), json!(level));
+    }
+    Json::Object(object)
+}
+
+/// Returns named values as a JSON object.
+pub fn fields_json(fields: &[Field]) -> Json {
+    Json::Object(
+        fields
+            .iter()
+            .map(|(name, value)| (name.clone(), value_json(value)))
+            .collect(),
+    )
+}
+
+/// Returns a typed value as JSON. Non-finite floats, which JSON cannot write as numbers,
+/// become `{"float": "NaN" | "inf" | "-inf"}`.
+pub fn value_json(value: &Value) -> Json {
+    match value {
+        Value::Bool(v) => json!(v),
+        Value::Int(v) => json!(v),
+        Value::Float(v) => serde_json::Number::from_f64(*v)
+            .map(Json::Number)
+            .unwrap_or_else(|| json!({ "float": v.to_string() })),
+        Value::Str(v) => json!(v),
+        Value::Bytes(v) => json!({ "bytes": to_hex(v) }),
+        Value::Time(v) => json!({ "time": v }),
+        Value::Array(items) => Json::Array(items.iter().map(value_json).collect()),
+        Value::Map(fields) => fields_json(fields),
+    }
+}
+
+/// Returns a filter's meaning with every dimension present: open patterns are `"*"`, an
+/// open priority set lists every priority, open kinds list every kind.
+pub fn filter_to_json(filter: &Filter) -> Json {
+    let priorities: Vec<&str> = ALL_PRIORITIES
+        .into_iter()
+        .filter(|p| filter.priorities.contains(*p))
+        .map(Priority::name)
+        .collect();
+    let kinds: Vec<&str> = [Kind::Log, Kind::Message, Kind::Info]
+        .into_iter()
+        .filter(|k| filter.kinds.contains(*k))
+        .map(Kind::name)
+        .collect();
+    json!({
+        "subject": filter.subject.as_str(),
+        "type": filter.type_name.as_str(),
+        "priority_bits": filter.priorities.bits(),
+        "priorities": priorities,
+        "audience": filter.audience,
+        "kinds": kinds,
+    })
+}
