@@ -2,6 +2,7 @@
 //! frames from the server and watches the heartbeat.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use herald_proto::frame::{DeliverEntry, Hello, Welcome, PROTOCOL_VERSION};
@@ -135,7 +136,9 @@ async fn read_loop(mut read: OwnedReadHalf, inner: Arc<Inner>) {
         .max_frame_bytes
         .saturating_add(DELIVER_OVERHEAD_BYTES);
     let mut buffer = FrameBuffer::new(u32::try_from(max_frame).unwrap_or(u32::MAX));
-    let timeout = inner.options.heartbeat_timeout;
+    // The server pings every `WELCOME.heartbeat_ms`: never give up before a few of those.
+    let announced = Duration::from_millis(inner.welcome.heartbeat_ms).saturating_mul(3);
+    let timeout = inner.options.heartbeat_timeout.max(announced);
     let mut check = tokio::time::interval(inner.options.heartbeat_interval.min(timeout / 2));
     let mut last_heard = Instant::now();
     let mut stop = inner.stop.subscribe();

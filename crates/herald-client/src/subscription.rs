@@ -151,7 +151,9 @@ impl Subscription {
         if self.taken.is_empty() {
             match self.events.try_recv() {
                 Ok(batch) => {
-                    self.counters.queued.fetch_sub(batch.len(), Ordering::AcqRel);
+                    self.counters
+                        .queued
+                        .fetch_sub(batch.len(), Ordering::AcqRel);
                     self.taken.extend(batch);
                 }
                 Err(_) => return lock(&self.counters.gap).take().map(Event::Gap),
@@ -171,7 +173,9 @@ impl Subscription {
             return Some(event);
         }
         let batch = self.events.recv().await?;
-        self.counters.queued.fetch_sub(batch.len(), Ordering::AcqRel);
+        self.counters
+            .queued
+            .fetch_sub(batch.len(), Ordering::AcqRel);
         self.taken.extend(batch);
         self.try_next()
     }

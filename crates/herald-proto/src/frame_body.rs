@@ -4,6 +4,7 @@ use bytes::Bytes;
 
 use crate::error::DecodeError;
 use crate::filter::Filter;
+use crate::frame::AckLevel;
 use crate::frame::{
     self, Ack, DeliverEntry, ErrorCode, ErrorFrame, Frame, FrameType, GapNotice, Hello, Publish,
     RawRecord, Subscribe, Welcome,
@@ -108,7 +109,7 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
         FrameType::Gap => Frame::Gap(decode_gap(&mut reader)?),
         FrameType::Subscribe => {
             expect_array(&mut reader, "SUBSCRIBE", 3)?;
-            let cid = reader.read_uint()?;
+            let cid = read_request_cid(&mut reader)?;
             let subscription = reader.read_uint()?;
             let filter = Filter::decode(&mut reader).map_err(|err| DecodeError::InvalidField {
                 field: "filter",
@@ -136,7 +137,7 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
         FrameType::Monitor => {
             expect_array(&mut reader, "MONITOR", 1)?;
             Frame::Monitor {
-                cid: reader.read_uint()?,
+                cid: read_request_cid(&mut reader)?,
             }
         }
         FrameType::MonitorReply => {
@@ -184,10 +185,28 @@ fn expect_array(
     Ok(())
 }
 
+/// Reads the correlation id of a request that is always answered. 0 is refused: an `ERROR`
+/// with cid 0 means "the connection as a whole", so no answer may carry it.
+fn read_request_cid(reader: &mut Reader<'_>) -> Result<u64, DecodeError> {
+    match reader.read_uint()? {
+        0 => Err(DecodeError::InvalidField {
+            field: "cid",
+            reason: "0 is reserved for errors of the whole connection; use 1 or more".to_string(),
+        }),
+        cid => Ok(cid),
+    }
+}
+
 fn decode_publish(reader: &mut Reader<'_>, body: &Bytes) -> Result<Publish, DecodeError> {
     expect_array(reader, "PUBLISH", 3)?;
     let ack_id = reader.read_uint()?;
     let ack = frame::read_ack_level(reader)?;
+    if ack != AckLevel::None && ack_id == 0 {
+        return Err(DecodeError::InvalidField {
+            field: "ack_id",
+            reason: "an acknowledgement needs an ack_id of 1 or more".to_string(),
+        });
+    }
     let count = reader.read_array_len()?;
     // Each record is at least a few bytes, so the count can't exceed the body length.
     let mut records = Vec::with_capacity((count as usize).min(body.len()));
@@ -487,6 +506,23 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "malformed PING frame: 1 unexpected bytes after the end of the PING frame"
+        );
+    }
+
+    #[test]
+    fn answered_requests_need_a_nonzero_correlation_id() {
+        let monitor = Frame::Monitor { cid: 0 }.to_bytes();
+        let err = Frame::decode(Bytes::copy_from_slice(&monitor[4..])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "malformed MONITOR frame: invalid cid: 0 is reserved for errors of the whole connection; use 1 or more"
+        );
+        let mut publish = vec![FrameType::Publish as u8];
+        frame::write_publish_header(&mut publish, 0, AckLevel::Received, 0);
+        let err = Frame::decode(Bytes::from(publish)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "malformed PUBLISH frame: invalid ack_id: an acknowledgement needs an ack_id of 1 or more"
         );
     }
 }

@@ -147,7 +147,8 @@ async fn serve(
         replies,
         route: RouteContext::default(),
     };
-    let close = read_loop(&mut session, &mut reader, &mut shutdown).await;
+    let timeout = heartbeat_timeout(&shared.config, &hello);
+    let close = read_loop(&mut session, &mut reader, &mut shutdown, timeout).await;
     if let Some(error) = &close.error {
         if close.reason != CloseReason::ServerShutdown {
             events::frame_rejected(&shared.monitor, id, peer, &error.message);
@@ -215,17 +216,26 @@ where
     }
 }
 
+/// Missed client heartbeats after which a client that asked for a slower interval is dead.
+const MISSED_HEARTBEATS: u32 = 3;
+
+/// Returns how long this client may stay silent: the configured timeout, stretched for a
+/// client that said in `HELLO` it pings less often (so it is not closed between two pings).
+fn heartbeat_timeout(config: &crate::Config, hello: &Hello) -> Duration {
+    let asked = Duration::from_millis(hello.heartbeat_ms).saturating_mul(MISSED_HEARTBEATS);
+    config.heartbeat_timeout.max(asked)
+}
+
 async fn read_loop<R>(
     session: &mut Session,
     reader: &mut FrameReader<R>,
     shutdown: &mut Shutdown,
+    timeout: Duration,
 ) -> Close
 where
     R: tokio::io::AsyncRead + Unpin,
 {
-    let config = &session.shared.config;
-    let (interval, timeout) = (config.heartbeat_interval, config.heartbeat_timeout);
-    let mut check = tokio::time::interval(interval);
+    let mut check = tokio::time::interval(session.shared.config.heartbeat_interval);
     let mut last_heard = Instant::now();
     loop {
         tokio::select! {
