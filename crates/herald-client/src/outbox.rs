@@ -44,7 +44,8 @@ impl Outbox {
         let start = self.batch.len();
         record.encode(&mut self.batch);
         let size = self.batch.len() - start;
-        let max = self.max_frame_bytes - PUBLISH_HEADER_BYTES;
+        // Saturating: the limit comes from the server's WELCOME, which may be absurdly small.
+        let max = self.max_frame_bytes.saturating_sub(PUBLISH_HEADER_BYTES);
         if size > max {
             self.batch.truncate(start);
             return Err(ClientError::TooLarge { size, max });
@@ -147,6 +148,11 @@ mod tests {
         assert!(matches!(
             outbox.push_record(&huge),
             Err(ClientError::TooLarge { .. })
+        ));
+        let mut tiny = Outbox::new(16);
+        assert!(matches!(
+            tiny.push_record(&record),
+            Err(ClientError::TooLarge { max: 0, .. })
         ));
         let _ = Bytes::new();
     }

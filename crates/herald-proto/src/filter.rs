@@ -186,11 +186,17 @@ impl Filter {
                 }
                 key::PRIORITIES => {
                     let bits = reader.read_uint()?;
-                    let set = u16::try_from(bits).map(PrioritySet::from_bits).ok();
-                    filter.priorities = match set {
-                        Some(set) if !set.is_empty() && u64::from(set.bits()) == bits => set,
-                        _ => return Err(PriorityError::Empty(format!("bits {bits:#x}")).into()),
-                    };
+                    // Name the first bit that is no priority, rather than calling the set empty.
+                    let undefined = bits & !u64::from(PrioritySet::ALL.bits());
+                    if undefined != 0 {
+                        let number = u64::from(undefined.trailing_zeros());
+                        return Err(PriorityError::Number(number).into());
+                    }
+                    let set = PrioritySet::from_bits(bits as u16);
+                    if set.is_empty() {
+                        return Err(PriorityError::Empty(format!("bits {bits:#x}")).into());
+                    }
+                    filter.priorities = set;
                 }
                 key::AUDIENCE => {
                     for _ in 0..reader.read_array_len()? {
@@ -273,6 +279,32 @@ mod tests {
             "a record with no audience is for everyone"
         );
         assert!(matches(&Filter::default(), &audience));
+    }
+
+    #[test]
+    fn undefined_priority_bits_are_named() {
+        let decode = |bits: u64| {
+            let mut out = Vec::new();
+            msgpack::write_map_len(&mut out, 1);
+            msgpack::write_uint(&mut out, key::PRIORITIES);
+            msgpack::write_uint(&mut out, bits);
+            Filter::decode(&mut Reader::new(&out)).map(|f| f.priorities)
+        };
+        let trace_and_14 = (1 << 14) | Priority::Trace.bit();
+        assert_eq!(
+            decode(u64::from(trace_and_14)).unwrap_err().to_string(),
+            "priority 14 is not defined (expected 1..11 without 7)"
+        );
+        assert_eq!(
+            decode(1 << 40).unwrap_err().to_string(),
+            "priority 40 is not defined (expected 1..11 without 7)"
+        );
+        assert_eq!(
+            decode(0).unwrap_err().to_string(),
+            "priority set `bits 0x0` selects no priority"
+        );
+        let warning = PrioritySet::at_least(Priority::Warning);
+        assert_eq!(decode(u64::from(warning.bits())), Ok(warning));
     }
 
     #[test]

@@ -143,3 +143,46 @@ fn gap_notice(subscription: u64, gap: &Gap) -> GapNotice {
         by_priority,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use herald_proto::frame_buffer::FrameBuffer;
+    use herald_proto::Priority;
+    use herald_router::QueueLimits;
+
+    #[test]
+    fn deliver_frames_stay_within_the_budget() {
+        let queue = Queue::new(QueueLimits::default(), Arc::default());
+        let record = herald_proto::Record::new(herald_proto::Kind::Log, "a.b").to_bytes();
+        let mut batch: Vec<Delivery> = (1..=100)
+            .map(|seq| Delivery {
+                seq,
+                received: i64::MAX,
+                priority: Priority::Info,
+                record: Bytes::from(record.clone()),
+            })
+            .collect();
+        queue.push_batch(&mut batch);
+        let (mut scratch, mut buffer) = (Vec::new(), Vec::new());
+        drain_queue(
+            7,
+            &queue,
+            &mut scratch,
+            &mut buffer,
+            1024 - DELIVER_HEADER_BYTES,
+        );
+        let mut frames = FrameBuffer::new(1024);
+        frames.spare().extend_from_slice(&buffer);
+        let mut seqs = Vec::new();
+        while let Some(frame) = frames.next_frame().unwrap() {
+            let Frame::Deliver(entries) = Frame::decode(frame).unwrap() else {
+                panic!("only DELIVER frames");
+            };
+            seqs.extend(entries.iter().map(|e| e.seq));
+        }
+        assert_eq!(seqs, (1..=100).collect::<Vec<u64>>());
+        assert_eq!(frames.pending(), 0);
+    }
+}
