@@ -22,7 +22,7 @@ pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// The `--server` option every client command takes.
 #[derive(Debug, clap::Args)]
 pub struct ServerArgs {
-    /// Server URL: herald://host:port[,host2:port2][?name=…&token=…]
+    /// Server URL: `herald://host:port[,host2:port2][?name=…&token=…]`
     #[arg(long, env = "HERALD_SERVER", default_value = herald_client::url::DEFAULT_URL)]
     pub server: String,
 }
