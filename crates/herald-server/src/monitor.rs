@@ -119,7 +119,7 @@ impl Monitor {
         lock(&self.connections).remove(&id);
     }
 
-    /// Counts a batch received.
+    /// Counts a batch received: `deliveries` records were queued for subscribers.
     pub fn count_batch(&self, records: u64, bytes: u64, deliveries: u64) {
         self.records_in.fetch_add(records, Ordering::Relaxed);
         self.bytes_in.fetch_add(bytes, Ordering::Relaxed);

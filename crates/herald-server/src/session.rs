@@ -33,12 +33,15 @@ pub struct Close {
     pub reason: CloseReason,
     /// The error frame to send, if any.
     pub error: Option<ErrorFrame>,
+    /// The peer spoke HTTP: answer in HTTP, which its tools can show, not with a frame.
+    pub http: bool,
 }
 
 impl Close {
     /// Closes with `reason` after sending an error frame with `code` and `message`.
     pub fn with_error(reason: CloseReason, code: ErrorCode, message: impl Into<String>) -> Close {
         Close {
+            http: false,
             reason,
             error: Some(ErrorFrame {
                 cid: 0,
@@ -53,6 +56,7 @@ impl Close {
         Close {
             reason,
             error: None,
+            http: false,
         }
     }
 }
@@ -101,9 +105,11 @@ async fn serve(
         Err(close) => {
             if let Some(error) = &close.error {
                 events::frame_rejected(&shared.monitor, id, peer, &error.message);
-                let _ = write
-                    .write_all(&Frame::Error(error.clone()).to_bytes())
-                    .await;
+                let answer = match close.http {
+                    true => http_answer(&error.message),
+                    false => Frame::Error(error.clone()).to_bytes(),
+                };
+                let _ = write.write_all(&answer).await;
             }
             events::connection_closed(&shared.monitor, id, peer, close.reason, "during handshake");
             return;
@@ -267,10 +273,25 @@ where
     }
 }
 
+/// Returns an HTTP 400 response saying `message`, for an HTTP client on the native port.
+fn http_answer(message: &str) -> Vec<u8> {
+    let body = format!("{message}; connect with a Herald client (herald://host:port)\n");
+    let head = format!(
+        "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    [head.into_bytes(), body.into_bytes()].concat()
+}
+
 fn read_close(err: ReadError) -> Close {
     match err {
         ReadError::Frame(err) => frame_close(err),
-        ReadError::Truncated(_) => Close::quiet(CloseReason::ClientClosed),
+        ReadError::Truncated(pending) => Close::with_error(
+            CloseReason::ProtocolError,
+            ErrorCode::BadFrame,
+            format!("connection closed in the middle of a frame ({pending} bytes pending)"),
+        ),
         ReadError::Io(_) => Close::quiet(CloseReason::IoError),
     }
 }
@@ -280,5 +301,9 @@ fn frame_close(err: FrameError) -> Close {
         FrameError::TooLarge { .. } => (CloseReason::FrameTooLarge, ErrorCode::FrameTooLarge),
         _ => (CloseReason::ProtocolError, ErrorCode::BadFrame),
     };
-    Close::with_error(reason, code, err.to_string())
+    let http = err == FrameError::Http;
+    Close {
+        http,
+        ..Close::with_error(reason, code, err.to_string())
+    }
 }

@@ -185,15 +185,6 @@ fn publish_before_hello() -> Case {
     .before_handshake()
 }
 
-fn http_request() -> Case {
-    Case::new(
-        b"GET / HTTP/1.1\r\nHost: 127.0.0.1:7400\r\n\r\n".to_vec(),
-        ErrorCode::BadFrame,
-        "this is Herald's native protocol port; it received an HTTP request",
-    )
-    .before_handshake()
-}
-
 fn wrong_protocol_version() -> Case {
     Case::new(
         hello_frame(2, "from the future"),
@@ -386,8 +377,36 @@ async fn frame_before_the_handshake() {
 }
 
 #[tokio::test]
-async fn http_request_on_the_native_port() {
-    rejects(http_request()).await;
+async fn http_request_on_the_native_port_gets_an_http_answer() {
+    let server = start_server().await;
+    let mut bystander = Bystander::connect(&server).await;
+    let mut stream = TcpStream::connect(server.addr()).await.unwrap();
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:7400\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut answer))
+        .await
+        .expect("the server answers and closes")
+        .unwrap();
+    let answer = String::from_utf8(answer).expect("a text answer");
+    let body = "this is Herald's native protocol port; it received an HTTP request; \
+                connect with a Herald client (herald://host:port)\n";
+    assert_eq!(
+        answer,
+        format!(
+            "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    );
+    wait_until("the close is counted", || {
+        server.monitor().closes(CloseReason::ProtocolError) == 1
+    })
+    .await;
+    bystander.round_trip().await;
+    server.stop().await;
 }
 
 #[tokio::test]
@@ -477,7 +496,6 @@ async fn one_server_survives_every_bad_input_in_turn() {
         empty_frame(),
         unknown_frame_type(),
         publish_before_hello(),
-        http_request(),
         wrong_protocol_version(),
         empty_subject_pattern(),
         control_character_in_type_pattern(),
@@ -518,7 +536,7 @@ async fn one_server_survives_every_bad_input_in_turn() {
 }
 
 #[tokio::test]
-async fn a_frame_cut_short_by_the_client_closing_is_a_quiet_client_close() {
+async fn a_frame_cut_short_by_the_client_closing_is_a_counted_protocol_error() {
     let server = start_server().await;
     let mut bystander = Bystander::connect(&server).await;
     let mut stream = TcpStream::connect(server.addr()).await.unwrap();
@@ -540,16 +558,19 @@ async fn a_frame_cut_short_by_the_client_closing_is_a_quiet_client_close() {
         .await
         .expect("the server closes")
         .unwrap();
-    // Nothing but heartbeats may come back: the client is gone, there is no one to tell.
-    assert!(
-        after.chunks(5).all(|frame| frame == Frame::Ping.to_bytes()),
-        "{after:?}"
-    );
+    // The client only shut its sending side, so it still hears why (after any heartbeats).
+    let error = Frame::Error(ErrorFrame {
+        cid: 0,
+        code: ErrorCode::BadFrame,
+        message: "connection closed in the middle of a frame (7 bytes pending)".into(),
+    })
+    .to_bytes();
+    assert!(after.ends_with(&error), "{after:?}");
     wait_until("the close is counted", || {
-        server.monitor().closes(CloseReason::ClientClosed) == 1
+        server.monitor().closes(CloseReason::ProtocolError) == 1
     })
     .await;
-    assert_eq!(common::server_int(&server, "rejected_frames"), 0);
+    assert_eq!(common::server_int(&server, "rejected_frames"), 1);
     bystander.round_trip().await;
     server.stop().await;
 }

@@ -15,9 +15,11 @@ pub(super) async fn apply(session: &mut Session, publish: Publish) -> Result<(),
         .router
         .route(&mut session.route, &publish.records, now_nanos());
     let bytes: usize = publish.records.iter().map(|r| r.bytes.len()).sum();
-    shared
-        .monitor
-        .count_batch(stats.records, bytes as u64, stats.deliveries);
+    shared.monitor.count_batch(
+        stats.records,
+        bytes as u64,
+        stats.deliveries - stats.dropped,
+    );
     session
         .state
         .records_in
