@@ -76,10 +76,15 @@ impl Glob {
                 code: u32::from(c),
             });
         }
-        Ok(Glob {
-            source: pattern.to_string(),
-            form: Form::compile(pattern),
-        })
+        // `**` means what `*` means; keep one spelling so equal globs compare equal.
+        let mut source = String::with_capacity(pattern.len());
+        for c in pattern.chars() {
+            if !(c == '*' && source.ends_with('*')) {
+                source.push(c);
+            }
+        }
+        let form = Form::compile(&source);
+        Ok(Glob { source, form })
     }
 
     /// Returns the glob that matches everything.
@@ -283,6 +288,8 @@ mod tests {
         assert!(check("a*?", "ab"));
         assert!(!check("a*??", "ab"));
         assert!(check("a*a", "aa"));
+        assert_eq!(Glob::new("a**b***").unwrap().as_str(), "a*b*");
+        assert!(Glob::new("**").unwrap().is_any());
         assert!(!check("a*a", "a"));
     }
 
