@@ -31,20 +31,10 @@ pub fn object(fields: &[Field]) -> Map<String, Json> {
 
 fn origin(origin: &Origin) -> Json {
     let mut map = Map::new();
-    let texts = [
-        ("host", &origin.host),
-        ("process", &origin.process),
-        ("thread", &origin.thread),
-        ("file", &origin.file),
-        ("routine", &origin.routine),
-        ("context", &origin.context),
-        ("stack_id", &origin.stack_id),
-        ("log_id", &origin.log_id),
-        ("uri", &origin.uri),
-    ];
+    let texts = origin.named_texts();
     for (name, text) in texts {
         if !text.is_empty() {
-            map.insert(name.to_string(), Json::String(text.clone()));
+            map.insert(name.to_string(), Json::String(text.to_string()));
         }
     }
     if let Some(line) = origin.line {

@@ -50,23 +50,23 @@ const STACK_LEVEL: u64 = 8;
 impl Origin {
     /// Returns true when every part is empty.
     pub fn is_empty(&self) -> bool {
-        self.strings().iter().all(|s| s.is_empty())
+        self.named_texts().iter().all(|(_, text)| text.is_empty())
             && self.line.is_none()
             && self.stack_level.is_none()
     }
 
-    /// The string parts in wire-key order, with `None` at the two integer keys.
-    fn strings(&self) -> [&str; 9] {
+    /// Returns the text parts with their names, in wire-key order (empty ones included).
+    pub fn named_texts(&self) -> [(&'static str, &str); 9] {
         [
-            &self.host,
-            &self.process,
-            &self.thread,
-            &self.file,
-            &self.routine,
-            &self.context,
-            &self.stack_id,
-            &self.log_id,
-            &self.uri,
+            ("host", &self.host),
+            ("process", &self.process),
+            ("thread", &self.thread),
+            ("file", &self.file),
+            ("routine", &self.routine),
+            ("context", &self.context),
+            ("stack_id", &self.stack_id),
+            ("log_id", &self.log_id),
+            ("uri", &self.uri),
         ]
     }
 
@@ -86,7 +86,7 @@ impl Origin {
 
     /// Appends the wire encoding: a map from key to value, keys ascending.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let strings = self.strings();
+        let strings = self.named_texts().map(|(_, text)| text);
         let mut entries: Vec<(u64, Entry<'_>)> = Vec::with_capacity(11);
         let string_keys = [0u64, 1, 2, 3, 5, 6, 7, 9, 10];
         for (key, text) in string_keys.into_iter().zip(strings) {

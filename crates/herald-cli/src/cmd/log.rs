@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use herald_proto::{AckLevel, Kind, Priority, Record};
+use herald_proto::{Kind, Priority, Record};
 
-use super::{parse_fields, ServerArgs, SEND_TIMEOUT};
+use super::{parse_fields, ServerArgs};
 
 /// Send one log record.
 #[derive(Debug, clap::Args)]
@@ -41,10 +41,6 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         fields: parse_fields(&args.fields)?,
         ..Record::new(Kind::Log, args.subject)
     };
-    let client = args.server.connect("herald-log").await?;
-    client
-        .sync_send(&record, AckLevel::Received, SEND_TIMEOUT)
-        .await?;
-    client.close(SEND_TIMEOUT).await?;
+    args.server.send_one("herald-log", &record).await?;
     Ok(ExitCode::SUCCESS)
 }

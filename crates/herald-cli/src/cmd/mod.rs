@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::Context;
 use herald_client::{Client, ClientOptions};
 use herald_proto::value::Field;
-use herald_proto::Value;
+use herald_proto::{AckLevel, Record, Value};
 
 /// How long one-shot commands wait for the server to take their record.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -37,6 +37,16 @@ impl ServerArgs {
         Client::connect_with(&self.server, options)
             .await
             .with_context(|| format!("connecting to {}", self.server))
+    }
+
+    /// Connects as `name`, sends `record`, waits for the server's acknowledgement, closes.
+    pub async fn send_one(&self, name: &str, record: &Record) -> anyhow::Result<()> {
+        let client = self.connect(name).await?;
+        client
+            .sync_send(record, AckLevel::Received, SEND_TIMEOUT)
+            .await?;
+        client.close(SEND_TIMEOUT).await?;
+        Ok(())
     }
 }
 

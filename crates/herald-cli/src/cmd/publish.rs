@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use herald_proto::{AckLevel, Kind, Record};
+use herald_proto::{Kind, Record};
 
-use super::{parse_fields, ServerArgs, SEND_TIMEOUT};
+use super::{parse_fields, ServerArgs};
 
 /// Publish one message.
 #[derive(Debug, clap::Args)]
@@ -35,10 +35,6 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         origin: herald_client::origin::local_origin(),
         ..Record::new(Kind::Message, args.subject)
     };
-    let client = args.server.connect("herald-publish").await?;
-    client
-        .sync_send(&record, AckLevel::Received, SEND_TIMEOUT)
-        .await?;
-    client.close(SEND_TIMEOUT).await?;
+    args.server.send_one("herald-publish", &record).await?;
     Ok(ExitCode::SUCCESS)
 }

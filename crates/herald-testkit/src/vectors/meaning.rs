@@ -166,17 +166,7 @@ pub fn record_json(record: &Record) -> Json {
 
 /// Returns the parts of an origin that are present (as on the wire, empty parts are absent).
 pub fn origin_json(origin: &Origin) -> Json {
-    let texts = [
-        ("host", &origin.host),
-        ("process", &origin.process),
-        ("thread", &origin.thread),
-        ("file", &origin.file),
-        ("routine", &origin.routine),
-        ("context", &origin.context),
-        ("stack_id", &origin.stack_id),
-        ("log_id", &origin.log_id),
-        ("uri", &origin.uri),
-    ];
+    let texts = origin.named_texts();
     let mut object = Map::new();
     for (name, text) in texts {
         if !text.is_empty() {
