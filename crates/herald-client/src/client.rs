@@ -8,7 +8,7 @@ use std::time::Duration;
 use herald_proto::frame::{Ack, Subscribe, Welcome};
 use herald_proto::record::check_subject;
 use herald_proto::value::Field;
-use herald_proto::{AckLevel, Filter, Frame, Kind, Priority, Record, Value};
+use herald_proto::{AckLevel, DeliveryOptions, Filter, Frame, Kind, Priority, Record, Value};
 use tokio::sync::{mpsc, oneshot, watch, Notify};
 
 use crate::delivered::Delivered;
@@ -430,6 +430,19 @@ impl Client {
     /// # Errors
     /// The server's error (e.g. too many subscriptions), a timeout, or the connection's error.
     pub async fn subscribe(&self, filter: Filter) -> Result<Subscription, ClientError> {
+        self.subscribe_with_options(filter, DeliveryOptions::default()).await
+    }
+
+    /// Subscribes with `filter` and delivery `options`: the server queue's policy and
+    /// bounds, the protected priority, or latest-only delivery.
+    ///
+    /// # Errors
+    /// As [`Client::subscribe`].
+    pub async fn subscribe_with_options(
+        &self,
+        filter: Filter,
+        options: DeliveryOptions,
+    ) -> Result<Subscription, ClientError> {
         let id = self.inner.next_id();
         let (events, receiver) = mpsc::unbounded_channel();
         let counters = Arc::new(Counters::default());
@@ -449,6 +462,7 @@ impl Client {
                 cid,
                 subscription: id,
                 filter: filter.clone(),
+                options,
             })
         };
         self.control(frame).await?;
@@ -554,6 +568,7 @@ impl Client {
                     cid,
                     subscription: id,
                     filter: filter.clone(),
+                    options: DeliveryOptions::default(),
                 })
             })
             .await?;

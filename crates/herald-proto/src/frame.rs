@@ -240,7 +240,7 @@ pub struct GapNotice {
 }
 
 /// `SUBSCRIBE`: start receiving records that pass a filter.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Subscribe {
     /// Correlation id for the `OK` or `ERROR`.
     pub cid: u64,
@@ -248,6 +248,8 @@ pub struct Subscribe {
     pub subscription: u64,
     /// What to receive.
     pub filter: Filter,
+    /// How to deliver it when the subscriber falls behind.
+    pub options: crate::delivery_options::DeliveryOptions,
 }
 
 /// Error codes carried by `ERROR` frames.
@@ -274,6 +276,8 @@ pub enum ErrorCode {
     BadSubscription,
     /// The peer stopped answering heartbeats.
     HeartbeatTimeout,
+    /// A subscriber with policy `disconnect` fell behind.
+    SlowConsumer,
     /// The server is shutting down.
     ShuttingDown,
     /// A code this version does not know.
@@ -281,7 +285,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    const ALL: [(ErrorCode, &'static str); 11] = [
+    const ALL: [(ErrorCode, &'static str); 12] = [
         (ErrorCode::BadFrame, "bad_frame"),
         (ErrorCode::FrameTooLarge, "frame_too_large"),
         (ErrorCode::Handshake, "handshake"),
@@ -292,6 +296,7 @@ impl ErrorCode {
         (ErrorCode::Limit, "limit"),
         (ErrorCode::BadSubscription, "bad_subscription"),
         (ErrorCode::HeartbeatTimeout, "heartbeat_timeout"),
+        (ErrorCode::SlowConsumer, "slow_consumer"),
         (ErrorCode::ShuttingDown, "shutting_down"),
     ];
 

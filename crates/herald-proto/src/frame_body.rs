@@ -3,6 +3,7 @@
 use bytes::Bytes;
 
 use crate::error::DecodeError;
+use crate::delivery_options::DeliveryOptions;
 use crate::filter::Filter;
 use crate::frame::AckLevel;
 use crate::frame::{
@@ -60,10 +61,11 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             }
         }
         Frame::Subscribe(subscribe) => {
-            msgpack::write_array_len(out, 3);
+            msgpack::write_array_len(out, 4);
             msgpack::write_uint(out, subscribe.cid);
             msgpack::write_uint(out, subscribe.subscription);
             subscribe.filter.encode(out);
+            subscribe.options.encode(out);
         }
         Frame::Unsubscribe { cid, subscription } => {
             msgpack::write_array_len(out, 2);
@@ -108,17 +110,19 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
         FrameType::Deliver => Frame::Deliver(decode_deliver(&mut reader, body)?),
         FrameType::Gap => Frame::Gap(decode_gap(&mut reader)?),
         FrameType::Subscribe => {
-            expect_array(&mut reader, "SUBSCRIBE", 3)?;
+            expect_array(&mut reader, "SUBSCRIBE", 4)?;
             let cid = read_request_cid(&mut reader)?;
             let subscription = reader.read_uint()?;
             let filter = Filter::decode(&mut reader).map_err(|err| DecodeError::InvalidField {
                 field: "filter",
                 reason: err.to_string(),
             })?;
+            let options = DeliveryOptions::decode(&mut reader)?;
             Frame::Subscribe(Subscribe {
                 cid,
                 subscription,
                 filter,
+                options,
             })
         }
         FrameType::Unsubscribe => {
@@ -451,6 +455,11 @@ mod tests {
                 cid: 1,
                 subscription: 2,
                 filter: Filter::subject("a.*").unwrap(),
+                options: DeliveryOptions {
+                    policy: crate::Policy::DropOld,
+                    latest_per_second: Some(4.0),
+                    ..DeliveryOptions::default()
+                },
             }),
             Frame::Unsubscribe {
                 cid: 3,

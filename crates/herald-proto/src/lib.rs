@@ -9,7 +9,8 @@
 //! - [`record`]: [`Record`] (owned) and [`RecordMeta`] (routing fields read without allocating).
 //! - [`origin`], [`value`]: parts of a record.
 //! - [`priority`], [`kind`]: priorities 1..11 and kinds, with sets of each.
-//! - [`glob`], [`filter`]: subscription patterns and filters.
+//! - [`glob`], [`filter`]: subscription patterns and filters; [`delivery_options`]: queue
+//!   policy, bounds, protected priority and latest-only delivery of a subscription.
 //! - [`frame`]: frame types, framing (`check_frame`), encode/decode of every frame.
 //! - [`frame_buffer`]: [`FrameBuffer`](frame_buffer::FrameBuffer), whole frames out of a byte stream.
 //! - [`time`]: timestamps and ISO 8601.
@@ -27,6 +28,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod delivery_options;
 pub mod error;
 pub mod filter;
 pub mod frame;
@@ -41,6 +43,7 @@ pub mod record;
 pub mod time;
 pub mod value;
 
+pub use delivery_options::{DeliveryOptions, Policy};
 pub use error::{DecodeError, FrameError};
 pub use filter::{Filter, FilterError};
 pub use frame::{AckLevel, ErrorCode, ErrorFrame, Frame, FrameType};

@@ -6,17 +6,18 @@
 //! - [`index`]: [`Index`], the immutable snapshot of subscriptions (exact subjects hashed,
 //!   patterns scanned on a cache miss) and [`Matched`], results split by priority channel.
 //! - [`cache`]: [`MatchCache`], subject → matches, invalidated by index generation.
-//! - [`queue`]: [`Queue`] and [`Delivery`], bounded in records and bytes, counting drops.
+//! - [`queue`]: [`Queue`] and [`Delivery`]: bounded in records and bytes, with the
+//!   subscriber's policy, priority-aware shedding, latest-only delivery, gaps and drop counts.
 //! - [`subscription`]: [`Subscription`], one subscriber's filter and queue.
 //!
 //! # Example
 //! ```
 //! use std::sync::Arc;
 //! use herald_proto::{Filter, Frame, Kind, Record};
-//! use herald_router::{Queue, QueueLimits, RouteContext, Router, Subscription};
+//! use herald_router::{Queue, QueueConfig, RouteContext, Router, Subscription};
 //!
 //! let router = Router::new();
-//! let queue = Arc::new(Queue::new(QueueLimits::default(), Arc::default()));
+//! let queue = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));
 //! let filter = Filter::subject("ANTENNA.*").unwrap();
 //! router.subscribe(Arc::new(Subscription { connection: 1, id: 1, filter, queue: queue.clone() }));
 //!
@@ -39,6 +40,6 @@ pub mod subscription;
 
 pub use cache::MatchCache;
 pub use index::{Index, Matched};
-pub use queue::{Delivery, Gap, Queue, QueueLimits};
+pub use queue::{Delivery, DropReason, Drops, Gap, Queue, QueueConfig};
 pub use router::{RouteContext, RouteStats, Router};
 pub use subscription::Subscription;

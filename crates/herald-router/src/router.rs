@@ -8,7 +8,7 @@ use herald_proto::frame::RawRecord;
 
 use crate::cache::MatchCache;
 use crate::index::Index;
-use crate::queue::{Delivery, Queue};
+use crate::queue::{Delivery, Drops, Queue};
 use crate::subscription::Subscription;
 
 /// Routes records to subscriptions. Cheap to share: clone the `Arc`.
@@ -27,8 +27,8 @@ pub struct RouteStats {
     pub records: u64,
     /// Deliveries made (one per record per matching subscription).
     pub deliveries: u64,
-    /// Deliveries dropped because a queue was full.
-    pub dropped: u64,
+    /// Deliveries lost, by reason (queued records shed to make room count here too).
+    pub dropped: Drops,
     /// First sequence number given to the batch.
     pub first_seq: u64,
 }
@@ -39,12 +39,19 @@ pub struct RouteStats {
 pub struct RouteContext {
     cache: MatchCache,
     pending: Vec<(Arc<Queue>, Vec<Delivery>)>,
+    blocked: Vec<(Arc<Queue>, Vec<Delivery>)>,
 }
 
 impl RouteContext {
     /// Returns (hits, misses) of the match cache.
     pub fn cache_stats(&self) -> (u64, u64) {
         self.cache.stats()
+    }
+
+    /// Takes the deliveries that wait for room in queues with policy `block`; the publisher
+    /// hands each to [`Queue::push_blocking`] before it reads its next batch.
+    pub fn take_blocked(&mut self) -> Vec<(Arc<Queue>, Vec<Delivery>)> {
+        std::mem::take(&mut self.blocked)
     }
 
     fn pending_for(&mut self, queue: &Arc<Queue>) -> &mut Vec<Delivery> {
@@ -139,14 +146,20 @@ impl Router {
                     received,
                     priority: meta.priority,
                     record: record.bytes.clone(),
+                    subject: meta.subject,
                 };
                 context.pending_for(&subscription.queue).push(delivery);
                 stats.deliveries += 1;
             }
         }
         for (queue, batch) in &mut context.pending {
-            if !batch.is_empty() {
-                stats.dropped += queue.push_batch(batch);
+            if batch.is_empty() {
+                continue;
+            }
+            let pushed = queue.push_batch(batch);
+            stats.dropped.merge(&pushed.drops);
+            if !pushed.blocked.is_empty() {
+                context.blocked.push((Arc::clone(queue), pushed.blocked));
             }
         }
         // Forget queues of subscriptions that may be gone, but keep the common case warm.

@@ -1,12 +1,13 @@
-//! Properties of the subscriber queue under any mix of pushes and drains: it never holds
-//! more than its limits, and every record pushed is either drained or reported in a gap —
+//! Properties of the subscriber queue under any mix of pushes and drains, with policies
+//! drop-new and drop-old: it never holds more than its hard limit, and every record pushed is either drained or reported in a gap —
 //! exactly once, with the right sequence range and priorities.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use herald_proto::priority::ALL_PRIORITIES;
-use herald_router::{Delivery, Queue, QueueLimits};
+use herald_proto::Policy;
+use herald_router::{Delivery, Queue, QueueConfig};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -28,9 +29,12 @@ proptest! {
     fn never_over_its_limits_and_gaps_account_for_every_drop(
         max_records in 1usize..30,
         max_bytes in 1usize..3000,
+        policy in 0usize..2,
         steps in proptest::collection::vec(step(), 1..40),
     ) {
-        let queue = Queue::new(QueueLimits { max_records, max_bytes }, Arc::default());
+        let policy = [Policy::DropNew, Policy::DropOld][policy];
+        let config = QueueConfig { max_records, max_bytes, hard_bytes: max_bytes * 2, policy, ..QueueConfig::default() };
+        let queue = Queue::new(config, Arc::default());
         let mut next_seq = 1u64;
         let mut drained = Vec::new();
         let mut gapped = Vec::new();
@@ -46,14 +50,16 @@ proptest! {
                             received: 0,
                             priority: ALL_PRIORITIES[priority],
                             record: Bytes::from(vec![0u8; len]),
+                            subject: (0, 0),
                         };
                         next_seq += 1;
                         delivery
                     }).collect();
                     pushed.extend(batch.iter().map(|d| (d.seq, d.priority)));
                     let before = queue.dropped();
-                    let dropped = queue.push_batch(&mut batch);
-                    prop_assert_eq!(queue.dropped() - before, dropped);
+                    let pushed = queue.push_batch(&mut batch);
+                    prop_assert_eq!(queue.dropped() - before, pushed.drops.total());
+                    prop_assert!(pushed.blocked.is_empty());
                 }
                 Step::Drain(budget) => {
                     let mut out = Vec::new();
@@ -71,7 +77,8 @@ proptest! {
                     drained.extend(out.iter().map(|d| d.seq));
                 }
             }
-            prop_assert!(queue.depth() as usize <= max_records);
+            // Only protected (EMERGENCY) records may go over the soft limits, never the hard one.
+            prop_assert!(queue.depth_bytes() as usize <= max_bytes * 2);
         }
         let mut rest = Vec::new();
         if let Some(gap) = queue.drain(&mut rest, usize::MAX) {
@@ -81,8 +88,9 @@ proptest! {
             gapped.push(gap);
         }
         drained.extend(rest.iter().map(|d| d.seq));
-        // Drained records come out in order, each once.
+        // Drained records come out in sequence order, each once.
         prop_assert!(drained.windows(2).all(|w| w[0] < w[1]));
+        prop_assert_eq!(queue.depth(), 0);
         let lost: u64 = gapped.iter().map(|g| g.count).sum();
         prop_assert_eq!(drained.len() as u64 + lost, pushed.len() as u64);
         prop_assert_eq!(lost, queue.dropped());

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herald_proto::frame::DEFAULT_MAX_FRAME_BYTES;
-use herald_router::QueueLimits;
+use herald_proto::PriorityError;
+use herald_router::QueueConfig;
 use serde::Deserialize;
 
 use crate::units::{parse_bytes, parse_duration};
@@ -29,6 +30,8 @@ pub const DEFAULT_HEARTBEAT_INTERVAL_MS: u64 = 1_000;
 pub const DEFAULT_HEARTBEAT_TIMEOUT_MS: u64 = 5_000;
 /// Default time a new connection has to send `HELLO`.
 pub const DEFAULT_HANDSHAKE_TIMEOUT_MS: u64 = 5_000;
+/// Default longest wait of a publisher for a subscriber with policy `block`.
+pub const DEFAULT_MAX_BLOCK_TIMEOUT_MS: u64 = 1_000;
 /// Default log level of the server's own diagnostics.
 pub const DEFAULT_LOG_LEVEL: &str = "info";
 /// Prefix of the environment variables that set configuration keys.
@@ -39,7 +42,7 @@ pub const ENV_CONFIG_FILE: &str = "HERALD_CONFIG";
 pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 11] = [
+pub const KEYS: [&str; 14] = [
     "name",
     "listen",
     "max_frame_bytes",
@@ -47,6 +50,9 @@ pub const KEYS: [&str; 11] = [
     "max_subscriptions",
     "queue_records",
     "queue_bytes",
+    "queue_hard_bytes",
+    "protected_priority",
+    "max_block_timeout",
     "heartbeat_interval",
     "heartbeat_timeout",
     "handshake_timeout",
@@ -119,6 +125,12 @@ pub struct RawConfig {
     pub queue_records: Option<u64>,
     /// Subscriber queue bound in bytes.
     pub queue_bytes: Option<Quantity>,
+    /// Hard bound up to which protected records are kept, in bytes.
+    pub queue_hard_bytes: Option<Quantity>,
+    /// Lowest priority that is never shed while the hard bound allows.
+    pub protected_priority: Option<String>,
+    /// Longest a publisher may wait for a subscriber with policy `block`.
+    pub max_block_timeout: Option<Quantity>,
     /// Heartbeat interval.
     pub heartbeat_interval: Option<Quantity>,
     /// Heartbeat timeout.
@@ -142,8 +154,11 @@ pub struct Config {
     pub max_connections: usize,
     /// Most subscriptions per connection.
     pub max_subscriptions: usize,
-    /// Bounds of each subscriber queue.
-    pub queue: QueueLimits,
+    /// Bounds and defaults of each subscriber queue; a subscriber may ask for smaller
+    /// bounds, another policy, protected priority or latest-only delivery.
+    pub queue: QueueConfig,
+    /// Longest a publisher may wait for a subscriber with policy `block`.
+    pub max_block_timeout: Duration,
     /// Heartbeat interval.
     pub heartbeat_interval: Duration,
     /// Heartbeat timeout.
@@ -223,15 +238,28 @@ impl Config {
                     format!("{max_frame_bytes} is outside 1KiB..=256MiB"),
                 )
             })?;
-        let defaults = QueueLimits::default();
-        let queue = QueueLimits {
-            max_records: positive(
-                "queue_records",
-                raw.queue_records,
-                defaults.max_records as u64,
-            )? as usize,
-            max_bytes: bytes("queue_bytes", raw.queue_bytes, defaults.max_bytes as u64)? as usize,
+        let defaults = QueueConfig::default();
+        let max_bytes = bytes("queue_bytes", raw.queue_bytes, defaults.max_bytes as u64)? as usize;
+        let hard_bytes = bytes("queue_hard_bytes", raw.queue_hard_bytes, defaults.hard_bytes as u64)? as usize;
+        if hard_bytes < max_bytes {
+            return Err(invalid(
+                "queue_hard_bytes",
+                format!("{hard_bytes} is smaller than queue_bytes {max_bytes}"),
+            ));
+        }
+        let protected = match raw.protected_priority {
+            None => defaults.protected,
+            Some(name) => name.parse().map_err(|err: PriorityError| invalid("protected_priority", err.to_string()))?,
         };
+        let queue = QueueConfig {
+            max_records: positive("queue_records", raw.queue_records, defaults.max_records as u64)? as usize,
+            max_bytes,
+            hard_bytes,
+            protected,
+            ..defaults
+        };
+        let max_block_timeout =
+            duration("max_block_timeout", raw.max_block_timeout, DEFAULT_MAX_BLOCK_TIMEOUT_MS)?;
         let heartbeat_interval = duration(
             "heartbeat_interval",
             raw.heartbeat_interval,
@@ -272,6 +300,7 @@ impl Config {
                 DEFAULT_MAX_SUBSCRIPTIONS as u64,
             )? as usize,
             queue,
+            max_block_timeout,
             heartbeat_interval,
             heartbeat_timeout,
             handshake_timeout: duration(

@@ -3,6 +3,8 @@
 
 use std::net::SocketAddr;
 
+use herald_router::{DropReason, Drops};
+
 use crate::monitor::Monitor;
 
 /// Why a connection ended; the monitor counts each reason.
@@ -24,11 +26,13 @@ pub enum CloseReason {
     ServerShutdown,
     /// The connection limit was reached.
     TooManyConnections,
+    /// A subscription with policy `disconnect` fell behind.
+    SlowConsumer,
 }
 
 impl CloseReason {
     /// Every reason, in the order of [`CloseReason::index`].
-    pub const ALL: [CloseReason; 8] = [
+    pub const ALL: [CloseReason; 9] = [
         CloseReason::ClientClosed,
         CloseReason::ProtocolError,
         CloseReason::FrameTooLarge,
@@ -37,6 +41,7 @@ impl CloseReason {
         CloseReason::IoError,
         CloseReason::ServerShutdown,
         CloseReason::TooManyConnections,
+        CloseReason::SlowConsumer,
     ];
 
     /// Returns the snake-case name used by the monitor.
@@ -50,6 +55,7 @@ impl CloseReason {
             CloseReason::IoError => "io_error",
             CloseReason::ServerShutdown => "server_shutdown",
             CloseReason::TooManyConnections => "too_many_connections",
+            CloseReason::SlowConsumer => "slow_consumer",
         }
     }
 
@@ -87,13 +93,26 @@ pub fn frame_rejected(monitor: &Monitor, connection: u64, peer: SocketAddr, mess
     tracing::warn!(connection, %peer, error = message, "rejected frame");
 }
 
-/// Records from publisher `connection` did not fit subscriber queues; each subscriber that
-/// lost some gets a gap notice from its writer.
-pub fn records_dropped(monitor: &Monitor, connection: u64, count: u64) {
-    monitor.count_dropped(count);
-    tracing::trace!(
-        connection,
-        count,
-        "records dropped for full subscriber queues"
-    );
+/// Records from publisher `connection` did not reach subscriber queues (or were shed from
+/// them); each subscriber that lost some gets a gap notice from its writer.
+pub fn records_dropped(monitor: &Monitor, connection: u64, drops: &Drops) {
+    monitor.count_drops(drops);
+    tracing::trace!(connection, count = drops.total(), "records dropped for subscribers");
+}
+
+/// A subscription ended with records still queued, which are discarded.
+pub fn queue_discarded(
+    monitor: &Monitor,
+    connection: u64,
+    subscription: u64,
+    reason: DropReason,
+    count: u64,
+) {
+    if count == 0 {
+        return;
+    }
+    let mut drops = Drops::default();
+    drops.add(reason, count);
+    monitor.count_drops(&drops);
+    tracing::debug!(connection, subscription, count, reason = reason.name(), "queued records discarded");
 }

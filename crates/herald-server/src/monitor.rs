@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use herald_proto::value::Field;
 use herald_proto::Value;
-use herald_router::Queue;
+use herald_router::{DropReason, Drops, Queue};
 use tokio::sync::Notify;
 
 use crate::events::CloseReason;
@@ -39,6 +39,8 @@ pub struct ConnectionState {
     pub subscriptions: Mutex<Vec<SubscriptionState>>,
     /// Wakes the connection's writer when a queue has records.
     pub writer: Arc<Notify>,
+    /// The writer closed the connection because a `disconnect` subscription fell behind.
+    pub slow_consumer: Notify,
 }
 
 impl ConnectionState {
@@ -51,6 +53,7 @@ impl ConnectionState {
             records_in: AtomicU64::new(0),
             subscriptions: Mutex::new(Vec::new()),
             writer: Arc::default(),
+            slow_consumer: Notify::new(),
         }
     }
 
@@ -83,7 +86,7 @@ pub struct Monitor {
     records_in: AtomicU64,
     bytes_in: AtomicU64,
     deliveries: AtomicU64,
-    dropped: AtomicU64,
+    drops: [AtomicU64; DropReason::ALL.len()],
     rejected_frames: AtomicU64,
     closes: [AtomicU64; CloseReason::ALL.len()],
     connections: Mutex<BTreeMap<u64, Arc<ConnectionState>>>,
@@ -100,7 +103,7 @@ impl Monitor {
             records_in: AtomicU64::new(0),
             bytes_in: AtomicU64::new(0),
             deliveries: AtomicU64::new(0),
-            dropped: AtomicU64::new(0),
+            drops: Default::default(),
             rejected_frames: AtomicU64::new(0),
             closes: Default::default(),
             connections: Mutex::new(BTreeMap::new()),
@@ -134,8 +137,23 @@ impl Monitor {
         self.rejected_frames.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn count_dropped(&self, count: u64) {
-        self.dropped.fetch_add(count, Ordering::Relaxed);
+    pub(crate) fn count_drops(&self, drops: &Drops) {
+        for reason in DropReason::ALL {
+            let count = drops.get(reason);
+            if count > 0 {
+                self.drops[reason.index()].fetch_add(count, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Returns the records lost so far (every reason but `superseded`, which latest-only
+    /// subscribers ask for).
+    pub fn dropped(&self) -> u64 {
+        DropReason::ALL
+            .iter()
+            .filter(|r| **r != DropReason::Superseded)
+            .map(|r| self.drops[r.index()].load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Returns how often connections closed for `reason`.
@@ -199,7 +217,8 @@ impl Monitor {
             ("records_in".into(), load(&self.records_in)),
             ("bytes_in".into(), load(&self.bytes_in)),
             ("deliveries".into(), load(&self.deliveries)),
-            ("dropped".into(), load(&self.dropped)),
+            ("dropped".into(), int(self.dropped())),
+            ("drops".into(), drops_map(|r| self.drops[r.index()].load(Ordering::Relaxed))),
             ("rejected_frames".into(), load(&self.rejected_frames)),
             ("rate_in".into(), Value::Float(sample.rate_in)),
             ("rate_out".into(), Value::Float(sample.rate_out)),
@@ -207,6 +226,12 @@ impl Monitor {
             ("clients".into(), Value::Array(clients)),
         ]
     }
+}
+
+/// Returns drop counts by reason as a map (reason name → count).
+fn drops_map(count: impl Fn(DropReason) -> u64) -> Value {
+    let entries = DropReason::ALL.iter().map(|r| (r.name().to_string(), Value::Int(count(*r) as i64)));
+    Value::Map(entries.collect())
 }
 
 fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
@@ -218,9 +243,15 @@ fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
             Value::Map(vec![
                 ("id".into(), int(s.id)),
                 ("filter".into(), Value::Str(s.filter.clone())),
+                ("policy".into(), Value::Str(s.queue.config().policy.name().into())),
                 ("depth".into(), int(s.queue.depth())),
+                ("depth_bytes".into(), int(s.queue.depth_bytes())),
                 ("delivered".into(), int(s.queue.delivered())),
                 ("dropped".into(), int(s.queue.dropped())),
+                ("drops".into(), {
+                    let drops = s.queue.drops();
+                    drops_map(|r| drops.get(r))
+                }),
             ])
         })
         .collect();

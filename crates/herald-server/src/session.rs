@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use herald_proto::frame::{Hello, Welcome, PROTOCOL_VERSION};
 use herald_proto::{ErrorCode, ErrorFrame, Frame, FrameError};
-use herald_router::RouteContext;
+use herald_router::{DropReason, RouteContext};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -163,6 +163,7 @@ async fn serve(
     }
     shared.router.remove_connection(id);
     shared.monitor.remove_connection(id);
+    discard_queues(&shared, &session.state, close.reason);
     drop(session);
     let _ = tokio::time::timeout(WRITER_FLUSH_TIMEOUT, writer).await;
     events::connection_closed(
@@ -172,6 +173,18 @@ async fn serve(
         close.reason,
         &close_detail(&close),
     );
+}
+
+/// Counts the records still queued for a closing connection's subscriptions as lost.
+fn discard_queues(shared: &Shared, state: &ConnectionState, reason: CloseReason) {
+    let drop_reason = match reason {
+        CloseReason::SlowConsumer => DropReason::SlowConsumer,
+        _ => DropReason::Closed,
+    };
+    for subscription in state.subscriptions().iter() {
+        let discarded = subscription.queue.discard(drop_reason);
+        events::queue_discarded(&shared.monitor, state.id, subscription.id, drop_reason, discarded);
+    }
 }
 
 fn close_detail(close: &Close) -> String {
@@ -265,6 +278,10 @@ where
                     let message = format!("no frame from the client for {} ms", timeout.as_millis());
                     return Close::with_error(CloseReason::HeartbeatTimeout, ErrorCode::HeartbeatTimeout, message);
                 }
+            }
+            () = session.state.slow_consumer.notified() => {
+                // The writer has told the client why and shut the socket.
+                return Close::quiet(CloseReason::SlowConsumer);
             }
             () = shutdown.recv() => {
                 return Close::with_error(CloseReason::ServerShutdown, ErrorCode::ShuttingDown, "server shutting down");

@@ -42,7 +42,10 @@ pub async fn run<W: AsyncWrite + Unpin>(
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ping.tick().await;
     let mut open = true;
+    // When a latest-only queue next has a record ready, if any waits.
+    let mut next_ready: Option<tokio::time::Instant> = None;
     while open {
+        let ready_at = next_ready.unwrap_or_else(|| tokio::time::Instant::now() + heartbeat_interval);
         tokio::select! {
             frame = control.recv() => match frame {
                 Some(frame) => frame.encode(&mut buffer),
@@ -50,6 +53,7 @@ pub async fn run<W: AsyncWrite + Unpin>(
             },
             () = state.writer.notified() => {}
             _ = ping.tick() => Frame::Ping.encode(&mut buffer),
+            () = tokio::time::sleep_until(ready_at), if next_ready.is_some() => {}
         }
         while let Ok(frame) = control.try_recv() {
             frame.encode(&mut buffer);
@@ -60,6 +64,14 @@ pub async fn run<W: AsyncWrite + Unpin>(
                 .iter()
                 .map(|s| (s.id, Arc::clone(&s.queue)))
                 .collect();
+            next_ready = queues.iter().filter_map(|(_, q)| q.next_ready()).min().map(Into::into);
+            if let Some((subscription, queue)) = queues.iter().find(|(_, q)| q.take_disconnect()) {
+                let error = slow_consumer_error(*subscription, queue);
+                Frame::Error(error).encode(&mut buffer);
+                write.write_all(&buffer).await?;
+                state.slow_consumer.notify_one();
+                return write.shutdown().await;
+            }
             for (subscription, queue) in &queues {
                 drain_queue(
                     *subscription,
@@ -80,6 +92,20 @@ pub async fn run<W: AsyncWrite + Unpin>(
         }
     }
     write.shutdown().await
+}
+
+/// Returns the error that tells a subscriber with policy `disconnect` why it is closed.
+fn slow_consumer_error(subscription: u64, queue: &Queue) -> herald_proto::ErrorFrame {
+    let config = queue.config();
+    herald_proto::ErrorFrame {
+        cid: 0,
+        code: herald_proto::ErrorCode::SlowConsumer,
+        message: format!(
+            "subscription {subscription} fell behind: its queue ({} records, {} bytes) is full \
+             and its policy is disconnect",
+            config.max_records, config.max_bytes
+        ),
+    }
 }
 
 /// Appends a `GAP` frame if the queue dropped records, then `DELIVER` frames of what it
@@ -150,11 +176,11 @@ mod tests {
     use bytes::Bytes;
     use herald_proto::frame_buffer::FrameBuffer;
     use herald_proto::Priority;
-    use herald_router::QueueLimits;
+    use herald_router::QueueConfig;
 
     #[test]
     fn deliver_frames_stay_within_the_budget() {
-        let queue = Queue::new(QueueLimits::default(), Arc::default());
+        let queue = Queue::new(QueueConfig::default(), Arc::default());
         let record = herald_proto::Record::new(herald_proto::Kind::Log, "a.b").to_bytes();
         let mut batch: Vec<Delivery> = (1..=100)
             .map(|seq| Delivery {
@@ -162,6 +188,7 @@ mod tests {
                 received: i64::MAX,
                 priority: Priority::Info,
                 record: Bytes::from(record.clone()),
+                subject: (0, 0),
             })
             .collect();
         queue.push_batch(&mut batch);

@@ -104,8 +104,9 @@ async fn check(server: &TestServer, case: &Case, nth: u64) {
 }
 
 fn subscribe_with_filter_body(filter: &[u8]) -> Vec<u8> {
-    let mut body = vec![0x93, 0x01, 0x01];
+    let mut body = vec![0x94, 0x01, 0x01];
     body.extend_from_slice(filter);
+    body.push(0x80); // default delivery options
     raw_frame(FrameType::Subscribe as u8, &body)
 }
 
@@ -801,6 +802,7 @@ async fn a_subscription_id_used_twice_is_refused_for_that_request_only() {
             cid,
             subscription: 1,
             filter: Filter::subject("reuse.*").unwrap(),
+            options: Default::default(),
         })
     };
     raw.send(&subscribe(1)).await;

@@ -11,7 +11,7 @@ use herald_client::{monitor_value, Event};
 use herald_proto::frame::{Ack, GapNotice, Subscribe};
 use herald_proto::value::Field;
 use herald_proto::{AckLevel, Filter, Frame, Priority, Record, Value};
-use herald_router::QueueLimits;
+use herald_router::QueueConfig;
 use herald_server::events::CloseReason;
 use herald_server::Config;
 use herald_testkit::{RawConnection, TestServer};
@@ -111,7 +111,7 @@ async fn monitor_counts_connections_subscriptions_and_records() {
         subscription_rows(entry),
         [(
             a.id() as i64,
-            "subject=ANTENNA.* priority=WARNING,ERROR,CRITICAL,ALERT,EMERGENCY".to_string(),
+            "subject=ANTENNA.* priority=WARNING,ERROR,CRITICAL,ALERT,EMERGENCY policy=drop-new".to_string(),
             0,
             3,
             0
@@ -121,7 +121,7 @@ async fn monitor_counts_connections_subscriptions_and_records() {
         subscription_rows(client_entry(&data, "sub-b")),
         [(
             b.id() as i64,
-            "subject=* type=fault* priority=* audience=operator kind=log".to_string(),
+            "subject=* type=fault* priority=* audience=operator kind=log policy=drop-new".to_string(),
             0,
             2,
             0
@@ -145,9 +145,9 @@ async fn monitor_counts_connections_subscriptions_and_records() {
 #[tokio::test]
 async fn a_full_queue_drops_counts_and_sends_a_gap_notice() {
     let config = Config {
-        queue: QueueLimits {
+        queue: QueueConfig {
             max_records: 2,
-            ..QueueLimits::default()
+            ..QueueConfig::default()
         },
         ..Config::default()
     };
@@ -188,17 +188,20 @@ async fn a_full_queue_drops_counts_and_sends_a_gap_notice() {
     );
 
     let events = take_events(&subscriber, &mut subscription).await;
+    // Queue of 2, drop-new, EMERGENCY protected. WARNING 3 sheds INFO 2; INFO 4 is refused;
+    // ERROR 5 sheds INFO 1; WARNING 6, DEBUG 7 and INFO 9 are refused (nothing lower to
+    // shed); EMERGENCY 8 is protected and kept over the limit; ERROR 10 is refused because
+    // shedding WARNING 3 would not make room next to ERROR 5 and EMERGENCY 8.
     let expected_gap = GapNotice {
         subscription: subscription.id(),
-        count: 8,
-        first_seq: 3,
+        count: 7,
+        first_seq: 1,
         last_seq: 10,
         by_priority: vec![
             (Priority::Debug, 1),
-            (Priority::Info, 2),
-            (Priority::Warning, 2),
-            (Priority::Error, 2),
-            (Priority::Emergency, 1),
+            (Priority::Info, 4),
+            (Priority::Warning, 1),
+            (Priority::Error, 1),
         ],
     };
     let summary: Vec<String> = events
@@ -215,30 +218,30 @@ async fn a_full_queue_drops_counts_and_sends_a_gap_notice() {
         .collect();
     assert_eq!(
         summary,
-        ["gap", "1:0", "2:1"],
+        ["gap", "3:2", "5:4", "8:7"],
         "the gap comes first: the loss happened before the writer sent the queued records"
     );
-    assert_eq!(subscription.lost(), 8);
-    assert_eq!(subscription.received(), 2);
+    assert_eq!(subscription.lost(), 7);
+    assert_eq!(subscription.received(), 3);
     assert_eq!(subscriber.error(), None, "a gap notice is not an error");
 
     let data = subscriber.monitor().await.unwrap();
     assert_eq!(int(&data, "records_in"), 10);
     assert_eq!(
         int(&data, "deliveries"),
-        2,
-        "deliveries counts records queued for subscribers, not the dropped ones"
+        3,
+        "deliveries counts records queued for subscribers, net of those shed"
     );
-    assert_eq!(int(&data, "dropped"), 8);
+    assert_eq!(int(&data, "dropped"), 7);
     let rows = subscription_rows(client_entry(&data, "slow"));
     assert_eq!(
         rows,
         [(
             subscription.id() as i64,
-            "subject=burst.* priority=*".to_string(),
+            "subject=burst.* priority=* policy=drop-new".to_string(),
             0,
-            2,
-            8
+            3,
+            7
         )]
     );
     assert_eq!(int(client_entry(&data, "bursty"), "records_in"), 10);
@@ -255,6 +258,7 @@ async fn a_stuck_subscriber_shows_queue_depth_and_does_not_slow_the_publisher() 
             cid: 1,
             subscription: 5,
             filter: Filter::subject("bulk.*").unwrap(),
+            options: Default::default(),
         }))
         .await;
     assert_eq!(stuck.next_frame().await, Some(Frame::Ok { cid: 1 }));
@@ -275,7 +279,7 @@ async fn a_stuck_subscriber_shows_queue_depth_and_does_not_slow_the_publisher() 
     let [(id, filter, depth, delivered, dropped)] = rows.as_slice() else {
         panic!("one subscription: {rows:?}");
     };
-    assert_eq!((*id, filter.as_str()), (5, "subject=bulk.* priority=*"));
+    assert_eq!((*id, filter.as_str()), (5, "subject=bulk.* priority=* policy=drop-new"));
     assert_eq!(*dropped, 0, "the queue's byte limit was not reached");
     assert_eq!(
         depth + delivered,
@@ -316,6 +320,7 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "bytes_in",
             "deliveries",
             "dropped",
+            "drops",
             "rejected_frames",
             "rate_in",
             "rate_out",

@@ -412,6 +412,7 @@ async fn unsubscribe_stops_delivery_on_the_wire() {
             cid,
             subscription: id,
             filter: subject("unsub.*"),
+            options: Default::default(),
         }))
         .await;
         assert_eq!(raw.next_frame().await, Some(Frame::Ok { cid }));

@@ -11,21 +11,24 @@ use crate::session::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, publish: Publish) -> Result<(), Close> {
     let shared = &session.shared;
-    let stats = shared
+    let mut stats = shared
         .router
         .route(&mut session.route, &publish.records, now_nanos());
+    // Subscribers with policy `block` and a full queue make this publisher wait, each at
+    // most its block timeout, counted from the same start so the waits overlap.
+    let started = tokio::time::Instant::now();
+    for (queue, blocked) in session.route.take_blocked() {
+        stats.dropped.merge(&queue.push_blocking(blocked, started).await);
+    }
     let bytes: usize = publish.records.iter().map(|r| r.bytes.len()).sum();
-    shared.monitor.count_batch(
-        stats.records,
-        bytes as u64,
-        stats.deliveries - stats.dropped,
-    );
+    let queued = stats.deliveries.saturating_sub(stats.dropped.total());
+    shared.monitor.count_batch(stats.records, bytes as u64, queued);
     session
         .state
         .records_in
         .fetch_add(stats.records, Ordering::Relaxed);
-    if stats.dropped > 0 {
-        events::records_dropped(&shared.monitor, session.state.id, stats.dropped);
+    if stats.dropped.total() > 0 {
+        events::records_dropped(&shared.monitor, session.state.id, &stats.dropped);
     }
     match publish.ack {
         AckLevel::None => {}

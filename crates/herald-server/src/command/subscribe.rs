@@ -3,8 +3,12 @@
 use std::sync::Arc;
 
 use herald_proto::frame::Subscribe;
-use herald_proto::{ErrorCode, ErrorFrame, Filter, Frame};
-use herald_router::{Queue, Subscription};
+use std::time::Duration;
+
+use herald_proto::{DeliveryOptions, ErrorCode, ErrorFrame, Filter, Frame};
+use herald_router::{Queue, QueueConfig, Subscription};
+
+use crate::Config;
 
 use crate::monitor::SubscriptionState;
 use crate::session::{Close, Session};
@@ -39,10 +43,11 @@ fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, Strin
         );
         return Err((ErrorCode::Limit, message));
     }
-    let queue = Arc::new(Queue::new(config.queue, Arc::clone(&session.state.writer)));
+    let queue_config = queue_config(config, &subscribe.options);
+    let queue = Arc::new(Queue::new(queue_config, Arc::clone(&session.state.writer)));
     subscriptions.push(SubscriptionState {
         id: subscribe.subscription,
-        filter: describe(&subscribe.filter),
+        filter: describe(&subscribe.filter, &queue_config),
         queue: Arc::clone(&queue),
     });
     drop(subscriptions);
@@ -55,8 +60,28 @@ fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, Strin
     Ok(())
 }
 
-/// Writes a filter the way `herald tail` options would spell it.
-fn describe(filter: &Filter) -> String {
+/// Returns the queue a subscriber asked for, within the server's bounds: it may ask for a
+/// smaller queue, never a larger one, and for a block timeout up to `max_block_timeout`.
+fn queue_config(config: &Config, options: &DeliveryOptions) -> QueueConfig {
+    let server = config.queue;
+    let capped = |asked: Option<u64>, limit: usize| asked.map_or(limit, |n| (n as usize).min(limit));
+    let block_timeout = options
+        .block_timeout_ms
+        .map_or(server.block_timeout, Duration::from_millis)
+        .min(config.max_block_timeout);
+    QueueConfig {
+        max_records: capped(options.max_records, server.max_records),
+        max_bytes: capped(options.max_bytes, server.max_bytes),
+        policy: options.policy,
+        protected: options.protected.unwrap_or(server.protected),
+        block_timeout,
+        latest_interval: options.latest_per_second.map(|rate| Duration::from_secs_f64(1.0 / rate)),
+        ..server
+    }
+}
+
+/// Writes a filter and its delivery the way `herald tail` options would spell them.
+fn describe(filter: &Filter, queue: &QueueConfig) -> String {
     let mut parts = vec![format!("subject={}", filter.subject)];
     if !filter.type_name.is_any() {
         parts.push(format!("type={}", filter.type_name));
@@ -76,6 +101,10 @@ fn describe(filter: &Filter) -> String {
         .map(herald_proto::Kind::name)
         .collect();
         parts.push(format!("kind={}", kinds.join(",")));
+    }
+    parts.push(format!("policy={}", queue.policy));
+    if let Some(interval) = queue.latest_interval {
+        parts.push(format!("latest={:.3}/s", 1.0 / interval.as_secs_f64()));
     }
     parts.join(" ")
 }

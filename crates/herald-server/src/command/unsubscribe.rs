@@ -3,7 +3,9 @@
 //! `ERROR` with `cid` 0 would otherwise read as "the whole connection failed".
 
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
+use herald_router::DropReason;
 
+use crate::events;
 use crate::session::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, cid: u64, subscription: u64) -> Result<(), Close> {
@@ -11,10 +13,16 @@ pub(super) async fn apply(session: &mut Session, cid: u64, subscription: u64) ->
         .shared
         .router
         .unsubscribe(session.state.id, subscription);
-    session
-        .state
-        .subscriptions()
-        .retain(|s| s.id != subscription);
+    let removed_state = {
+        let mut subscriptions = session.state.subscriptions();
+        let position = subscriptions.iter().position(|s| s.id == subscription);
+        position.map(|index| subscriptions.remove(index))
+    };
+    if let Some(state) = removed_state {
+        let discarded = state.queue.discard(DropReason::Closed);
+        let (monitor, connection) = (&session.shared.monitor, session.state.id);
+        events::queue_discarded(monitor, connection, subscription, DropReason::Closed, discarded);
+    }
     if cid == 0 {
         return Ok(());
     }

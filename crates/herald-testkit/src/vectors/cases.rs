@@ -7,6 +7,7 @@
 //! vector tests check it.
 
 use bytes::Bytes;
+use herald_proto::{DeliveryOptions, Policy};
 use herald_proto::frame::{
     Ack, DeliverEntry, GapNotice, Hello, Publish, RawRecord, Subscribe, Welcome, PROTOCOL_VERSION,
 };
@@ -213,7 +214,16 @@ fn subscribe() -> Vec<Json> {
             cid,
             subscription,
             filter,
+            options: DeliveryOptions::default(),
         })
+    };
+    let display = DeliveryOptions {
+        policy: Policy::DropOld,
+        max_records: Some(1000),
+        max_bytes: Some(1 << 20),
+        block_timeout_ms: Some(50),
+        protected: Some(Priority::Alert),
+        latest_per_second: Some(2.5),
     };
     vec![
         case(
@@ -226,6 +236,17 @@ fn subscribe() -> Vec<Json> {
             "SUBSCRIBE with subject and type globs, priorities =DEBUG,>=ERROR, two audiences and \
              kinds log,info",
             &subscribe(2, 2, every),
+        ),
+        case(
+            "subscribe_every_option",
+            "SUBSCRIBE with every delivery option: drop-old, 1000 records, 1 MiB, 50 ms block \
+             timeout, ALERT and above protected, latest-only at 2.5 per second per subject",
+            &Frame::Subscribe(Subscribe {
+                cid: 5,
+                subscription: 5,
+                filter: Filter::subject("SR.*").expect("the vector's filter parses"),
+                options: display,
+            }),
         ),
         case(
             "subscribe_inbox",

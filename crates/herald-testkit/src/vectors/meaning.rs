@@ -6,6 +6,7 @@
 //! float (always written with a `.` or an exponent), string, `{"bytes": "<hex>"}`,
 //! `{"time": <ns>}`, array, object (in wire order).
 
+use herald_proto::DeliveryOptions;
 use herald_proto::frame::{DeliverEntry, GapNotice, Hello, Publish, Subscribe, Welcome};
 use herald_proto::priority::ALL_PRIORITIES;
 use herald_proto::value::Field;
@@ -128,6 +129,19 @@ fn subscribe_json(subscribe: &Subscribe) -> Json {
         "cid": subscribe.cid,
         "subscription": subscribe.subscription,
         "filter": filter_to_json(&subscribe.filter),
+        "options": options_to_json(&subscribe.options),
+    })
+}
+
+/// Returns delivery options with every option present; `null` means the server's default.
+pub fn options_to_json(options: &DeliveryOptions) -> Json {
+    json!({
+        "policy": options.policy.name(),
+        "max_records": options.max_records,
+        "max_bytes": options.max_bytes,
+        "block_timeout_ms": options.block_timeout_ms,
+        "protected": options.protected.map(|p| p.name()),
+        "latest_per_second": options.latest_per_second,
     })
 }
 

@@ -1,0 +1,400 @@
+//! The bounded queue between the router and one subscriber's connection writer, with the
+//! subscriber's policy for when it is full.
+//!
+//! Whatever the policy, a full queue sheds the lowest priorities first, keeps records at or
+//! above the protected priority while the hard byte limit allows, and remembers every loss
+//! as a [`Gap`] that the writer reports to the subscriber before the records that follow.
+
+mod drops;
+mod lanes;
+mod latest;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use herald_proto::{Policy, Priority};
+use tokio::sync::Notify;
+
+pub use drops::{DropReason, Drops, Gap};
+use lanes::{End, Lanes};
+use latest::Latest;
+
+/// Default bound of a subscriber queue, in records.
+pub const DEFAULT_QUEUE_RECORDS: usize = 65_536;
+/// Default bound of a subscriber queue, in bytes of encoded records.
+pub const DEFAULT_QUEUE_BYTES: usize = 64 * 1024 * 1024;
+/// Default hard bound, in bytes, up to which protected records are kept in a full queue.
+pub const DEFAULT_QUEUE_HARD_BYTES: usize = 128 * 1024 * 1024;
+/// Default longest wait of a publisher under policy `block`.
+pub const DEFAULT_BLOCK_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// One record on its way to one subscriber: shared bytes plus the server's stamps.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    /// The server's sequence number.
+    pub seq: u64,
+    /// The server's receive time, ns.
+    pub received: i64,
+    /// The record's priority (for shedding and gap notices).
+    pub priority: Priority,
+    /// The encoded record, shared with every other subscriber of it.
+    pub record: Bytes,
+    /// Byte range of the subject within `record` (for latest-only delivery).
+    pub subject: (u32, u32),
+}
+
+impl Delivery {
+    /// Returns the subject's bytes, sharing the record's memory.
+    pub fn subject(&self) -> Bytes {
+        self.record.slice(self.subject.0 as usize..self.subject.1 as usize)
+    }
+}
+
+/// Bounds and policy of one queue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueueConfig {
+    /// Most records held (protected records may exceed it up to `hard_bytes`).
+    pub max_records: usize,
+    /// Most record bytes held (protected records may exceed it up to `hard_bytes`).
+    pub max_bytes: usize,
+    /// Most record bytes held at all.
+    pub hard_bytes: usize,
+    /// What to do when full.
+    pub policy: Policy,
+    /// Records at or above this priority are not shed while `hard_bytes` allows.
+    pub protected: Priority,
+    /// Longest wait of a publisher under [`Policy::Block`].
+    pub block_timeout: Duration,
+    /// Latest-only delivery: at most one record per subject per this interval.
+    pub latest_interval: Option<Duration>,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig {
+            max_records: DEFAULT_QUEUE_RECORDS,
+            max_bytes: DEFAULT_QUEUE_BYTES,
+            hard_bytes: DEFAULT_QUEUE_HARD_BYTES,
+            policy: Policy::DropNew,
+            protected: Priority::Emergency,
+            block_timeout: DEFAULT_BLOCK_TIMEOUT,
+            latest_interval: None,
+        }
+    }
+}
+
+/// What one push did.
+#[derive(Debug, Default)]
+pub struct Pushed {
+    /// Records lost, by reason.
+    pub drops: Drops,
+    /// Under policy `block`: records that did not fit and wait for room.
+    pub blocked: Vec<Delivery>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    lanes: Lanes,
+    latest: Option<Latest>,
+    gap: Gap,
+}
+
+/// A bounded queue of deliveries for one subscriber. Publishers push, the subscriber's
+/// connection writer drains; the lock is per subscriber, never shared by all connections.
+#[derive(Debug)]
+pub struct Queue {
+    inner: Mutex<Inner>,
+    config: QueueConfig,
+    writer: Arc<Notify>,
+    space: Notify,
+    disconnect: AtomicBool,
+    /// Records accepted into the queue.
+    pushed: AtomicU64,
+    /// Records handed to the writer.
+    sent: AtomicU64,
+    /// Records accepted and later removed unsent (shed, superseded, discarded).
+    evicted: AtomicU64,
+    drops: [AtomicU64; DropReason::ALL.len()],
+}
+
+impl Queue {
+    /// Returns an empty queue whose writer is woken through `writer`.
+    pub fn new(config: QueueConfig, writer: Arc<Notify>) -> Self {
+        let latest = config.latest_interval.map(Latest::new);
+        Queue {
+            inner: Mutex::new(Inner { lanes: Lanes::default(), latest, gap: Gap::default() }),
+            config,
+            writer,
+            space: Notify::new(),
+            disconnect: AtomicBool::new(false),
+            pushed: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
+            drops: Default::default(),
+        }
+    }
+
+    /// Returns the queue's bounds and policy.
+    pub fn config(&self) -> &QueueConfig {
+        &self.config
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding this lock leaves plain data behind; keep serving it.
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Queues `deliveries` (draining the vector). What does not fit is shed by priority and
+    /// policy, counted, and remembered for the next gap notice; under policy `block` it is
+    /// returned in [`Pushed::blocked`] instead, for the caller to wait with
+    /// [`Queue::push_blocking`]. Wakes the writer.
+    pub fn push_batch(&self, deliveries: &mut Vec<Delivery>) -> Pushed {
+        self.push(deliveries.drain(..), self.config.policy)
+    }
+
+    fn push(&self, deliveries: impl Iterator<Item = Delivery>, policy: Policy) -> Pushed {
+        let mut pushed = Pushed::default();
+        let mut accepted = 0;
+        let mut inner = self.lock();
+        for delivery in deliveries {
+            match self.place(&mut inner, delivery, policy, &mut pushed) {
+                Placed::Accepted => accepted += 1,
+                Placed::Dropped => {}
+                Placed::Blocked(delivery) => pushed.blocked.push(delivery),
+            }
+        }
+        drop(inner);
+        self.pushed.fetch_add(accepted, Ordering::Relaxed);
+        for reason in DropReason::ALL {
+            let count = pushed.drops.get(reason);
+            if count > 0 {
+                self.drops[reason.index()].fetch_add(count, Ordering::Relaxed);
+            }
+        }
+        self.writer.notify_one();
+        pushed
+    }
+
+    fn place(&self, inner: &mut Inner, delivery: Delivery, policy: Policy, pushed: &mut Pushed) -> Placed {
+        let config = &self.config;
+        if let Some(latest) = &mut inner.latest {
+            if latest.replaces(&delivery) || latest.records() < config.max_records {
+                if latest.push(delivery).is_some() {
+                    pushed.drops.add(DropReason::Superseded, 1);
+                    self.evicted.fetch_add(1, Ordering::Relaxed);
+                }
+                return Placed::Accepted;
+            }
+            inner.gap.add(&delivery);
+            pushed.drops.add(DropReason::QueueFull, 1);
+            return Placed::Dropped;
+        }
+        let len = delivery.record.len();
+        let lanes = &mut inner.lanes;
+        let fits = |lanes: &Lanes| lanes.records() < config.max_records && lanes.bytes() + len <= config.max_bytes;
+        if fits(lanes) {
+            lanes.push(delivery);
+            return Placed::Accepted;
+        }
+        if delivery.priority >= config.protected {
+            return self.place_protected(inner, delivery, pushed);
+        }
+        match policy {
+            Policy::Block => return Placed::Blocked(delivery),
+            Policy::Disconnect => {
+                self.disconnect.store(true, Ordering::Release);
+                pushed.drops.add(DropReason::SlowConsumer, 1);
+                return Placed::Dropped;
+            }
+            Policy::DropNew | Policy::DropOld => {}
+        }
+        // Shed lower priorities first: strictly lower for drop-new (the newcomer loses a
+        // tie), up to its own for drop-old (the oldest of the lowest priority loses).
+        let (limit, end) = match policy {
+            Policy::DropOld => (delivery.priority, End::Oldest),
+            _ => (delivery.priority, End::Newest),
+        };
+        let strict = policy != Policy::DropOld;
+        let eligible = |p: Priority| p < config.protected && (p < limit || (!strict && p == limit));
+        self.shed_for(inner, delivery, eligible, end, fits, DropReason::QueueFull, pushed)
+    }
+
+    /// A protected record in a full queue: kept while the hard limit allows, making room
+    /// by shedding unprotected records if needed.
+    fn place_protected(&self, inner: &mut Inner, delivery: Delivery, pushed: &mut Pushed) -> Placed {
+        let (len, hard, protected) = (delivery.record.len(), self.config.hard_bytes, self.config.protected);
+        let fits = |lanes: &Lanes| lanes.bytes() + len <= hard;
+        self.shed_for(inner, delivery, |p| p < protected, End::Oldest, fits, DropReason::HardLimit, pushed)
+    }
+
+    /// Evicts `eligible` records (lowest priority first, from `end` of their lane) until
+    /// `delivery` fits, and queues it. If shedding cannot make room, nothing is evicted and
+    /// only `delivery` is lost, for `refused`.
+    #[allow(clippy::too_many_arguments)]
+    fn shed_for(
+        &self,
+        inner: &mut Inner,
+        delivery: Delivery,
+        eligible: impl Fn(Priority) -> bool + Copy,
+        end: End,
+        fits: impl Fn(&Lanes) -> bool,
+        refused: DropReason,
+        pushed: &mut Pushed,
+    ) -> Placed {
+        let mut victims = Vec::new();
+        while !fits(&inner.lanes) {
+            match inner.lanes.evict(eligible, end) {
+                Some(victim) => victims.push(victim),
+                None => break,
+            }
+        }
+        if !fits(&inner.lanes) {
+            for victim in victims.into_iter().rev() {
+                inner.lanes.restore(victim, end);
+            }
+            inner.gap.add(&delivery);
+            pushed.drops.add(refused, 1);
+            return Placed::Dropped;
+        }
+        for victim in &victims {
+            inner.gap.add(victim);
+        }
+        pushed.drops.add(DropReason::QueueFull, victims.len() as u64);
+        self.evicted.fetch_add(victims.len() as u64, Ordering::Relaxed);
+        inner.lanes.push(delivery);
+        Placed::Accepted
+    }
+
+    /// Policy `block`: waits up to the block timeout for room for `blocked`, then sheds what
+    /// still does not fit as `drop-new` would. Only the publisher calling this waits.
+    /// `started` is when the publisher began waiting, so that waits for several queues
+    /// overlap instead of adding up.
+    pub async fn push_blocking(&self, mut blocked: Vec<Delivery>, started: tokio::time::Instant) -> Drops {
+        let deadline = started + self.config.block_timeout;
+        let mut drops = Drops::default();
+        loop {
+            let space = self.space.notified();
+            tokio::pin!(space);
+            space.as_mut().enable();
+            let pushed = self.push(blocked.drain(..), Policy::Block);
+            drops.merge(&pushed.drops);
+            blocked = pushed.blocked;
+            if blocked.is_empty() {
+                return drops;
+            }
+            if tokio::time::timeout_at(deadline, space).await.is_err() {
+                break;
+            }
+        }
+        let pushed = self.push(blocked.into_iter(), Policy::DropNew);
+        let mut timed_out = Drops::default();
+        timed_out.add(DropReason::BlockTimeout, pushed.drops.get(DropReason::QueueFull));
+        self.drops[DropReason::QueueFull.index()].fetch_sub(timed_out.total(), Ordering::Relaxed);
+        self.drops[DropReason::BlockTimeout.index()].fetch_add(timed_out.total(), Ordering::Relaxed);
+        drops.merge(&timed_out);
+        drops
+    }
+
+    /// Moves up to `max_bytes` of deliveries (at least one, if any is ready) into `out`, in
+    /// sequence order, and takes the pending gap, if any. The gap is reported before the
+    /// records, since the losses happened while they waited.
+    pub fn drain(&self, out: &mut Vec<Delivery>, max_bytes: usize) -> Option<Gap> {
+        let before = out.len();
+        let mut inner = self.lock();
+        let gap = std::mem::take(&mut inner.gap);
+        if let Some(latest) = &mut inner.latest {
+            latest.drain(Instant::now(), out, max_bytes);
+        } else {
+            let mut taken = 0;
+            while let Some(len) = inner.lanes.oldest_len() {
+                if taken > 0 && taken + len > max_bytes {
+                    break;
+                }
+                taken += len;
+                out.extend(inner.lanes.pop_oldest());
+            }
+        }
+        drop(inner);
+        let moved = out.len() - before;
+        self.sent.fetch_add(moved as u64, Ordering::Relaxed);
+        if moved > 0 {
+            self.space.notify_waiters();
+        }
+        (gap.count > 0).then_some(gap)
+    }
+
+    /// Latest-only delivery: returns when the next waiting record may be sent.
+    pub fn next_ready(&self) -> Option<Instant> {
+        self.lock().latest.as_ref().and_then(Latest::next_ready)
+    }
+
+    /// Returns true once (and only once) if policy `disconnect` fired: the writer then
+    /// closes the connection with a `slow_consumer` error.
+    pub fn take_disconnect(&self) -> bool {
+        self.disconnect.swap(false, Ordering::AcqRel)
+    }
+
+    /// Discards everything queued (the subscription or its connection is going away) and
+    /// counts it under `reason`. Returns how many records were discarded.
+    pub fn discard(&self, reason: DropReason) -> u64 {
+        let mut inner = self.lock();
+        let mut discarded = inner.lanes.clear().len() as u64;
+        if let Some(latest) = &mut inner.latest {
+            discarded += latest.clear().len() as u64;
+        }
+        drop(inner);
+        self.evicted.fetch_add(discarded, Ordering::Relaxed);
+        self.drops[reason.index()].fetch_add(discarded, Ordering::Relaxed);
+        discarded
+    }
+
+    /// Returns the records waiting.
+    pub fn depth(&self) -> u64 {
+        let gone = self.sent.load(Ordering::Relaxed) + self.evicted.load(Ordering::Relaxed);
+        self.pushed.load(Ordering::Relaxed).saturating_sub(gone)
+    }
+
+    /// Returns the record bytes waiting.
+    pub fn depth_bytes(&self) -> u64 {
+        let inner = self.lock();
+        let latest = inner.latest.as_ref().map_or(0, Latest::bytes);
+        (inner.lanes.bytes() + latest) as u64
+    }
+
+    /// Returns the records handed to the writer so far.
+    pub fn delivered(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    /// Returns the records lost so far (every reason but `superseded`).
+    pub fn dropped(&self) -> u64 {
+        DropReason::ALL
+            .iter()
+            .filter(|r| **r != DropReason::Superseded)
+            .map(|r| self.drops[r.index()].load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Returns the drops so far, by reason.
+    pub fn drops(&self) -> Drops {
+        let mut drops = Drops::default();
+        for reason in DropReason::ALL {
+            drops.add(reason, self.drops[reason.index()].load(Ordering::Relaxed));
+        }
+        drops
+    }
+}
+
+enum Placed {
+    /// Queued (in latest-only mode, possibly replacing an older record of its subject).
+    Accepted,
+    /// Not queued: dropped and counted.
+    Dropped,
+    /// Policy `block`: waits for room.
+    Blocked(Delivery),
+}
+
+#[cfg(test)]
+mod tests;
