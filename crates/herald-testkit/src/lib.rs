@@ -94,12 +94,32 @@ impl RawConnection {
         }
     }
 
+    /// Connects with a receive buffer of `bytes` (the kernel may round it), so that a
+    /// connection that stops reading backs up after a known amount of data.
+    ///
+    /// # Panics
+    /// If the connection fails.
+    pub async fn connect_with_receive_buffer(addr: SocketAddr, bytes: u32) -> RawConnection {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket.set_recv_buffer_size(bytes).expect("receive buffer size");
+        let stream = socket.connect(addr).await.expect("connect to test server");
+        RawConnection { stream, buffer: FrameBuffer::new(64 << 20) }
+    }
+
     /// Connects and completes the handshake as client `name`.
     ///
     /// # Panics
     /// If the server does not answer with `WELCOME`.
     pub async fn handshake(addr: SocketAddr, name: &str) -> RawConnection {
-        let mut connection = RawConnection::connect(addr).await;
+        RawConnection::connect(addr).await.complete_handshake(name).await
+    }
+
+    /// Completes the handshake as client `name` on a connection made without one.
+    ///
+    /// # Panics
+    /// If the server does not answer with `WELCOME`.
+    pub async fn complete_handshake(self, name: &str) -> RawConnection {
+        let mut connection = self;
         let hello = Hello {
             version: PROTOCOL_VERSION,
             name: name.to_string(),
