@@ -59,6 +59,19 @@ fn text<'a>(data: &'a [Field], name: &str) -> &'a str {
     }
 }
 
+/// Renders the non-zero counts of a map (`closes`, `drops`) as one line, if any.
+fn nonzero_line(label: &str, map: Option<&Value>) -> Option<String> {
+    let Some(Value::Map(counts)) = map else {
+        return None;
+    };
+    let nonzero: Vec<String> = counts
+        .iter()
+        .filter(|(_, v)| !matches!(v, Value::Int(0)))
+        .map(|(k, v)| format!("{k} {}", v.to_text()))
+        .collect();
+    (!nonzero.is_empty()).then(|| format!("{label}: {}\n", nonzero.join(", ")))
+}
+
 /// Renders monitor data for people.
 pub fn render(data: &[Field]) -> String {
     let mut out = format!(
@@ -76,14 +89,9 @@ pub fn render(data: &[Field]) -> String {
         int(data, "dropped"),
         int(data, "rejected_frames"),
     );
-    if let Some(Value::Map(closes)) = monitor_value(data, "closes") {
-        let nonzero: Vec<String> = closes
-            .iter()
-            .filter(|(_, v)| !matches!(v, Value::Int(0)))
-            .map(|(k, v)| format!("{k} {}", v.to_text()))
-            .collect();
-        if !nonzero.is_empty() {
-            out.push_str(&format!("closes: {}\n", nonzero.join(", ")));
+    for name in ["closes", "drops"] {
+        if let Some(line) = nonzero_line(name, monitor_value(data, name)) {
+            out.push_str(&line);
         }
     }
     let Some(Value::Array(clients)) = monitor_value(data, "clients") else {
@@ -117,6 +125,9 @@ pub fn render(data: &[Field]) -> String {
                 int(s, "dropped"),
                 text(s, "filter")
             ));
+            if let Some(line) = nonzero_line("        drops", monitor_value(s, "drops")) {
+                out.push_str(&line);
+            }
         }
     }
     out

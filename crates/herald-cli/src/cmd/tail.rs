@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use herald_client::Event;
-use herald_proto::Filter;
+use herald_proto::{DeliveryOptions, Filter};
 
 use super::ServerArgs;
 use crate::{json, render};
@@ -39,6 +39,16 @@ pub struct Args {
     /// Stop after this many seconds without a record.
     #[arg(long)]
     idle_timeout: Option<f64>,
+    /// What the server does when this viewer falls behind: drop-new, drop-old, block,
+    /// disconnect. Losses show as gap lines either way.
+    #[arg(long, default_value = "drop-new")]
+    policy: String,
+    /// Latest-only: per subject show only the newest record, at most this many per second.
+    #[arg(long, value_name = "PER_SECOND")]
+    latest: Option<f64>,
+    /// Bound of this viewer's queue on the server, in records.
+    #[arg(long)]
+    queue_records: Option<u64>,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -49,8 +59,20 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         &args.audience,
         Some(&args.kind),
     )?;
+    if let Some(rate) = args.latest {
+        anyhow::ensure!(
+            rate > 0.0 && rate <= herald_proto::delivery_options::MAX_LATEST_PER_SECOND,
+            "bad --latest `{rate}` (expected a rate in (0, 10000] records per second per subject)"
+        );
+    }
+    let options = DeliveryOptions {
+        policy: args.policy.parse()?,
+        latest_per_second: args.latest,
+        max_records: args.queue_records,
+        ..DeliveryOptions::default()
+    };
     let client = args.server.connect("herald-tail").await?;
-    let mut subscription = client.subscribe(filter).await?;
+    let mut subscription = client.subscribe_with_options(filter, options).await?;
     let stdout = std::io::stdout();
     let mut shown = 0;
     while args.count.is_none_or(|count| shown < count) {

@@ -1,0 +1,91 @@
+//! `herald bench`: throughput and behaviour under load, measured end to end.
+//!
+//! Without `--server`, the bench starts a server in this process on a free loopback port, on
+//! a runtime of its own, so one command measures the whole path.
+
+mod scenarios;
+mod workload;
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use herald_server::{Config, Server};
+
+/// Measure throughput.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scenario to run.
+    #[arg(value_enum)]
+    scenario: Scenario,
+    /// Server URL; without it, a server is started in this process.
+    #[arg(long)]
+    server: Option<String>,
+    /// Records to send.
+    #[arg(long, short = 'n', default_value_t = 1_000_000)]
+    records: u64,
+    /// Bytes of text per record.
+    #[arg(long, default_value_t = 128)]
+    size: usize,
+    /// Subscribers for `fanout`.
+    #[arg(long, default_value_t = 10)]
+    subscribers: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Scenario {
+    /// Records/s into the server, no subscriber.
+    Pub,
+    /// 1 publisher → 1 subscriber, records/s delivered.
+    Pubsub,
+    /// 1 publisher → `--subscribers` subscribers.
+    Fanout,
+    /// 5 fast subscribers alone, then beside one that reads at 1/5 of their rate.
+    Slow,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let server_runtime = runtime("herald-server")?;
+    let (url, server) = match &args.server {
+        Some(url) => (url.clone(), None),
+        None => {
+            let config = Config {
+                listen: "127.0.0.1:0".parse()?,
+                ..Config::default()
+            };
+            let server = server_runtime.block_on(Server::start(config))?;
+            (format!("herald://{}", server.local_addr()), Some(server))
+        }
+    };
+    let (records, size) = (args.records, args.size);
+    let report = runtime("herald-bench")?.block_on(async {
+        match args.scenario {
+            Scenario::Pub => scenarios::publish_only(&url, records, size).await,
+            Scenario::Pubsub => scenarios::fanout_report(&url, records, size, 1).await,
+            Scenario::Fanout => {
+                scenarios::fanout_report(&url, records, size, args.subscribers).await
+            }
+            Scenario::Slow => scenarios::slow(&url, records, size).await,
+        }
+    })?;
+    if let Some(server) = server {
+        server_runtime.block_on(server.shutdown());
+    }
+    if args.json {
+        println!("{}", report.json);
+    } else {
+        report.lines.iter().for_each(|line| println!("{line}"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn runtime(name: &str) -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .with_context(|| format!("starting the {name} runtime"))
+}
