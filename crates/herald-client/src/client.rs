@@ -26,6 +26,8 @@ pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
 pub const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default time allowed to connect and complete the handshake, per server.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default time a client keeps trying to fail over before it gives up.
+pub const DEFAULT_RECONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time to wait for the answer to a control request.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -44,8 +46,12 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// Events buffered per subscription.
     pub subscription_buffer: usize,
-    /// Bytes buffered for sending before `publish` waits.
+    /// Bytes buffered for sending (or sent and not yet acknowledged) before `publish`
+    /// waits: the window a failover may have to resend.
     pub outbox_bytes: usize,
+    /// How long to keep trying to reach a server (the next in the URL, then around again)
+    /// after the connection fails; zero turns failover off.
+    pub reconnect_timeout: Duration,
 }
 
 impl Default for ClientOptions {
@@ -58,6 +64,7 @@ impl Default for ClientOptions {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             subscription_buffer: DEFAULT_SUBSCRIPTION_BUFFER,
             outbox_bytes: DEFAULT_OUTBOX_BYTES,
+            reconnect_timeout: DEFAULT_RECONNECT_TIMEOUT,
         }
     }
 }
@@ -84,11 +91,25 @@ pub(crate) enum Route {
     Inbox(Arc<Inbox>),
 }
 
+/// The server a client is connected to now.
+pub(crate) struct Connected {
+    /// Its position in the URL's list.
+    pub(crate) index: usize,
+    /// Its `host:port`.
+    pub(crate) server: String,
+    /// Its `WELCOME`.
+    pub(crate) welcome: Welcome,
+}
+
 /// State shared by the handles and the connection's tasks.
 pub(crate) struct Inner {
     pub(crate) options: ClientOptions,
-    pub(crate) server: String,
-    pub(crate) welcome: Welcome,
+    /// Every server of the URL, in order.
+    pub(crate) servers: Vec<String>,
+    pub(crate) connected: Mutex<Connected>,
+    /// Subscriptions to restore after a failover: id → filter and options.
+    pub(crate) subscriptions: Mutex<HashMap<u64, (Filter, DeliveryOptions)>>,
+    pub(crate) failovers: AtomicU64,
     pub(crate) outbox: Mutex<Outbox>,
     /// Wakes the writer.
     pub(crate) wake: Notify,
@@ -99,7 +120,8 @@ pub(crate) struct Inner {
     pub(crate) inbox: tokio::sync::OnceCell<Arc<Inbox>>,
     pub(crate) error: Mutex<Option<ClientError>>,
     pub(crate) stop: watch::Sender<bool>,
-    next_id: AtomicU64,
+    /// Correlation and acknowledgement ids, shared with the outbox.
+    ids: Arc<AtomicU64>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -110,7 +132,26 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Inner {
     pub(crate) fn next_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Ordering::Relaxed)
+        self.ids.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Returns true once the client is closing on purpose.
+    pub(crate) fn is_stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// The connection failed and the client fails over: requests waiting for answers fail,
+    /// except acknowledgements of records that will be resent (they are answered then).
+    pub(crate) fn connection_lost(&self, why: &str) {
+        let outbox = lock(&self.outbox);
+        let mut pending = lock(&self.pending);
+        let lost: Vec<u64> = pending.keys().copied().filter(|id| !outbox.is_unacked(*id)).collect();
+        drop(outbox);
+        for id in lost {
+            if let Some(sender) = pending.remove(&id) {
+                let _ = sender.send(Err(ClientError::Closed(why.to_string())));
+            }
+        }
     }
 
     /// Ends the connection with `error`: every waiter gets it, every subscription ends.
@@ -160,7 +201,7 @@ pub struct Client {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("server", &self.inner.server)
+            .field("server", &lock(&self.inner.connected).server)
             .finish_non_exhaustive()
     }
 }
@@ -190,10 +231,10 @@ impl Client {
             options.token = token.clone();
         }
         let mut attempts = Vec::new();
-        for server in &url.servers {
+        for (index, server) in url.servers.iter().enumerate() {
             match crate::io::connect(server, &options).await {
                 Ok((stream, welcome)) => {
-                    return Ok(Client::start(stream, server, welcome, options))
+                    return Ok(Client::start(stream, &url.servers, index, welcome, options))
                 }
                 Err(crate::io::HandshakeError::Refused { code, message }) => {
                     return Err(ConnectError::Refused {
@@ -212,17 +253,22 @@ impl Client {
 
     fn start(
         stream: tokio::net::TcpStream,
-        server: &str,
+        servers: &[String],
+        index: usize,
         welcome: Welcome,
         options: ClientOptions,
     ) -> Client {
         let (stop, _) = watch::channel(false);
         let max_frame = usize::try_from(welcome.max_frame_bytes).unwrap_or(usize::MAX);
+        let ids = Arc::new(AtomicU64::new(1));
+        let connected = Connected { index, server: servers[index].clone(), welcome: welcome.clone() };
         let inner = Arc::new(Inner {
             options,
-            server: server.to_string(),
-            welcome,
-            outbox: Mutex::new(Outbox::new(max_frame)),
+            servers: servers.to_vec(),
+            connected: Mutex::new(connected),
+            subscriptions: Mutex::new(HashMap::new()),
+            failovers: AtomicU64::new(0),
+            outbox: Mutex::new(Outbox::new(max_frame, Arc::clone(&ids))),
             wake: Notify::new(),
             space: Notify::new(),
             pending: Mutex::new(HashMap::new()),
@@ -230,23 +276,28 @@ impl Client {
             inbox: tokio::sync::OnceCell::new(),
             error: Mutex::new(None),
             stop,
-            next_id: AtomicU64::new(1),
+            ids,
         });
-        crate::io::spawn(stream, Arc::clone(&inner));
+        crate::failover::spawn(stream, welcome, Arc::clone(&inner));
         Client {
             _guard: Arc::new(CloseGuard(Arc::clone(&inner))),
             inner,
         }
     }
 
-    /// Returns the `host:port` this client is connected to.
-    pub fn server(&self) -> &str {
-        &self.inner.server
+    /// Returns the `host:port` this client is connected to (it changes on failover).
+    pub fn server(&self) -> String {
+        lock(&self.inner.connected).server.clone()
     }
 
-    /// Returns the server's `WELCOME`: its name, limits and this connection's id.
-    pub fn welcome(&self) -> &Welcome {
-        &self.inner.welcome
+    /// Returns the current server's `WELCOME`: its name, limits and this connection's id.
+    pub fn welcome(&self) -> Welcome {
+        lock(&self.inner.connected).welcome.clone()
+    }
+
+    /// Returns how often the client has failed over to another connection.
+    pub fn failovers(&self) -> u64 {
+        self.inner.failovers.load(Ordering::Relaxed)
     }
 
     /// Returns why the connection closed, or `None` while it is open.
@@ -384,7 +435,7 @@ impl Client {
                 if let Some(record) = record {
                     outbox.push_record(record)?;
                 }
-                outbox.seal(id, level);
+                outbox.seal(Some((id, level)));
                 Ok(())
             })
             .await?;
@@ -449,6 +500,7 @@ impl Client {
         let limit = self.inner.options.subscription_buffer.max(1);
         let sink = Sink::new(events, Arc::clone(&counters), limit);
         lock(&self.inner.routes).insert(id, Route::Subscription(sink));
+        lock(&self.inner.subscriptions).insert(id, (filter.clone(), options));
         let subscription = Subscription {
             id,
             client: self.clone(),
@@ -563,6 +615,7 @@ impl Client {
             lock(&self.inner.routes).insert(id, Route::Inbox(Arc::clone(&inbox)));
             let filter = Filter::subject(&inbox.pattern())
                 .map_err(|e| ClientError::InvalidRecord(e.to_string()))?;
+            lock(&self.inner.subscriptions).insert(id, (filter.clone(), DeliveryOptions::default()));
             self.control(|cid| {
                 Frame::Subscribe(Subscribe {
                     cid,
@@ -586,6 +639,7 @@ impl Client {
 
     pub(crate) fn forget_subscription(&self, subscription: u64) {
         lock(&self.inner.routes).remove(&subscription);
+        lock(&self.inner.subscriptions).remove(&subscription);
     }
 
     /// Sends a control frame built around a fresh correlation id and waits for `OK`.

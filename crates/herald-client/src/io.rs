@@ -91,15 +91,39 @@ pub(crate) async fn connect(
     }
 }
 
-/// Starts the reader and writer tasks of a connected client.
-pub(crate) fn spawn(stream: TcpStream, inner: Arc<Inner>) {
+/// Runs one connection: a writer task and a reader task. Returns why it ended. When the
+/// client is closing on purpose, waits for the writer to flush first.
+pub(crate) async fn run_connection(stream: TcpStream, inner: Arc<Inner>, welcome: Welcome) -> ClientError {
     let (read, write) = stream.into_split();
-    tokio::spawn(write_loop(write, Arc::clone(&inner)));
-    tokio::spawn(read_loop(read, inner));
+    let mut writer = tokio::spawn(write_loop(write, Arc::clone(&inner)));
+    let mut reader = tokio::spawn(read_loop(read, Arc::clone(&inner), welcome));
+    let (error, writer_done) = tokio::select! {
+        ended = &mut writer => {
+            let error = ended.unwrap_or_else(|e| Some(ClientError::Closed(format!("writer task failed: {e}"))));
+            (error, true)
+        }
+        ended = &mut reader => {
+            let error = ended.unwrap_or_else(|e| ClientError::Closed(format!("reader task failed: {e}")));
+            (Some(error), false)
+        }
+    };
+    if inner.is_stopping() && !writer_done {
+        // Let the writer finish flushing what was buffered before the socket goes.
+        let _ = tokio::time::timeout(CLOSE_FLUSH_TIMEOUT, &mut writer).await;
+    }
+    writer.abort();
+    reader.abort();
+    error.unwrap_or_else(|| ClientError::Closed("client closed".to_string()))
 }
 
-async fn write_loop(mut write: OwnedWriteHalf, inner: Arc<Inner>) {
-    let mut buffer = Vec::new();
+/// Longest a closing client waits for its last bytes to be written.
+const CLOSE_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Writes what the outbox holds and pings. Returns `None` after a clean close (everything
+/// written), or the write error.
+async fn write_loop(mut write: OwnedWriteHalf, inner: Arc<Inner>) -> Option<ClientError> {
+    let mut frames = Vec::new();
+    let mut small = Vec::new();
     let mut ping = tokio::time::interval(inner.options.heartbeat_interval);
     ping.tick().await;
     let mut stop = inner.stop.subscribe();
@@ -112,67 +136,80 @@ async fn write_loop(mut write: OwnedWriteHalf, inner: Arc<Inner>) {
                 _ = stop.changed() => {}
             }
         }
-        lock(&inner.outbox).take(&mut buffer);
+        lock(&inner.outbox).take(&mut frames);
         inner.space.notify_waiters();
-        if !buffer.is_empty() {
-            if let Err(err) = write.write_all(&buffer).await {
-                inner.fail(ClientError::Closed(format!(
-                    "write to server failed: {err}"
-                )));
-                return;
-            }
-            buffer.clear();
+        if let Err(err) = write_frames(&mut write, &mut frames, &mut small).await {
+            return Some(ClientError::Closed(format!("write to server failed: {err}")));
         }
         if stopping {
             let _ = write.shutdown().await;
-            return;
+            return None;
         }
     }
 }
 
-async fn read_loop(mut read: OwnedReadHalf, inner: Arc<Inner>) {
-    let max_frame = inner
-        .welcome
-        .max_frame_bytes
-        .saturating_add(DELIVER_OVERHEAD_BYTES);
+/// Frames smaller than this are gathered into one write; larger ones are written as they are.
+const GATHER_BYTES: usize = 16 * 1024;
+
+/// Writes `frames` in order with few system calls and no copy of the large ones.
+async fn write_frames(write: &mut OwnedWriteHalf, frames: &mut Vec<Bytes>, small: &mut Vec<u8>) -> std::io::Result<()> {
+    for frame in frames.drain(..) {
+        if frame.len() < GATHER_BYTES {
+            small.extend_from_slice(&frame);
+            continue;
+        }
+        if !small.is_empty() {
+            write.write_all(small).await?;
+            small.clear();
+        }
+        write.write_all(&frame).await?;
+    }
+    if !small.is_empty() {
+        write.write_all(small).await?;
+        small.clear();
+    }
+    Ok(())
+}
+
+/// Reads and dispatches frames and watches the heartbeat; returns why it stopped.
+async fn read_loop(mut read: OwnedReadHalf, inner: Arc<Inner>, welcome: Welcome) -> ClientError {
+    let max_frame = welcome.max_frame_bytes.saturating_add(DELIVER_OVERHEAD_BYTES);
     let mut buffer = FrameBuffer::new(u32::try_from(max_frame).unwrap_or(u32::MAX));
     // The server pings every `WELCOME.heartbeat_ms`: never give up before a few of those.
-    let announced = Duration::from_millis(inner.welcome.heartbeat_ms).saturating_mul(3);
+    let announced = Duration::from_millis(welcome.heartbeat_ms).saturating_mul(3);
     let timeout = inner.options.heartbeat_timeout.max(announced);
     let mut check = tokio::time::interval(inner.options.heartbeat_interval.min(timeout / 2));
     let mut last_heard = Instant::now();
     let mut stop = inner.stop.subscribe();
-    let error = loop {
+    loop {
         match buffer.next_frame() {
             Ok(Some(frame)) => {
                 if let Err(error) = dispatch(&inner, frame) {
-                    break error;
+                    return error;
                 }
                 continue;
             }
             Ok(None) => {}
-            Err(err) => break ClientError::BadFrame(err),
+            Err(err) => return ClientError::BadFrame(err),
         }
         tokio::select! {
             read = read.read_buf(buffer.spare()) => match read {
-                Ok(0) => break ClientError::Closed("server closed the connection".to_string()),
+                Ok(0) => return ClientError::Closed("server closed the connection".to_string()),
                 Ok(_) => last_heard = Instant::now(),
-                Err(err) => break ClientError::Closed(format!("read from server failed: {err}")),
+                Err(err) => return ClientError::Closed(format!("read from server failed: {err}")),
             },
             _ = check.tick() => {
                 if last_heard.elapsed() > timeout {
-                    break ClientError::HeartbeatTimeout(timeout);
+                    return ClientError::HeartbeatTimeout(timeout);
                 }
             }
             _ = stop.changed() => {
                 if *stop.borrow() {
-                    // Closing on purpose: let the writer flush; the error says why.
-                    break inner.closed_error().unwrap_or(ClientError::Closed("client closed".to_string()));
+                    return ClientError::Closed("client closed".to_string());
                 }
             }
         }
-    };
-    inner.fail(error);
+    }
 }
 
 /// Handles one frame from the server.
@@ -204,9 +241,14 @@ fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
                 message: error.message,
             }),
         ),
-        frame @ (Frame::Ack(_) | Frame::Ok { .. } | Frame::MonitorReply { .. }) => {
+        Frame::Ack(ack) => {
+            // The frame is the server's now; it will not be resent after a failover.
+            lock(&inner.outbox).acknowledge(ack.ack_id);
+            inner.space.notify_waiters();
+            answer(inner, ack.ack_id, Ok(Frame::Ack(ack)));
+        }
+        frame @ (Frame::Ok { .. } | Frame::MonitorReply { .. }) => {
             let cid = match &frame {
-                Frame::Ack(ack) => ack.ack_id,
                 Frame::Ok { cid } | Frame::MonitorReply { cid, .. } => *cid,
                 _ => unreachable!("matched above"),
             };

@@ -6,7 +6,8 @@
 //! - [`subscription`]: [`Subscription`] and [`Event`]; [`delivered`]: [`Delivered`], decoded on first use.
 //! - [`url`]: [`ServerUrl`], `herald://h1:7400,h2:7400?name=…&token=…`.
 //! - [`error`]: [`ConnectError`] and [`ClientError`].
-//! - `outbox`, `io`, `inbox`: the send buffer, the connection tasks, request/reply.
+//! - `outbox`, `io`, `failover`, `inbox`: the send buffer (kept until acknowledged), the
+//!   connection tasks, moving to the next server when one fails, request/reply.
 //! - [`origin`]: the host/process/thread origin of this program's records.
 //!
 //! # Example
@@ -28,6 +29,7 @@
 pub mod client;
 pub mod delivered;
 pub mod error;
+mod failover;
 mod inbox;
 mod io;
 pub mod origin;

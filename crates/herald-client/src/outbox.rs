@@ -1,6 +1,16 @@
-//! Frames waiting to be written. Records are encoded straight into the open `PUBLISH` batch,
-//! so publishing costs one encode and no allocation once the buffers are warm.
+//! Frames waiting to be written, and `PUBLISH` frames kept until the server acknowledges
+//! them, so that after a failover they can be sent again.
+//!
+//! Records are encoded straight into the open batch, so publishing costs one encode and no
+//! allocation once the buffers are warm. Every `PUBLISH` frame asks for a `received`
+//! acknowledgement; until it comes, the frame stays in `unacked` and counts against the
+//! outbox's budget — the in-flight window that bounds what a failover can have to resend.
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
 use herald_proto::frame::{self, FrameType};
 use herald_proto::{AckLevel, Frame, Record};
 
@@ -8,32 +18,60 @@ use crate::error::ClientError;
 
 /// Size at which the open batch is sealed into a frame.
 pub const BATCH_BYTES: usize = 64 * 1024;
-/// Bytes the outbox may hold before `publish` waits (and `try_publish` fails).
+/// Bytes the outbox may hold (waiting or unacknowledged) before `publish` waits.
 pub const DEFAULT_OUTBOX_BYTES: usize = 8 * 1024 * 1024;
-/// Room kept for the `PUBLISH` header in a frame.
+/// Room kept for the `PUBLISH` header in a frame, and reserved at the start of the open
+/// batch so that sealing writes the header in front of the records instead of copying them.
 const PUBLISH_HEADER_BYTES: usize = 32;
 
-/// Encoded frames and the open batch of records.
-#[derive(Debug, Default)]
+/// A sealed frame waiting to be written.
+#[derive(Debug, Clone)]
+struct Ready {
+    bytes: Bytes,
+    /// Whether it is a `PUBLISH` (also held in `unacked`).
+    publish: bool,
+}
+
+/// Encoded frames, the open batch of records, and the `PUBLISH` frames not yet acknowledged.
+#[derive(Debug)]
 pub struct Outbox {
-    ready: Vec<u8>,
+    ready: VecDeque<Ready>,
+    unacked: VecDeque<(u64, Bytes)>,
     batch: Vec<u8>,
     batch_count: u32,
+    /// Bytes of `PUBLISH` frames in `unacked`.
+    unacked_bytes: usize,
+    /// Bytes of other frames in `ready`.
+    control_bytes: usize,
     max_frame_bytes: usize,
+    ids: Arc<AtomicU64>,
 }
 
 impl Outbox {
-    /// Returns an empty outbox for a server that accepts frames up to `max_frame_bytes`.
-    pub fn new(max_frame_bytes: usize) -> Self {
+    /// Returns an empty outbox for a server that accepts frames up to `max_frame_bytes`,
+    /// taking acknowledgement ids from `ids`.
+    pub fn new(max_frame_bytes: usize, ids: Arc<AtomicU64>) -> Self {
         Outbox {
+            ready: VecDeque::new(),
+            unacked: VecDeque::new(),
+            batch: Vec::new(),
+            batch_count: 0,
+            unacked_bytes: 0,
+            control_bytes: 0,
             max_frame_bytes,
-            ..Outbox::default()
+            ids,
         }
     }
 
-    /// Returns the bytes waiting.
+    /// Returns the bytes held: the open batch, unacknowledged `PUBLISH` frames and control
+    /// frames not yet written.
     pub fn len(&self) -> usize {
-        self.ready.len() + self.batch.len()
+        self.batch_bytes() + self.unacked_bytes + self.control_bytes
+    }
+
+    /// Returns the bytes of records in the open batch.
+    fn batch_bytes(&self) -> usize {
+        self.batch.len().saturating_sub(PUBLISH_HEADER_BYTES)
     }
 
     /// Encodes `record` into the open batch.
@@ -41,6 +79,9 @@ impl Outbox {
     /// # Errors
     /// [`ClientError::TooLarge`] if the record alone cannot fit a frame.
     pub fn push_record(&mut self, record: &Record) -> Result<(), ClientError> {
+        if self.batch.is_empty() {
+            self.batch.resize(PUBLISH_HEADER_BYTES, 0);
+        }
         let start = self.batch.len();
         record.encode(&mut self.batch);
         let size = self.batch.len() - start;
@@ -50,110 +91,189 @@ impl Outbox {
             self.batch.truncate(start);
             return Err(ClientError::TooLarge { size, max });
         }
-        if self.batch.len() > max || start >= BATCH_BYTES {
+        let before = start - PUBLISH_HEADER_BYTES;
+        if before > 0 && (self.batch_bytes() > max || before >= BATCH_BYTES) {
             // Seal what came before this record; it opens the next batch.
-            let tail = self.batch.split_off(start);
-            self.seal(0, AckLevel::None);
-            self.batch = tail;
+            let mut next = Vec::with_capacity(self.batch.capacity());
+            next.resize(PUBLISH_HEADER_BYTES, 0);
+            next.extend_from_slice(&self.batch[start..]);
+            self.batch.truncate(start);
+            self.seal(None);
+            self.batch = next;
         }
         self.batch_count += 1;
         Ok(())
     }
 
-    /// Turns the open batch (even an empty one, when an acknowledgement is asked) into a
-    /// `PUBLISH` frame.
-    pub fn seal(&mut self, ack_id: u64, ack: AckLevel) {
-        if self.batch_count == 0 && ack == AckLevel::None {
+    /// Turns the open batch into a `PUBLISH` frame acknowledged under `ack`'s id at its
+    /// level (a fresh id and `received` when `None`). With an explicit id the frame is sealed
+    /// even when empty: that is a flush.
+    pub fn seal(&mut self, ack: Option<(u64, AckLevel)>) {
+        if self.batch_count == 0 && ack.is_none() {
             return;
         }
-        let start = frame::begin_frame(&mut self.ready, FrameType::Publish);
-        frame::write_publish_header(&mut self.ready, ack_id, ack, self.batch_count);
-        self.ready.extend_from_slice(&self.batch);
-        frame::end_frame(&mut self.ready, start);
-        self.batch.clear();
+        let (ack_id, level) =
+            ack.unwrap_or_else(|| (self.ids.fetch_add(1, Ordering::Relaxed), AckLevel::Received));
+        let mut header = Vec::with_capacity(PUBLISH_HEADER_BYTES);
+        frame::begin_frame(&mut header, FrameType::Publish);
+        frame::write_publish_header(&mut header, ack_id, level, self.batch_count);
+        let length = u32::try_from(header.len() - frame::LENGTH_BYTES + self.batch_bytes())
+            .expect("a batch is far below 4 GiB");
+        header[..frame::LENGTH_BYTES].copy_from_slice(&length.to_be_bytes());
+        // Write the header just in front of the records, in the room reserved for it.
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.resize(batch.len().max(PUBLISH_HEADER_BYTES), 0);
+        let offset = PUBLISH_HEADER_BYTES - header.len();
+        batch[offset..PUBLISH_HEADER_BYTES].copy_from_slice(&header);
+        let bytes = Bytes::from(batch).slice(offset..);
+        self.unacked_bytes += bytes.len();
+        self.unacked.push_back((ack_id, bytes.clone()));
+        self.ready.push_back(Ready { bytes, publish: true });
+        self.batch = Vec::with_capacity(BATCH_BYTES + PUBLISH_HEADER_BYTES);
         self.batch_count = 0;
     }
 
     /// Appends a control frame, after the records published before it.
     pub fn push_frame(&mut self, frame: &Frame) {
-        self.seal(0, AckLevel::None);
-        frame.encode(&mut self.ready);
+        self.seal(None);
+        let bytes = Bytes::from(frame.to_bytes());
+        self.control_bytes += bytes.len();
+        self.ready.push_back(Ready { bytes, publish: false });
     }
 
-    /// Seals the open batch and swaps everything waiting into `out` (which must be empty).
-    pub fn take(&mut self, out: &mut Vec<u8>) {
-        debug_assert!(out.is_empty());
-        self.seal(0, AckLevel::None);
-        std::mem::swap(&mut self.ready, out);
+    /// Seals the open batch and moves every frame waiting to `out`, in order.
+    pub fn take(&mut self, out: &mut Vec<Bytes>) {
+        self.seal(None);
+        for ready in self.ready.drain(..) {
+            if !ready.publish {
+                self.control_bytes -= ready.bytes.len();
+            }
+            out.push(ready.bytes);
+        }
+    }
+
+    /// Forgets the `PUBLISH` frames up to and including `ack_id`: the server has them.
+    /// Acknowledgements come in order, because the server handles a connection's frames in
+    /// order. Returns whether `ack_id` was one of ours.
+    pub fn acknowledge(&mut self, ack_id: u64) -> bool {
+        if !self.unacked.iter().any(|(id, _)| *id == ack_id) {
+            return false;
+        }
+        while let Some((id, bytes)) = self.unacked.pop_front() {
+            self.unacked_bytes -= bytes.len();
+            if id == ack_id {
+                break;
+            }
+        }
+        true
+    }
+
+    /// Returns whether `ack_id` belongs to a `PUBLISH` frame not yet acknowledged.
+    pub fn is_unacked(&self, ack_id: u64) -> bool {
+        self.unacked.iter().any(|(id, _)| *id == ack_id)
+    }
+
+    /// After a failover: drops the control frames not yet written (their requests failed)
+    /// and queues `first` (e.g. the subscriptions to restore), then every unacknowledged
+    /// `PUBLISH` frame again, oldest first, ahead of anything newer. Returns how many
+    /// frames will be resent.
+    pub fn rewind(&mut self, first: &[Frame], max_frame_bytes: usize) -> usize {
+        self.seal(None);
+        self.max_frame_bytes = max_frame_bytes;
+        self.ready.clear();
+        self.control_bytes = 0;
+        for frame in first {
+            let bytes = Bytes::from(frame.to_bytes());
+            self.control_bytes += bytes.len();
+            self.ready.push_back(Ready { bytes, publish: false });
+        }
+        for (_, bytes) in &self.unacked {
+            self.ready.push_back(Ready { bytes: bytes.clone(), publish: true });
+        }
+        self.unacked.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
+    use herald_proto::frame::Publish;
     use herald_proto::Kind;
+
+    fn outbox(max_frame_bytes: usize) -> Outbox {
+        Outbox::new(max_frame_bytes, Arc::new(AtomicU64::new(1)))
+    }
+
+    fn taken(outbox: &mut Outbox) -> Vec<u8> {
+        let mut frames = Vec::new();
+        outbox.take(&mut frames);
+        frames.concat()
+    }
 
     fn frames(bytes: &[u8]) -> Vec<Frame> {
         let mut buffer = herald_proto::frame_buffer::FrameBuffer::new(1 << 20);
         buffer.spare().extend_from_slice(bytes);
-        std::iter::from_fn(|| buffer.next_frame().unwrap())
-            .map(|f| Frame::decode(f).unwrap())
-            .collect()
+        std::iter::from_fn(|| buffer.next_frame().unwrap()).map(|f| Frame::decode(f).unwrap()).collect()
+    }
+
+    fn publish(frame: &Frame) -> &Publish {
+        match frame {
+            Frame::Publish(publish) => publish,
+            other => panic!("expected PUBLISH, got {other:?}"),
+        }
     }
 
     #[test]
-    fn records_batch_until_a_control_frame() {
-        let mut outbox = Outbox::new(1 << 20);
+    fn records_batch_until_a_control_frame_and_every_batch_asks_for_an_ack() {
+        let mut outbox = outbox(1 << 20);
         let record = Record::new(Kind::Log, "a");
         outbox.push_record(&record).unwrap();
         outbox.push_record(&record).unwrap();
         outbox.push_frame(&Frame::Ping);
         outbox.push_record(&record).unwrap();
-        let mut out = Vec::new();
-        outbox.take(&mut out);
-        let frames = frames(&out);
+        let frames = frames(&taken(&mut outbox));
         assert_eq!(frames.len(), 3);
-        assert!(matches!(&frames[0], Frame::Publish(p) if p.records.len() == 2));
+        assert_eq!(publish(&frames[0]).records.len(), 2);
+        assert_eq!((publish(&frames[0]).ack_id, publish(&frames[0]).ack), (1, AckLevel::Received));
         assert_eq!(frames[1], Frame::Ping);
-        assert!(matches!(&frames[2], Frame::Publish(p) if p.records.len() == 1));
-        assert_eq!(outbox.len(), 0);
+        assert_eq!((publish(&frames[2]).records.len(), publish(&frames[2]).ack_id), (1, 2));
+        assert!(outbox.len() > 0, "written but unacknowledged frames still count");
+        assert!(outbox.acknowledge(2));
+        assert_eq!(outbox.len(), 0, "an ack covers every earlier frame too");
+        assert!(!outbox.acknowledge(1));
+    }
+
+    #[test]
+    fn rewind_resends_what_was_not_acknowledged_after_the_given_frames() {
+        let mut outbox = outbox(1 << 20);
+        let record = Record::new(Kind::Log, "a");
+        for _ in 0..3 {
+            outbox.push_record(&record).unwrap();
+            outbox.seal(None);
+        }
+        taken(&mut outbox);
+        assert!(outbox.acknowledge(1));
+        outbox.push_frame(&Frame::Monitor { cid: 9 });
+        assert_eq!(outbox.rewind(&[Frame::Ping], 1 << 20), 2);
+        let frames = frames(&taken(&mut outbox));
+        assert_eq!(frames[0], Frame::Ping, "the restoring frames first; the MONITOR is dropped");
+        let acks: Vec<u64> = frames[1..].iter().map(|f| publish(f).ack_id).collect();
+        assert_eq!(acks, [2, 3]);
     }
 
     #[test]
     fn big_batches_split_and_oversized_records_are_refused() {
-        let mut outbox = Outbox::new(4096);
-        let record = Record {
-            text: "x".repeat(1000),
-            ..Record::new(Kind::Log, "a")
-        };
+        let mut outbox = outbox(4096);
+        let record = Record { text: "x".repeat(1000), ..Record::new(Kind::Log, "a") };
         for _ in 0..10 {
             outbox.push_record(&record).unwrap();
         }
-        let mut out = Vec::new();
-        outbox.take(&mut out);
-        let counts: Vec<usize> = frames(&out)
-            .iter()
-            .map(|f| match f {
-                Frame::Publish(p) => p.records.len(),
-                _ => 0,
-            })
-            .collect();
+        let counts: Vec<usize> = frames(&taken(&mut outbox)).iter().map(|f| publish(f).records.len()).collect();
         assert_eq!(counts.iter().sum::<usize>(), 10);
         assert!(counts.len() >= 3, "{counts:?}");
-        let huge = Record {
-            text: "x".repeat(5000),
-            ..Record::new(Kind::Log, "a")
-        };
-        assert!(matches!(
-            outbox.push_record(&huge),
-            Err(ClientError::TooLarge { .. })
-        ));
-        let mut tiny = Outbox::new(16);
-        assert!(matches!(
-            tiny.push_record(&record),
-            Err(ClientError::TooLarge { max: 0, .. })
-        ));
-        let _ = Bytes::new();
+        let huge = Record { text: "x".repeat(5000), ..Record::new(Kind::Log, "a") };
+        assert!(matches!(outbox.push_record(&huge), Err(ClientError::TooLarge { .. })));
+        let mut tiny = super::Outbox::new(16, Arc::new(AtomicU64::new(1)));
+        assert!(matches!(tiny.push_record(&record), Err(ClientError::TooLarge { max: 0, .. })));
     }
 }

@@ -31,7 +31,12 @@ pub enum Policy {
 
 impl Policy {
     /// Every policy, by wire value.
-    pub const ALL: [Policy; 4] = [Policy::DropNew, Policy::DropOld, Policy::Block, Policy::Disconnect];
+    pub const ALL: [Policy; 4] = [
+        Policy::DropNew,
+        Policy::DropOld,
+        Policy::Block,
+        Policy::Disconnect,
+    ];
 
     /// Returns the name used on command lines and in the monitor (`drop-new`).
     pub fn name(self) -> &'static str {
@@ -141,15 +146,23 @@ impl DeliveryOptions {
         for _ in 0..reader.read_map_len()? {
             let field = reader.read_uint()?;
             if field > key::LATEST_PER_SECOND {
-                return Err(DecodeError::UnknownField { key: field.to_string(), message: "delivery options" });
+                return Err(DecodeError::UnknownField {
+                    key: field.to_string(),
+                    message: "delivery options",
+                });
             }
             if seen & (1 << field) != 0 {
-                return Err(DecodeError::DuplicateField { field: NAMES[field as usize], message: "delivery options" });
+                return Err(DecodeError::DuplicateField {
+                    field: NAMES[field as usize],
+                    message: "delivery options",
+                });
             }
             seen |= 1 << field;
             match field {
                 key::POLICY => options.policy = read_policy(reader)?,
-                key::MAX_RECORDS => options.max_records = Some(read_positive(reader, "max_records")?),
+                key::MAX_RECORDS => {
+                    options.max_records = Some(read_positive(reader, "max_records")?)
+                }
                 key::MAX_BYTES => options.max_bytes = Some(read_positive(reader, "max_bytes")?),
                 key::BLOCK_TIMEOUT_MS => options.block_timeout_ms = Some(reader.read_uint()?),
                 key::PROTECTED => options.protected = Some(read_priority(reader)?),
@@ -160,7 +173,14 @@ impl DeliveryOptions {
     }
 }
 
-const NAMES: [&str; 6] = ["policy", "max_records", "max_bytes", "block_timeout_ms", "protected", "latest_per_second"];
+const NAMES: [&str; 6] = [
+    "policy",
+    "max_records",
+    "max_bytes",
+    "block_timeout_ms",
+    "protected",
+    "latest_per_second",
+];
 
 fn invalid(field: &'static str, reason: String) -> DecodeError {
     DecodeError::InvalidField { field, reason }
@@ -185,13 +205,21 @@ fn read_priority(reader: &mut Reader<'_>) -> Result<Priority, DecodeError> {
     u8::try_from(value)
         .ok()
         .and_then(|v| Priority::from_u8(v).ok())
-        .ok_or_else(|| invalid("protected", format!("priority {value} is not defined (expected 1..11 without 7)")))
+        .ok_or_else(|| {
+            invalid(
+                "protected",
+                format!("priority {value} is not defined (expected 1..11 without 7)"),
+            )
+        })
 }
 
 fn read_rate(reader: &mut Reader<'_>) -> Result<f64, DecodeError> {
     let rate = reader.read_f64()?;
     if !(rate > 0.0 && rate <= MAX_LATEST_PER_SECOND) {
-        return Err(invalid("latest_per_second", format!("{rate} is outside (0, 10000]")));
+        return Err(invalid(
+            "latest_per_second",
+            format!("{rate} is outside (0, 10000]"),
+        ));
     }
     Ok(rate)
 }
@@ -215,7 +243,10 @@ mod tests {
         };
         let mut out = Vec::new();
         options.encode(&mut out);
-        assert_eq!(DeliveryOptions::decode(&mut Reader::new(&out)).unwrap(), options);
+        assert_eq!(
+            DeliveryOptions::decode(&mut Reader::new(&out)).unwrap(),
+            options
+        );
     }
 
     #[test]
@@ -225,12 +256,20 @@ mod tests {
             msgpack::write_map_len(&mut out, 1);
             msgpack::write_uint(&mut out, key);
             msgpack::write_uint(&mut out, value);
-            DeliveryOptions::decode(&mut Reader::new(&out)).unwrap_err().to_string()
+            DeliveryOptions::decode(&mut Reader::new(&out))
+                .unwrap_err()
+                .to_string()
         };
         assert_eq!(decode(0, 9), "invalid policy: unknown policy 9 (expected 0 drop-new, 1 drop-old, 2 block, 3 disconnect)");
         assert_eq!(decode(1, 0), "invalid max_records: 0 (must be at least 1)");
-        assert_eq!(decode(4, 7), "invalid protected: priority 7 is not defined (expected 1..11 without 7)");
+        assert_eq!(
+            decode(4, 7),
+            "invalid protected: priority 7 is not defined (expected 1..11 without 7)"
+        );
         assert_eq!(decode(9, 1), "unknown field 9 in delivery options");
-        assert_eq!("drop-newest".parse::<Policy>().unwrap_err().to_string(), "unknown policy `drop-newest` (expected drop-new, drop-old, block or disconnect)");
+        assert_eq!(
+            "drop-newest".parse::<Policy>().unwrap_err().to_string(),
+            "unknown policy `drop-newest` (expected drop-new, drop-old, block or disconnect)"
+        );
     }
 }

@@ -2,8 +2,8 @@
 
 use bytes::Bytes;
 
-use crate::error::DecodeError;
 use crate::delivery_options::DeliveryOptions;
+use crate::error::DecodeError;
 use crate::filter::Filter;
 use crate::frame::AckLevel;
 use crate::frame::{

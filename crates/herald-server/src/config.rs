@@ -240,7 +240,11 @@ impl Config {
             })?;
         let defaults = QueueConfig::default();
         let max_bytes = bytes("queue_bytes", raw.queue_bytes, defaults.max_bytes as u64)? as usize;
-        let hard_bytes = bytes("queue_hard_bytes", raw.queue_hard_bytes, defaults.hard_bytes as u64)? as usize;
+        let hard_bytes = bytes(
+            "queue_hard_bytes",
+            raw.queue_hard_bytes,
+            defaults.hard_bytes as u64,
+        )? as usize;
         if hard_bytes < max_bytes {
             return Err(invalid(
                 "queue_hard_bytes",
@@ -249,17 +253,26 @@ impl Config {
         }
         let protected = match raw.protected_priority {
             None => defaults.protected,
-            Some(name) => name.parse().map_err(|err: PriorityError| invalid("protected_priority", err.to_string()))?,
+            Some(name) => name
+                .parse()
+                .map_err(|err: PriorityError| invalid("protected_priority", err.to_string()))?,
         };
         let queue = QueueConfig {
-            max_records: positive("queue_records", raw.queue_records, defaults.max_records as u64)? as usize,
+            max_records: positive(
+                "queue_records",
+                raw.queue_records,
+                defaults.max_records as u64,
+            )? as usize,
             max_bytes,
             hard_bytes,
             protected,
             ..defaults
         };
-        let max_block_timeout =
-            duration("max_block_timeout", raw.max_block_timeout, DEFAULT_MAX_BLOCK_TIMEOUT_MS)?;
+        let max_block_timeout = duration(
+            "max_block_timeout",
+            raw.max_block_timeout,
+            DEFAULT_MAX_BLOCK_TIMEOUT_MS,
+        )?;
         let heartbeat_interval = duration(
             "heartbeat_interval",
             raw.heartbeat_interval,

@@ -97,7 +97,11 @@ pub fn frame_rejected(monitor: &Monitor, connection: u64, peer: SocketAddr, mess
 /// them); each subscriber that lost some gets a gap notice from its writer.
 pub fn records_dropped(monitor: &Monitor, connection: u64, drops: &Drops) {
     monitor.count_drops(drops);
-    tracing::trace!(connection, count = drops.total(), "records dropped for subscribers");
+    tracing::trace!(
+        connection,
+        count = drops.total(),
+        "records dropped for subscribers"
+    );
 }
 
 /// A subscription ended with records still queued, which are discarded.
@@ -114,5 +118,11 @@ pub fn queue_discarded(
     let mut drops = Drops::default();
     drops.add(reason, count);
     monitor.count_drops(&drops);
-    tracing::debug!(connection, subscription, count, reason = reason.name(), "queued records discarded");
+    tracing::debug!(
+        connection,
+        subscription,
+        count,
+        reason = reason.name(),
+        "queued records discarded"
+    );
 }

@@ -218,7 +218,10 @@ impl Monitor {
             ("bytes_in".into(), load(&self.bytes_in)),
             ("deliveries".into(), load(&self.deliveries)),
             ("dropped".into(), int(self.dropped())),
-            ("drops".into(), drops_map(|r| self.drops[r.index()].load(Ordering::Relaxed))),
+            (
+                "drops".into(),
+                drops_map(|r| self.drops[r.index()].load(Ordering::Relaxed)),
+            ),
             ("rejected_frames".into(), load(&self.rejected_frames)),
             ("rate_in".into(), Value::Float(sample.rate_in)),
             ("rate_out".into(), Value::Float(sample.rate_out)),
@@ -230,7 +233,9 @@ impl Monitor {
 
 /// Returns drop counts by reason as a map (reason name → count).
 fn drops_map(count: impl Fn(DropReason) -> u64) -> Value {
-    let entries = DropReason::ALL.iter().map(|r| (r.name().to_string(), Value::Int(count(*r) as i64)));
+    let entries = DropReason::ALL
+        .iter()
+        .map(|r| (r.name().to_string(), Value::Int(count(*r) as i64)));
     Value::Map(entries.collect())
 }
 
@@ -243,7 +248,10 @@ fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
             Value::Map(vec![
                 ("id".into(), int(s.id)),
                 ("filter".into(), Value::Str(s.filter.clone())),
-                ("policy".into(), Value::Str(s.queue.config().policy.name().into())),
+                (
+                    "policy".into(),
+                    Value::Str(s.queue.config().policy.name().into()),
+                ),
                 ("depth".into(), int(s.queue.depth())),
                 ("depth_bytes".into(), int(s.queue.depth_bytes())),
                 ("delivered".into(), int(s.queue.delivered())),

@@ -183,7 +183,13 @@ fn discard_queues(shared: &Shared, state: &ConnectionState, reason: CloseReason)
     };
     for subscription in state.subscriptions().iter() {
         let discarded = subscription.queue.discard(drop_reason);
-        events::queue_discarded(&shared.monitor, state.id, subscription.id, drop_reason, discarded);
+        events::queue_discarded(
+            &shared.monitor,
+            state.id,
+            subscription.id,
+            drop_reason,
+            discarded,
+        );
     }
 }
 

@@ -45,7 +45,8 @@ pub async fn run<W: AsyncWrite + Unpin>(
     // When a latest-only queue next has a record ready, if any waits.
     let mut next_ready: Option<tokio::time::Instant> = None;
     while open {
-        let ready_at = next_ready.unwrap_or_else(|| tokio::time::Instant::now() + heartbeat_interval);
+        let ready_at =
+            next_ready.unwrap_or_else(|| tokio::time::Instant::now() + heartbeat_interval);
         tokio::select! {
             frame = control.recv() => match frame {
                 Some(frame) => frame.encode(&mut buffer),
@@ -64,7 +65,11 @@ pub async fn run<W: AsyncWrite + Unpin>(
                 .iter()
                 .map(|s| (s.id, Arc::clone(&s.queue)))
                 .collect();
-            next_ready = queues.iter().filter_map(|(_, q)| q.next_ready()).min().map(Into::into);
+            next_ready = queues
+                .iter()
+                .filter_map(|(_, q)| q.next_ready())
+                .min()
+                .map(Into::into);
             if let Some((subscription, queue)) = queues.iter().find(|(_, q)| q.take_disconnect()) {
                 let error = slow_consumer_error(*subscription, queue);
                 Frame::Error(error).encode(&mut buffer);

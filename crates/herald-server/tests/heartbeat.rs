@@ -4,6 +4,7 @@
 mod common;
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use common::{ms, wait_until, Bystander};
 use herald_client::{Client, ClientError, ClientOptions};
@@ -162,11 +163,14 @@ async fn fake_server(fake: Fake) -> (SocketAddr, JoinHandle<()>) {
     (addr, task)
 }
 
+/// A client that detects silence fast and, to see the error itself, does not fail over
+/// (failover after heartbeat loss is tested in the client's failover tests).
 fn fast_client() -> ClientOptions {
     ClientOptions {
         name: "heartbeat-test".into(),
         heartbeat_interval: ms(100),
         heartbeat_timeout: ms(400),
+        reconnect_timeout: Duration::ZERO,
         ..ClientOptions::default()
     }
 }

@@ -111,7 +111,8 @@ async fn monitor_counts_connections_subscriptions_and_records() {
         subscription_rows(entry),
         [(
             a.id() as i64,
-            "subject=ANTENNA.* priority=WARNING,ERROR,CRITICAL,ALERT,EMERGENCY policy=drop-new".to_string(),
+            "subject=ANTENNA.* priority=WARNING,ERROR,CRITICAL,ALERT,EMERGENCY policy=drop-new"
+                .to_string(),
             0,
             3,
             0
@@ -121,7 +122,8 @@ async fn monitor_counts_connections_subscriptions_and_records() {
         subscription_rows(client_entry(&data, "sub-b")),
         [(
             b.id() as i64,
-            "subject=* type=fault* priority=* audience=operator kind=log policy=drop-new".to_string(),
+            "subject=* type=fault* priority=* audience=operator kind=log policy=drop-new"
+                .to_string(),
             0,
             2,
             0
@@ -279,7 +281,10 @@ async fn a_stuck_subscriber_shows_queue_depth_and_does_not_slow_the_publisher() 
     let [(id, filter, depth, delivered, dropped)] = rows.as_slice() else {
         panic!("one subscription: {rows:?}");
     };
-    assert_eq!((*id, filter.as_str()), (5, "subject=bulk.* priority=* policy=drop-new"));
+    assert_eq!(
+        (*id, filter.as_str()),
+        (5, "subject=bulk.* priority=* policy=drop-new")
+    );
     assert_eq!(*dropped, 0, "the queue's byte limit was not reached");
     assert_eq!(
         depth + delivered,

@@ -17,7 +17,11 @@ const RECORDS: u64 = 3_000;
 
 /// Reads `subscription` until `expected` records were received or reported lost; returns
 /// (received sequence numbers, records reported lost).
-async fn consume(subscription: &mut Subscription, expected: u64, pause_every: Option<(u64, Duration)>) -> (Vec<u64>, u64) {
+async fn consume(
+    subscription: &mut Subscription,
+    expected: u64,
+    pause_every: Option<(u64, Duration)>,
+) -> (Vec<u64>, u64) {
     let mut seqs = Vec::new();
     let mut lost = 0;
     while (seqs.len() as u64) + lost < expected {
@@ -36,7 +40,10 @@ async fn consume(subscription: &mut Subscription, expected: u64, pause_every: Op
             }
             Event::Gap(gap) => {
                 assert!(gap.first_seq <= gap.last_seq);
-                assert_eq!(gap.by_priority.iter().map(|(_, n)| n).sum::<u64>(), gap.count);
+                assert_eq!(
+                    gap.by_priority.iter().map(|(_, n)| n).sum::<u64>(),
+                    gap.count
+                );
                 lost += gap.count;
             }
         }
@@ -50,15 +57,27 @@ async fn five_fast_subscribers_lose_nothing_while_a_slow_one_loses_only_what_it_
     let mut fast = Vec::new();
     for n in 0..5 {
         let client = connect(&server, &format!("fast-{n}")).await;
-        let subscription = client.subscribe(Filter::subject("plant.*").unwrap()).await.unwrap();
+        let subscription = client
+            .subscribe(Filter::subject("plant.*").unwrap())
+            .await
+            .unwrap();
         fast.push((client, subscription));
     }
     // The slow one reads at about 1/5 of the publishing rate; small buffers on both sides
     // make it fall behind within the run.
-    let options = ClientOptions { subscription_buffer: 64, ..ClientOptions::default() };
+    let options = ClientOptions {
+        subscription_buffer: 64,
+        ..ClientOptions::default()
+    };
     let slow_client = Client::connect_with(&server.url(), options).await.unwrap();
-    let delivery = DeliveryOptions { max_records: Some(64), ..DeliveryOptions::default() };
-    let mut slow = slow_client.subscribe_with_options(Filter::subject("plant.*").unwrap(), delivery).await.unwrap();
+    let delivery = DeliveryOptions {
+        max_records: Some(64),
+        ..DeliveryOptions::default()
+    };
+    let mut slow = slow_client
+        .subscribe_with_options(Filter::subject("plant.*").unwrap(), delivery)
+        .await
+        .unwrap();
 
     let fast_tasks: Vec<_> = fast
         .into_iter()
@@ -79,8 +98,15 @@ async fn five_fast_subscribers_lose_nothing_while_a_slow_one_loses_only_what_it_
     let started = Instant::now();
     for step in 0..RECORDS / 50 {
         for n in 0..50 {
-            let priority = if n % 10 == 0 { Priority::Warning } else { Priority::Info };
-            publisher.publish(&log("plant.pump", priority, &format!("{}", step * 50 + n))).await.unwrap();
+            let priority = if n % 10 == 0 {
+                Priority::Warning
+            } else {
+                Priority::Info
+            };
+            publisher
+                .publish(&log("plant.pump", priority, &format!("{}", step * 50 + n)))
+                .await
+                .unwrap();
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -94,8 +120,15 @@ async fn five_fast_subscribers_lose_nothing_while_a_slow_one_loses_only_what_it_
         assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in order");
     }
     let ((seqs, lost), counted) = slow_task.await.unwrap();
-    assert!(lost > 0, "the slow subscriber fell behind (publishing took {publish_time:?})");
-    assert_eq!(seqs.len() as u64 + lost, RECORDS, "received + reported lost = published");
+    assert!(
+        lost > 0,
+        "the slow subscriber fell behind (publishing took {publish_time:?})"
+    );
+    assert_eq!(
+        seqs.len() as u64 + lost,
+        RECORDS,
+        "received + reported lost = published"
+    );
     assert_eq!(counted, lost);
     assert!(seqs.windows(2).all(|w| w[0] < w[1]));
     server.stop().await;
@@ -107,23 +140,37 @@ async fn stuck_subscriber(server: &TestServer, options: DeliveryOptions) -> RawC
     let raw = RawConnection::connect_with_receive_buffer(server.addr(), 64 * 1024).await;
     let mut raw = raw.complete_handshake("stuck").await;
     let filter = Filter::subject("burst.*").unwrap();
-    raw.send(&Frame::Subscribe(Subscribe { cid: 1, subscription: 1, filter, options })).await;
+    raw.send(&Frame::Subscribe(Subscribe {
+        cid: 1,
+        subscription: 1,
+        filter,
+        options,
+    }))
+    .await;
     assert_eq!(raw.next_frame().await, Some(Frame::Ok { cid: 1 }));
     raw
 }
 
 /// Publishes `priorities` as one `PUBLISH` frame, so the router queues them at once.
 async fn burst(server: &TestServer, priorities: &[Priority]) {
-    let records: Vec<Record> =
-        priorities.iter().enumerate().map(|(n, p)| log("burst.test", *p, &n.to_string())).collect();
+    let records: Vec<Record> = priorities
+        .iter()
+        .enumerate()
+        .map(|(n, p)| log("burst.test", *p, &n.to_string()))
+        .collect();
     let mut publisher = RawConnection::handshake(server.addr(), "burst").await;
-    publisher.send_bytes(&publish_frame(&records, 1, AckLevel::Received)).await;
+    publisher
+        .send_bytes(&publish_frame(&records, 1, AckLevel::Received))
+        .await;
     assert!(matches!(publisher.next_frame().await, Some(Frame::Ack(_))));
 }
 
 /// Reads what a raw subscriber receives until `count` records arrived; returns (texts, gap
 /// notices).
-async fn read_deliveries(raw: &mut RawConnection, count: usize) -> (Vec<String>, Vec<herald_proto::frame::GapNotice>) {
+async fn read_deliveries(
+    raw: &mut RawConnection,
+    count: usize,
+) -> (Vec<String>, Vec<herald_proto::frame::GapNotice>) {
     let (mut texts, mut gaps) = (Vec::new(), Vec::new());
     while texts.len() < count {
         match raw.next_frame().await.expect("connection open") {
@@ -143,18 +190,31 @@ async fn read_deliveries(raw: &mut RawConnection, count: usize) -> (Vec<String>,
 async fn drop_old_keeps_the_newest_and_drop_new_the_oldest() {
     use Priority::Info;
     let server = TestServer::start().await;
-    let old = DeliveryOptions { policy: Policy::DropOld, max_records: Some(3), ..DeliveryOptions::default() };
+    let old = DeliveryOptions {
+        policy: Policy::DropOld,
+        max_records: Some(3),
+        ..DeliveryOptions::default()
+    };
     let mut drop_old = stuck_subscriber(&server, old).await;
-    let new = DeliveryOptions { max_records: Some(3), ..DeliveryOptions::default() };
+    let new = DeliveryOptions {
+        max_records: Some(3),
+        ..DeliveryOptions::default()
+    };
     let mut drop_new = stuck_subscriber(&server, new).await;
     burst(&server, &[Info; 8]).await;
 
     let (texts, gaps) = read_deliveries(&mut drop_old, 3).await;
     assert_eq!(texts, ["5", "6", "7"]);
-    assert_eq!((gaps[0].count, gaps[0].first_seq, gaps[0].last_seq), (5, 1, 5));
+    assert_eq!(
+        (gaps[0].count, gaps[0].first_seq, gaps[0].last_seq),
+        (5, 1, 5)
+    );
     let (texts, gaps) = read_deliveries(&mut drop_new, 3).await;
     assert_eq!(texts, ["0", "1", "2"]);
-    assert_eq!((gaps[0].count, gaps[0].first_seq, gaps[0].last_seq), (5, 4, 8));
+    assert_eq!(
+        (gaps[0].count, gaps[0].first_seq, gaps[0].last_seq),
+        (5, 4, 8)
+    );
     assert_eq!(gaps[0].by_priority, [(Info, 5)]);
     server.stop().await;
 }
@@ -163,9 +223,17 @@ async fn drop_old_keeps_the_newest_and_drop_new_the_oldest() {
 async fn shedding_takes_lower_priorities_first_and_keeps_protected_ones() {
     use Priority::{Alert, Debug, Emergency, Info, Warning};
     let server = TestServer::start().await;
-    let options = DeliveryOptions { max_records: Some(3), protected: Some(Alert), ..DeliveryOptions::default() };
+    let options = DeliveryOptions {
+        max_records: Some(3),
+        protected: Some(Alert),
+        ..DeliveryOptions::default()
+    };
     let mut raw = stuck_subscriber(&server, options).await;
-    burst(&server, &[Debug, Info, Debug, Warning, Warning, Alert, Emergency, Info]).await;
+    burst(
+        &server,
+        &[Debug, Info, Debug, Warning, Warning, Alert, Emergency, Info],
+    )
+    .await;
     let (texts, gaps) = read_deliveries(&mut raw, 5).await;
     // WARNING 3 sheds DEBUG 2, WARNING 4 sheds DEBUG 0; ALERT and EMERGENCY are protected and
     // kept over the limit; INFO 7 finds nothing lower and is refused.
@@ -178,10 +246,17 @@ async fn shedding_takes_lower_priorities_first_and_keeps_protected_ones() {
 #[tokio::test]
 async fn disconnect_closes_only_the_slow_subscriber_and_says_why() {
     let server = TestServer::start().await;
-    let options = DeliveryOptions { policy: Policy::Disconnect, max_records: Some(2), ..DeliveryOptions::default() };
+    let options = DeliveryOptions {
+        policy: Policy::Disconnect,
+        max_records: Some(2),
+        ..DeliveryOptions::default()
+    };
     let mut raw = stuck_subscriber(&server, options).await;
     let bystander = connect(&server, "bystander").await;
-    let mut fine = bystander.subscribe(Filter::subject("burst.*").unwrap()).await.unwrap();
+    let mut fine = bystander
+        .subscribe(Filter::subject("burst.*").unwrap())
+        .await
+        .unwrap();
     burst(&server, &[Priority::Info; 5]).await;
     let errors = raw.errors_until_close().await;
     assert_eq!(errors.len(), 1);
@@ -190,12 +265,23 @@ async fn disconnect_closes_only_the_slow_subscriber_and_says_why() {
         errors[0].message,
         "subscription 1 fell behind: its queue (2 records, 67108864 bytes) is full and its policy is disconnect"
     );
-    wait_until("the close is counted", || server.monitor().closes(CloseReason::SlowConsumer) == 1).await;
+    wait_until("the close is counted", || {
+        server.monitor().closes(CloseReason::SlowConsumer) == 1
+    })
+    .await;
     let (seqs, lost) = consume(&mut fine, 5, None).await;
-    assert_eq!((seqs.len(), lost), (5, 0), "the other subscriber got everything");
+    assert_eq!(
+        (seqs.len(), lost),
+        (5, 0),
+        "the other subscriber got everything"
+    );
     let data = bystander.monitor().await.unwrap();
     let drops = common::map(&data, "drops");
-    assert_eq!(common::int(drops, "slow_consumer"), 5, "3 refused + 2 queued when it closed");
+    assert_eq!(
+        common::int(drops, "slow_consumer"),
+        5,
+        "3 refused + 2 queued when it closed"
+    );
     server.stop().await;
 }
 
@@ -210,7 +296,10 @@ async fn block_makes_the_publisher_wait_for_room_but_never_longer_than_the_timeo
     };
     // A subscriber that reads: blocked records get in as its queue drains, none is lost.
     let reader = connect(&server, "reader").await;
-    let mut reading = reader.subscribe_with_options(Filter::subject("burst.*").unwrap(), options).await.unwrap();
+    let mut reading = reader
+        .subscribe_with_options(Filter::subject("burst.*").unwrap(), options)
+        .await
+        .unwrap();
     burst(&server, &[Priority::Info; 20]).await;
     let (seqs, lost) = consume(&mut reading, 20, None).await;
     assert_eq!((seqs.len(), lost), (20, 0));
@@ -219,19 +308,28 @@ async fn block_makes_the_publisher_wait_for_room_but_never_longer_than_the_timeo
     // A subscriber that never reads, with records big enough to fill the socket buffers:
     // once they are full, each batch waits the block timeout, then sheds.
     let timeout = Duration::from_millis(100);
-    let options = DeliveryOptions { block_timeout_ms: Some(100), ..options };
+    let options = DeliveryOptions {
+        block_timeout_ms: Some(100),
+        ..options
+    };
     let _stuck = stuck_subscriber(&server, options).await;
     let publisher = connect(&server, "publisher").await;
     let big = "x".repeat(512 * 1024);
     let started = Instant::now();
     for n in 0..24 {
-        publisher.publish(&log("burst.big", Priority::Info, &format!("{n}{big}"))).await.unwrap();
+        publisher
+            .publish(&log("burst.big", Priority::Info, &format!("{n}{big}")))
+            .await
+            .unwrap();
     }
     publisher.flush(Duration::from_secs(60)).await.unwrap();
     let elapsed = started.elapsed();
     let data = publisher.monitor().await.unwrap();
     let timed_out = common::int(common::map(&data, "drops"), "block_timeout");
-    assert!(timed_out > 0, "the stuck subscriber's queue timed out ({elapsed:?})");
+    assert!(
+        timed_out > 0,
+        "the stuck subscriber's queue timed out ({elapsed:?})"
+    );
     // Each timed-out record cost the publisher at most one block timeout (plus slack).
     eprintln!("{timed_out} records timed out; publishing took {elapsed:?}");
     assert!(
@@ -245,13 +343,22 @@ async fn block_makes_the_publisher_wait_for_room_but_never_longer_than_the_timeo
 async fn latest_only_delivers_the_newest_value_per_subject_at_the_asked_rate() {
     let server = TestServer::start().await;
     let display = connect(&server, "display").await;
-    let options = DeliveryOptions { latest_per_second: Some(10.0), ..DeliveryOptions::default() };
-    let mut subscription = display.subscribe_with_options(Filter::subject("SR.*").unwrap(), options).await.unwrap();
+    let options = DeliveryOptions {
+        latest_per_second: Some(10.0),
+        ..DeliveryOptions::default()
+    };
+    let mut subscription = display
+        .subscribe_with_options(Filter::subject("SR.*").unwrap(), options)
+        .await
+        .unwrap();
     let publisher = connect(&server, "magnets").await;
     let started = Instant::now();
     for n in 0..100 {
         for subject in ["SR.current", "SR.voltage"] {
-            publisher.publish(&log(subject, Priority::Info, &n.to_string())).await.unwrap();
+            publisher
+                .publish(&log(subject, Priority::Info, &n.to_string()))
+                .await
+                .unwrap();
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -260,9 +367,16 @@ async fn latest_only_delivers_the_newest_value_per_subject_at_the_asked_rate() {
     let mut last = std::collections::HashMap::new();
     let mut counts = std::collections::HashMap::new();
     // The last values arrive within one interval after publishing stops.
-    while last.get("SR.current") != Some(&"99".to_string()) || last.get("SR.voltage") != Some(&"99".to_string()) {
-        let event = tokio::time::timeout(WAIT, subscription.next()).await.unwrap().unwrap();
-        let Event::Record(delivered) = event else { panic!("latest-only reports no gaps") };
+    while last.get("SR.current") != Some(&"99".to_string())
+        || last.get("SR.voltage") != Some(&"99".to_string())
+    {
+        let event = tokio::time::timeout(WAIT, subscription.next())
+            .await
+            .unwrap()
+            .unwrap();
+        let Event::Record(delivered) = event else {
+            panic!("latest-only reports no gaps")
+        };
         let record = delivered.into_record();
         *counts.entry(record.subject.clone()).or_insert(0u32) += 1;
         last.insert(record.subject, record.text);
@@ -270,11 +384,18 @@ async fn latest_only_delivers_the_newest_value_per_subject_at_the_asked_rate() {
     let allowed = (window.as_secs_f64() * 10.0).ceil() as u32 + 2;
     for subject in ["SR.current", "SR.voltage"] {
         let count = counts[subject];
-        assert!((3..=allowed).contains(&count), "{subject}: {count} records in {window:?}, at most {allowed}");
+        assert!(
+            (3..=allowed).contains(&count),
+            "{subject}: {count} records in {window:?}, at most {allowed}"
+        );
     }
     assert_eq!(subscription.lost(), 0);
     let data = display.monitor().await.unwrap();
     assert!(common::int(common::map(&data, "drops"), "superseded") > 100);
-    assert_eq!(common::int(&data, "dropped"), 0, "superseded records are not losses");
+    assert_eq!(
+        common::int(&data, "dropped"),
+        0,
+        "superseded records are not losses"
+    );
     server.stop().await;
 }

@@ -101,9 +101,14 @@ impl RawConnection {
     /// If the connection fails.
     pub async fn connect_with_receive_buffer(addr: SocketAddr, bytes: u32) -> RawConnection {
         let socket = tokio::net::TcpSocket::new_v4().expect("socket");
-        socket.set_recv_buffer_size(bytes).expect("receive buffer size");
+        socket
+            .set_recv_buffer_size(bytes)
+            .expect("receive buffer size");
         let stream = socket.connect(addr).await.expect("connect to test server");
-        RawConnection { stream, buffer: FrameBuffer::new(64 << 20) }
+        RawConnection {
+            stream,
+            buffer: FrameBuffer::new(64 << 20),
+        }
     }
 
     /// Connects and completes the handshake as client `name`.
@@ -111,7 +116,10 @@ impl RawConnection {
     /// # Panics
     /// If the server does not answer with `WELCOME`.
     pub async fn handshake(addr: SocketAddr, name: &str) -> RawConnection {
-        RawConnection::connect(addr).await.complete_handshake(name).await
+        RawConnection::connect(addr)
+            .await
+            .complete_handshake(name)
+            .await
     }
 
     /// Completes the handshake as client `name` on a connection made without one.

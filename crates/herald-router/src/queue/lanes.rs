@@ -49,8 +49,7 @@ impl Lanes {
     /// Removes one record from the lowest occupied lane whose priority passes `eligible`.
     pub fn evict(&mut self, eligible: impl Fn(Priority) -> bool, end: End) -> Option<Delivery> {
         let lane = (1..12).find(|&lane| {
-            self.occupied & (1 << lane) != 0
-                && Priority::from_u8(lane as u8).is_ok_and(&eligible)
+            self.occupied & (1 << lane) != 0 && Priority::from_u8(lane as u8).is_ok_and(&eligible)
         })?;
         let queue = &mut self.lanes[lane];
         let evicted = match end {

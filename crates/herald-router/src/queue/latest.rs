@@ -20,7 +20,12 @@ pub struct Latest {
 impl Latest {
     /// Returns an empty state releasing each subject at most once per `interval`.
     pub fn new(interval: Duration) -> Self {
-        Latest { interval, pending: HashMap::new(), next_allowed: HashMap::new(), bytes: 0 }
+        Latest {
+            interval,
+            pending: HashMap::new(),
+            next_allowed: HashMap::new(),
+            bytes: 0,
+        }
     }
 
     /// Returns the subjects waiting.
@@ -51,7 +56,8 @@ impl Latest {
     /// Moves the records whose subjects may be sent now into `out`, oldest first, up to
     /// `max_bytes` (at least one).
     pub fn drain(&mut self, now: Instant, out: &mut Vec<Delivery>, max_bytes: usize) {
-        self.next_allowed.retain(|subject, at| *at > now || self.pending.contains_key(subject));
+        self.next_allowed
+            .retain(|subject, at| *at > now || self.pending.contains_key(subject));
         let mut ready: Vec<Bytes> = self
             .pending
             .keys()
@@ -61,7 +67,9 @@ impl Latest {
         ready.sort_by_key(|subject| self.pending.get(subject).map_or(u64::MAX, |d| d.seq));
         let mut taken = 0;
         for subject in ready {
-            let Some(delivery) = self.pending.remove(&subject) else { continue };
+            let Some(delivery) = self.pending.remove(&subject) else {
+                continue;
+            };
             if taken > 0 && taken + delivery.record.len() > max_bytes {
                 self.pending.insert(subject, delivery);
                 break;
@@ -77,7 +85,12 @@ impl Latest {
     pub fn next_ready(&self) -> Option<Instant> {
         self.pending
             .keys()
-            .map(|subject| self.next_allowed.get(subject).copied().unwrap_or_else(Instant::now))
+            .map(|subject| {
+                self.next_allowed
+                    .get(subject)
+                    .copied()
+                    .unwrap_or_else(Instant::now)
+            })
             .min()
     }
 

@@ -48,7 +48,8 @@ pub struct Delivery {
 impl Delivery {
     /// Returns the subject's bytes, sharing the record's memory.
     pub fn subject(&self) -> Bytes {
-        self.record.slice(self.subject.0 as usize..self.subject.1 as usize)
+        self.record
+            .slice(self.subject.0 as usize..self.subject.1 as usize)
     }
 }
 
@@ -124,7 +125,11 @@ impl Queue {
     pub fn new(config: QueueConfig, writer: Arc<Notify>) -> Self {
         let latest = config.latest_interval.map(Latest::new);
         Queue {
-            inner: Mutex::new(Inner { lanes: Lanes::default(), latest, gap: Gap::default() }),
+            inner: Mutex::new(Inner {
+                lanes: Lanes::default(),
+                latest,
+                gap: Gap::default(),
+            }),
             config,
             writer,
             space: Notify::new(),
@@ -143,7 +148,9 @@ impl Queue {
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding this lock leaves plain data behind; keep serving it.
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Queues `deliveries` (draining the vector). What does not fit is shed by priority and
@@ -177,7 +184,13 @@ impl Queue {
         pushed
     }
 
-    fn place(&self, inner: &mut Inner, delivery: Delivery, policy: Policy, pushed: &mut Pushed) -> Placed {
+    fn place(
+        &self,
+        inner: &mut Inner,
+        delivery: Delivery,
+        policy: Policy,
+        pushed: &mut Pushed,
+    ) -> Placed {
         let config = &self.config;
         if let Some(latest) = &mut inner.latest {
             if latest.replaces(&delivery) || latest.records() < config.max_records {
@@ -193,7 +206,9 @@ impl Queue {
         }
         let len = delivery.record.len();
         let lanes = &mut inner.lanes;
-        let fits = |lanes: &Lanes| lanes.records() < config.max_records && lanes.bytes() + len <= config.max_bytes;
+        let fits = |lanes: &Lanes| {
+            lanes.records() < config.max_records && lanes.bytes() + len <= config.max_bytes
+        };
         if fits(lanes) {
             lanes.push(delivery);
             return Placed::Accepted;
@@ -218,15 +233,40 @@ impl Queue {
         };
         let strict = policy != Policy::DropOld;
         let eligible = |p: Priority| p < config.protected && (p < limit || (!strict && p == limit));
-        self.shed_for(inner, delivery, eligible, end, fits, DropReason::QueueFull, pushed)
+        self.shed_for(
+            inner,
+            delivery,
+            eligible,
+            end,
+            fits,
+            DropReason::QueueFull,
+            pushed,
+        )
     }
 
     /// A protected record in a full queue: kept while the hard limit allows, making room
     /// by shedding unprotected records if needed.
-    fn place_protected(&self, inner: &mut Inner, delivery: Delivery, pushed: &mut Pushed) -> Placed {
-        let (len, hard, protected) = (delivery.record.len(), self.config.hard_bytes, self.config.protected);
+    fn place_protected(
+        &self,
+        inner: &mut Inner,
+        delivery: Delivery,
+        pushed: &mut Pushed,
+    ) -> Placed {
+        let (len, hard, protected) = (
+            delivery.record.len(),
+            self.config.hard_bytes,
+            self.config.protected,
+        );
         let fits = |lanes: &Lanes| lanes.bytes() + len <= hard;
-        self.shed_for(inner, delivery, |p| p < protected, End::Oldest, fits, DropReason::HardLimit, pushed)
+        self.shed_for(
+            inner,
+            delivery,
+            |p| p < protected,
+            End::Oldest,
+            fits,
+            DropReason::HardLimit,
+            pushed,
+        )
     }
 
     /// Evicts `eligible` records (lowest priority first, from `end` of their lane) until
@@ -261,8 +301,11 @@ impl Queue {
         for victim in &victims {
             inner.gap.add(victim);
         }
-        pushed.drops.add(DropReason::QueueFull, victims.len() as u64);
-        self.evicted.fetch_add(victims.len() as u64, Ordering::Relaxed);
+        pushed
+            .drops
+            .add(DropReason::QueueFull, victims.len() as u64);
+        self.evicted
+            .fetch_add(victims.len() as u64, Ordering::Relaxed);
         inner.lanes.push(delivery);
         Placed::Accepted
     }
@@ -271,7 +314,11 @@ impl Queue {
     /// still does not fit as `drop-new` would. Only the publisher calling this waits.
     /// `started` is when the publisher began waiting, so that waits for several queues
     /// overlap instead of adding up.
-    pub async fn push_blocking(&self, mut blocked: Vec<Delivery>, started: tokio::time::Instant) -> Drops {
+    pub async fn push_blocking(
+        &self,
+        mut blocked: Vec<Delivery>,
+        started: tokio::time::Instant,
+    ) -> Drops {
         let deadline = started + self.config.block_timeout;
         let mut drops = Drops::default();
         loop {
@@ -290,9 +337,13 @@ impl Queue {
         }
         let pushed = self.push(blocked.into_iter(), Policy::DropNew);
         let mut timed_out = Drops::default();
-        timed_out.add(DropReason::BlockTimeout, pushed.drops.get(DropReason::QueueFull));
+        timed_out.add(
+            DropReason::BlockTimeout,
+            pushed.drops.get(DropReason::QueueFull),
+        );
         self.drops[DropReason::QueueFull.index()].fetch_sub(timed_out.total(), Ordering::Relaxed);
-        self.drops[DropReason::BlockTimeout.index()].fetch_add(timed_out.total(), Ordering::Relaxed);
+        self.drops[DropReason::BlockTimeout.index()]
+            .fetch_add(timed_out.total(), Ordering::Relaxed);
         drops.merge(&timed_out);
         drops
     }

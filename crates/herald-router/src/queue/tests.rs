@@ -16,16 +16,29 @@ fn delivery_on(seq: u64, priority: Priority, subject: &str) -> Delivery {
     // The "record" is just the subject followed by padding up to 10 bytes.
     let mut record = subject.as_bytes().to_vec();
     record.resize(record.len().max(10), b'.');
-    Delivery { seq, received: 0, priority, record: Bytes::from(record), subject: (0, subject.len() as u32) }
+    Delivery {
+        seq,
+        received: 0,
+        priority,
+        record: Bytes::from(record),
+        subject: (0, subject.len() as u32),
+    }
 }
 
 fn queue(max_records: usize, policy: Policy) -> Queue {
-    let config = QueueConfig { max_records, policy, ..QueueConfig::default() };
+    let config = QueueConfig {
+        max_records,
+        policy,
+        ..QueueConfig::default()
+    };
     Queue::new(config, Arc::default())
 }
 
 fn push(queue: &Queue, deliveries: &[(u64, Priority)]) -> Pushed {
-    let mut batch: Vec<Delivery> = deliveries.iter().map(|&(seq, p)| delivery(seq, p)).collect();
+    let mut batch: Vec<Delivery> = deliveries
+        .iter()
+        .map(|&(seq, p)| delivery(seq, p))
+        .collect();
     queue.push_batch(&mut batch)
 }
 
@@ -47,8 +60,14 @@ fn drop_new_refuses_the_newcomer_and_reports_the_gap() {
     let gap = gap.unwrap();
     assert_eq!((gap.count, gap.first_seq, gap.last_seq), (2, 3, 4));
     assert_eq!(gap.by_priority[Info as usize], 2);
-    assert_eq!((queue.depth(), queue.delivered(), queue.dropped()), (0, 2, 2));
-    assert!(queue.drain(&mut Vec::new(), usize::MAX).is_none(), "a gap is reported once");
+    assert_eq!(
+        (queue.depth(), queue.delivered(), queue.dropped()),
+        (0, 2, 2)
+    );
+    assert!(
+        queue.drain(&mut Vec::new(), usize::MAX).is_none(),
+        "a gap is reported once"
+    );
 }
 
 #[test]
@@ -71,17 +90,29 @@ fn drop_old_evicts_the_oldest_of_the_lowest_priority() {
     push(&queue, &[(4, Info)]);
     push(&queue, &[(5, Debug)]);
     let (seqs, gap) = drain_all(&queue);
-    assert_eq!(seqs, [2, 3, 4], "INFO 1 made room for INFO 4; DEBUG 5 found nothing lower");
+    assert_eq!(
+        seqs,
+        [2, 3, 4],
+        "INFO 1 made room for INFO 4; DEBUG 5 found nothing lower"
+    );
     assert_eq!(gap.unwrap().count, 2);
 }
 
 #[test]
 fn protected_records_are_kept_over_the_soft_limit_until_the_hard_limit() {
-    let config = QueueConfig { max_records: 2, hard_bytes: 40, ..QueueConfig::default() };
+    let config = QueueConfig {
+        max_records: 2,
+        hard_bytes: 40,
+        ..QueueConfig::default()
+    };
     let queue = Queue::new(config, Arc::default());
     push(&queue, &[(1, Info), (2, Info)]);
     let pushed = push(&queue, &[(3, Emergency), (4, Emergency)]);
-    assert_eq!(pushed.drops.total(), 0, "protected and within the hard limit: nothing lost");
+    assert_eq!(
+        pushed.drops.total(),
+        0,
+        "protected and within the hard limit: nothing lost"
+    );
     // 40 bytes hold four 10-byte records; the fifth sheds an INFO, the seventh has nothing left.
     let pushed = push(&queue, &[(5, Emergency), (6, Emergency), (7, Emergency)]);
     assert_eq!(pushed.drops.get(DropReason::QueueFull), 2);
@@ -95,7 +126,11 @@ fn protected_records_are_kept_over_the_soft_limit_until_the_hard_limit() {
 
 #[test]
 fn the_protected_priority_is_configurable() {
-    let config = QueueConfig { max_records: 1, protected: Error, ..QueueConfig::default() };
+    let config = QueueConfig {
+        max_records: 1,
+        protected: Error,
+        ..QueueConfig::default()
+    };
     let queue = Queue::new(config, Arc::default());
     let pushed = push(&queue, &[(1, Info), (2, Error), (3, Warning)]);
     // ERROR is protected and goes over the limit. Shedding the INFO would not make room for
@@ -121,7 +156,10 @@ fn block_hands_back_what_does_not_fit() {
     let queue = queue(1, Policy::Block);
     let pushed = push(&queue, &[(1, Info), (2, Info)]);
     assert_eq!(pushed.drops.total(), 0);
-    assert_eq!(pushed.blocked.iter().map(|d| d.seq).collect::<Vec<_>>(), [2]);
+    assert_eq!(
+        pushed.blocked.iter().map(|d| d.seq).collect::<Vec<_>>(),
+        [2]
+    );
 }
 
 #[tokio::test]
@@ -141,13 +179,17 @@ async fn push_blocking_waits_for_room_then_gives_up_after_the_timeout() {
             drain_all(&queue).0
         })
     };
-    let drops = queue.push_blocking(blocked, tokio::time::Instant::now()).await;
+    let drops = queue
+        .push_blocking(blocked, tokio::time::Instant::now())
+        .await;
     assert_eq!(drops.total(), 0, "room came within the timeout");
     assert_eq!(drainer.await.unwrap(), [1]);
 
     let started = tokio::time::Instant::now();
     let blocked = push(&queue, &[(3, Info)]).blocked;
-    let drops = queue.push_blocking(blocked, tokio::time::Instant::now()).await;
+    let drops = queue
+        .push_blocking(blocked, tokio::time::Instant::now())
+        .await;
     assert!(started.elapsed() >= Duration::from_millis(200));
     assert_eq!(drops.get(DropReason::BlockTimeout), 1);
     assert_eq!(queue.drops().get(DropReason::BlockTimeout), 1);
@@ -159,7 +201,10 @@ async fn push_blocking_waits_for_room_then_gives_up_after_the_timeout() {
 
 #[test]
 fn latest_only_keeps_the_newest_per_subject_and_paces_each_subject() {
-    let config = QueueConfig { latest_interval: Some(Duration::from_millis(50)), ..QueueConfig::default() };
+    let config = QueueConfig {
+        latest_interval: Some(Duration::from_millis(50)),
+        ..QueueConfig::default()
+    };
     let queue = Queue::new(config, Arc::default());
     let mut batch = vec![
         delivery_on(1, Info, "a"),
@@ -168,9 +213,17 @@ fn latest_only_keeps_the_newest_per_subject_and_paces_each_subject() {
     ];
     let pushed = queue.push_batch(&mut batch);
     assert_eq!(pushed.drops.get(DropReason::Superseded), 1);
-    assert_eq!(drain_all(&queue).0, [2, 3], "newest of each subject, in sequence order");
+    assert_eq!(
+        drain_all(&queue).0,
+        [2, 3],
+        "newest of each subject, in sequence order"
+    );
     queue.push_batch(&mut vec![delivery_on(4, Info, "a")]);
-    assert_eq!(drain_all(&queue).0, Vec::<u64>::new(), "subject a was just sent");
+    assert_eq!(
+        drain_all(&queue).0,
+        Vec::<u64>::new(),
+        "subject a was just sent"
+    );
     let ready = queue.next_ready().expect("a waits");
     assert!(ready > std::time::Instant::now());
     std::thread::sleep(ready - std::time::Instant::now());

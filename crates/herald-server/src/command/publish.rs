@@ -18,11 +18,15 @@ pub(super) async fn apply(session: &mut Session, publish: Publish) -> Result<(),
     // most its block timeout, counted from the same start so the waits overlap.
     let started = tokio::time::Instant::now();
     for (queue, blocked) in session.route.take_blocked() {
-        stats.dropped.merge(&queue.push_blocking(blocked, started).await);
+        stats
+            .dropped
+            .merge(&queue.push_blocking(blocked, started).await);
     }
     let bytes: usize = publish.records.iter().map(|r| r.bytes.len()).sum();
     let queued = stats.deliveries.saturating_sub(stats.dropped.total());
-    shared.monitor.count_batch(stats.records, bytes as u64, queued);
+    shared
+        .monitor
+        .count_batch(stats.records, bytes as u64, queued);
     session
         .state
         .records_in

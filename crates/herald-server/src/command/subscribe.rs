@@ -64,7 +64,8 @@ fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, Strin
 /// smaller queue, never a larger one, and for a block timeout up to `max_block_timeout`.
 fn queue_config(config: &Config, options: &DeliveryOptions) -> QueueConfig {
     let server = config.queue;
-    let capped = |asked: Option<u64>, limit: usize| asked.map_or(limit, |n| (n as usize).min(limit));
+    let capped =
+        |asked: Option<u64>, limit: usize| asked.map_or(limit, |n| (n as usize).min(limit));
     let block_timeout = options
         .block_timeout_ms
         .map_or(server.block_timeout, Duration::from_millis)
@@ -75,7 +76,9 @@ fn queue_config(config: &Config, options: &DeliveryOptions) -> QueueConfig {
         policy: options.policy,
         protected: options.protected.unwrap_or(server.protected),
         block_timeout,
-        latest_interval: options.latest_per_second.map(|rate| Duration::from_secs_f64(1.0 / rate)),
+        latest_interval: options
+            .latest_per_second
+            .map(|rate| Duration::from_secs_f64(1.0 / rate)),
         ..server
     }
 }

@@ -21,7 +21,13 @@ pub(super) async fn apply(session: &mut Session, cid: u64, subscription: u64) ->
     if let Some(state) = removed_state {
         let discarded = state.queue.discard(DropReason::Closed);
         let (monitor, connection) = (&session.shared.monitor, session.state.id);
-        events::queue_discarded(monitor, connection, subscription, DropReason::Closed, discarded);
+        events::queue_discarded(
+            monitor,
+            connection,
+            subscription,
+            DropReason::Closed,
+            discarded,
+        );
     }
     if cid == 0 {
         return Ok(());

@@ -7,7 +7,6 @@
 //! vector tests check it.
 
 use bytes::Bytes;
-use herald_proto::{DeliveryOptions, Policy};
 use herald_proto::frame::{
     Ack, DeliverEntry, GapNotice, Hello, Publish, RawRecord, Subscribe, Welcome, PROTOCOL_VERSION,
 };
@@ -16,6 +15,7 @@ use herald_proto::{
     AckLevel, ErrorCode, ErrorFrame, Filter, Frame, Kind, Origin, Priority, Record, RecordMeta,
     Value,
 };
+use herald_proto::{DeliveryOptions, Policy};
 use serde_json::{json, Value as Json};
 
 use super::{frame_to_json, to_hex};

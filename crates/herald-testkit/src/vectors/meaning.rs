@@ -6,10 +6,10 @@
 //! float (always written with a `.` or an exponent), string, `{"bytes": "<hex>"}`,
 //! `{"time": <ns>}`, array, object (in wire order).
 
-use herald_proto::DeliveryOptions;
 use herald_proto::frame::{DeliverEntry, GapNotice, Hello, Publish, Subscribe, Welcome};
 use herald_proto::priority::ALL_PRIORITIES;
 use herald_proto::value::Field;
+use herald_proto::DeliveryOptions;
 use herald_proto::{AckLevel, Filter, Frame, Kind, Origin, Priority, Record, Value};
 use serde_json::{json, Map, Value as Json};
 

@@ -1,0 +1,113 @@
+//! Keeps a client connected: when its connection fails, move to the next server of the URL
+//! (then around the list again, with backoff), restore the subscriptions, and resend every
+//! `PUBLISH` frame the old server had not acknowledged. The program sees at most a delay.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use herald_proto::frame::{Subscribe, Welcome};
+use herald_proto::{ErrorCode, Frame};
+use tokio::net::TcpStream;
+
+use crate::client::{lock, Connected, Inner};
+use crate::error::ClientError;
+use crate::io::{self, HandshakeError};
+
+/// First pause between rounds of reconnection attempts; it doubles up to the maximum.
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+/// Longest pause between rounds of reconnection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Starts the task that runs the connection and replaces it when it fails.
+pub(crate) fn spawn(stream: TcpStream, welcome: Welcome, inner: Arc<Inner>) {
+    tokio::spawn(supervise(stream, welcome, inner));
+}
+
+async fn supervise(mut stream: TcpStream, mut welcome: Welcome, inner: Arc<Inner>) {
+    loop {
+        let error = io::run_connection(stream, Arc::clone(&inner), welcome).await;
+        if inner.is_stopping() || is_final(&error) || inner.options.reconnect_timeout.is_zero() {
+            inner.fail(error);
+            return;
+        }
+        match reconnect(&inner, &error).await {
+            Some((next, next_welcome)) => (stream, welcome) = (next, next_welcome),
+            None => {
+                inner.fail(error);
+                return;
+            }
+        }
+    }
+}
+
+/// Returns true for errors another connection would only repeat: the server refused what
+/// this client sends.
+fn is_final(error: &ClientError) -> bool {
+    match error {
+        ClientError::Server { code, .. } => {
+            matches!(code, ErrorCode::BadFrame | ErrorCode::Handshake | ErrorCode::Version | ErrorCode::Unauthorized)
+        }
+        ClientError::BadFrame(_) => true,
+        _ => false,
+    }
+}
+
+/// Tries the next servers, round after round with backoff, until one answers or the
+/// reconnect timeout passes. On success the subscriptions and unacknowledged records are
+/// queued for the new connection.
+async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(TcpStream, Welcome)> {
+    let lost = lock(&inner.connected).server.clone();
+    tracing::warn!(server = %lost, error = %error, "herald connection lost; failing over");
+    inner.connection_lost(&format!("connection to {lost} lost ({error}); failing over"));
+    let deadline = tokio::time::Instant::now() + inner.options.reconnect_timeout;
+    let servers = &inner.servers;
+    let first = (lock(&inner.connected).index + 1) % servers.len();
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        for offset in 0..servers.len() {
+            if inner.is_stopping() {
+                return None;
+            }
+            let index = (first + offset) % servers.len();
+            match io::connect(&servers[index], &inner.options).await {
+                Ok((stream, welcome)) => {
+                    resume(inner, index, &welcome);
+                    return Some((stream, welcome));
+                }
+                Err(HandshakeError::Refused { message, .. } | HandshakeError::Failed(message)) => {
+                    tracing::debug!(server = %servers[index], why = %message, "failover attempt failed");
+                }
+            }
+        }
+        if tokio::time::Instant::now() + backoff > deadline {
+            return None;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Points the client at its new server and queues, ahead of anything newer, the
+/// subscriptions to restore and the records the old server never acknowledged.
+fn resume(inner: &Inner, index: usize, welcome: &Welcome) {
+    let server = inner.servers[index].clone();
+    *lock(&inner.connected) = Connected { index, server: server.clone(), welcome: welcome.clone() };
+    let restore: Vec<Frame> = lock(&inner.subscriptions)
+        .iter()
+        .map(|(id, (filter, options))| {
+            // A fresh cid nobody waits for: the answer is dropped, an error logged.
+            Frame::Subscribe(Subscribe {
+                cid: inner.next_id(),
+                subscription: *id,
+                filter: filter.clone(),
+                options: *options,
+            })
+        })
+        .collect();
+    let max_frame = usize::try_from(welcome.max_frame_bytes).unwrap_or(usize::MAX);
+    let resent = lock(&inner.outbox).rewind(&restore, max_frame);
+    inner.failovers.fetch_add(1, Ordering::Relaxed);
+    tracing::warn!(%server, subscriptions = restore.len(), resent, "herald connection resumed");
+    inner.space.notify_waiters();
+}
