@@ -25,13 +25,27 @@ struct ServeProcess {
 impl ServeProcess {
     fn start(name: &str) -> ServeProcess {
         let mut child = Command::new(HERALD)
-            .args(["serve", "--listen", "127.0.0.1:0", "--log-level", "error", "--name", name])
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--log-level",
+                "error",
+                "--name",
+                name,
+            ])
             .stderr(Stdio::piped())
             .spawn()
             .expect("herald serve starts");
         let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-        let first = lines.next().expect("serve prints its address").expect("readable stderr");
-        let addr = first.strip_prefix("herald serving on ").expect("address line").to_string();
+        let first = lines
+            .next()
+            .expect("serve prints its address")
+            .expect("readable stderr");
+        let addr = first
+            .strip_prefix("herald serving on ")
+            .expect("address line")
+            .to_string();
         std::thread::spawn(move || lines.for_each(drop));
         ServeProcess { child, addr }
     }
@@ -62,11 +76,19 @@ fn numbered(n: i64) -> Record {
 async fn acknowledged_records_survive_the_first_server_being_killed() {
     let mut first = ServeProcess::start("first");
     let second = ServeProcess::start("second");
-    let subscriber = Client::connect(&format!("herald://{}", second.addr)).await.unwrap();
-    let mut subscription = subscriber.subscribe(Filter::subject("stream.*").unwrap()).await.unwrap();
+    let subscriber = Client::connect(&format!("herald://{}", second.addr))
+        .await
+        .unwrap();
+    let mut subscription = subscriber
+        .subscribe(Filter::subject("stream.*").unwrap())
+        .await
+        .unwrap();
 
     let url = format!("herald://{},{}", first.addr, second.addr);
-    let options = ClientOptions { reconnect_timeout: Duration::from_secs(10), ..ClientOptions::default() };
+    let options = ClientOptions {
+        reconnect_timeout: Duration::from_secs(10),
+        ..ClientOptions::default()
+    };
     let publisher = Client::connect_with(&url, options).await.unwrap();
     assert_eq!(publisher.server(), first.addr);
 
@@ -77,7 +99,10 @@ async fn acknowledged_records_survive_the_first_server_being_killed() {
         if n == KILL_AFTER {
             first.kill();
         }
-        publisher.sync_send(&numbered(n), AckLevel::Received, Duration::from_secs(15)).await.unwrap();
+        publisher
+            .sync_send(&numbered(n), AckLevel::Received, Duration::from_secs(15))
+            .await
+            .unwrap();
         if publisher.server() == second.addr {
             acked_by_second.push(n);
         } else {
@@ -85,7 +110,10 @@ async fn acknowledged_records_survive_the_first_server_being_killed() {
         }
     }
     assert_eq!(publisher.failovers(), 1);
-    assert_eq!(acked_by_first, KILL_AFTER, "the first server acknowledged what came before the kill");
+    assert_eq!(
+        acked_by_first, KILL_AFTER,
+        "the first server acknowledged what came before the kill"
+    );
     assert_eq!(acked_by_second.len() as i64, RECORDS - KILL_AFTER);
 
     // Every record the second server acknowledged reaches its subscriber; count duplicates.
@@ -95,22 +123,37 @@ async fn acknowledged_records_survive_the_first_server_being_killed() {
             .await
             .expect("records keep arriving")
             .expect("subscription open");
-        let Event::Record(delivered) = event else { panic!("no loss expected: {event:?}") };
+        let Event::Record(delivered) = event else {
+            panic!("no loss expected: {event:?}")
+        };
         let record = delivered.into_record();
-        let Some((_, Value::Int(n))) = record.fields.first() else { panic!("numbered record") };
+        let Some((_, Value::Int(n))) = record.fields.first() else {
+            panic!("numbered record")
+        };
         *seen.entry(*n).or_default() += 1;
     }
     let duplicates: u32 = seen.values().map(|count| count - 1).sum();
-    eprintln!("{} records at the second server, {duplicates} duplicates", seen.len());
-    assert!(seen.keys().all(|n| *n >= KILL_AFTER - 1), "only records from around the kill on");
+    eprintln!(
+        "{} records at the second server, {duplicates} duplicates",
+        seen.len()
+    );
+    assert!(
+        seen.keys().all(|n| *n >= KILL_AFTER - 1),
+        "only records from around the kill on"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fast_stream_is_resent_from_what_the_dead_server_had_not_acknowledged() {
     let mut first = ServeProcess::start("first");
     let second = ServeProcess::start("second");
-    let subscriber = Client::connect(&format!("herald://{}", second.addr)).await.unwrap();
-    let mut subscription = subscriber.subscribe(Filter::subject("stream.*").unwrap()).await.unwrap();
+    let subscriber = Client::connect(&format!("herald://{}", second.addr))
+        .await
+        .unwrap();
+    let mut subscription = subscriber
+        .subscribe(Filter::subject("stream.*").unwrap())
+        .await
+        .unwrap();
     let url = format!("herald://{},{}", first.addr, second.addr);
     let publisher = Client::connect(&url).await.unwrap();
 
@@ -128,16 +171,30 @@ async fn a_fast_stream_is_resent_from_what_the_dead_server_had_not_acknowledged(
     // not acknowledged, without a hole.
     let mut numbers = Vec::new();
     while numbers.last() != Some(&(RECORDS - 1)) {
-        let event = tokio::time::timeout(Duration::from_secs(10), subscription.next()).await.unwrap().unwrap();
-        let Event::Record(delivered) = event else { panic!("no loss expected") };
-        let Some((_, Value::Int(n))) = delivered.record().fields.first().cloned() else { panic!("numbered") };
+        let event = tokio::time::timeout(Duration::from_secs(10), subscription.next())
+            .await
+            .unwrap()
+            .unwrap();
+        let Event::Record(delivered) = event else {
+            panic!("no loss expected")
+        };
+        let Some((_, Value::Int(n))) = delivered.record().fields.first().cloned() else {
+            panic!("numbered")
+        };
         numbers.push(n);
     }
     let first_resent = numbers[0];
     numbers.sort_unstable();
     numbers.dedup();
-    assert_eq!(numbers, (first_resent..RECORDS).collect::<Vec<_>>(), "a contiguous tail");
-    assert!(first_resent <= RECORDS / 2, "resent from before the kill: {first_resent}");
+    assert_eq!(
+        numbers,
+        (first_resent..RECORDS).collect::<Vec<_>>(),
+        "a contiguous tail"
+    );
+    assert!(
+        first_resent <= RECORDS / 2,
+        "resent from before the kill: {first_resent}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -146,15 +203,25 @@ async fn subscriptions_are_restored_on_the_next_server() {
     let second = ServeProcess::start("second");
     let url = format!("herald://{},{}", first.addr, second.addr);
     let subscriber = Client::connect(&url).await.unwrap();
-    let mut subscription = subscriber.subscribe(Filter::subject("stream.*").unwrap()).await.unwrap();
+    let mut subscription = subscriber
+        .subscribe(Filter::subject("stream.*").unwrap())
+        .await
+        .unwrap();
     first.kill();
-    let publisher = Client::connect(&format!("herald://{}", second.addr)).await.unwrap();
+    let publisher = Client::connect(&format!("herald://{}", second.addr))
+        .await
+        .unwrap();
     // Publish until the subscriber, restored on the second server, sees a record.
     let mut n = 0;
     let delivered = loop {
-        publisher.sync_send(&numbered(n), AckLevel::Received, Duration::from_secs(5)).await.unwrap();
+        publisher
+            .sync_send(&numbered(n), AckLevel::Received, Duration::from_secs(5))
+            .await
+            .unwrap();
         n += 1;
-        if let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(100), subscription.next()).await {
+        if let Ok(Some(event)) =
+            tokio::time::timeout(Duration::from_millis(100), subscription.next()).await
+        {
             break event;
         }
         assert!(n < 100, "the subscription was not restored");

@@ -145,7 +145,11 @@ impl Inner {
     pub(crate) fn connection_lost(&self, why: &str) {
         let outbox = lock(&self.outbox);
         let mut pending = lock(&self.pending);
-        let lost: Vec<u64> = pending.keys().copied().filter(|id| !outbox.is_unacked(*id)).collect();
+        let lost: Vec<u64> = pending
+            .keys()
+            .copied()
+            .filter(|id| !outbox.is_unacked(*id))
+            .collect();
         drop(outbox);
         for id in lost {
             if let Some(sender) = pending.remove(&id) {
@@ -261,7 +265,11 @@ impl Client {
         let (stop, _) = watch::channel(false);
         let max_frame = usize::try_from(welcome.max_frame_bytes).unwrap_or(usize::MAX);
         let ids = Arc::new(AtomicU64::new(1));
-        let connected = Connected { index, server: servers[index].clone(), welcome: welcome.clone() };
+        let connected = Connected {
+            index,
+            server: servers[index].clone(),
+            welcome: welcome.clone(),
+        };
         let inner = Arc::new(Inner {
             options,
             servers: servers.to_vec(),
@@ -481,7 +489,8 @@ impl Client {
     /// # Errors
     /// The server's error (e.g. too many subscriptions), a timeout, or the connection's error.
     pub async fn subscribe(&self, filter: Filter) -> Result<Subscription, ClientError> {
-        self.subscribe_with_options(filter, DeliveryOptions::default()).await
+        self.subscribe_with_options(filter, DeliveryOptions::default())
+            .await
     }
 
     /// Subscribes with `filter` and delivery `options`: the server queue's policy and
@@ -615,7 +624,8 @@ impl Client {
             lock(&self.inner.routes).insert(id, Route::Inbox(Arc::clone(&inbox)));
             let filter = Filter::subject(&inbox.pattern())
                 .map_err(|e| ClientError::InvalidRecord(e.to_string()))?;
-            lock(&self.inner.subscriptions).insert(id, (filter.clone(), DeliveryOptions::default()));
+            lock(&self.inner.subscriptions)
+                .insert(id, (filter.clone(), DeliveryOptions::default()));
             self.control(|cid| {
                 Frame::Subscribe(Subscribe {
                     cid,

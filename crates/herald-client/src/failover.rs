@@ -46,7 +46,13 @@ async fn supervise(mut stream: TcpStream, mut welcome: Welcome, inner: Arc<Inner
 fn is_final(error: &ClientError) -> bool {
     match error {
         ClientError::Server { code, .. } => {
-            matches!(code, ErrorCode::BadFrame | ErrorCode::Handshake | ErrorCode::Version | ErrorCode::Unauthorized)
+            matches!(
+                code,
+                ErrorCode::BadFrame
+                    | ErrorCode::Handshake
+                    | ErrorCode::Version
+                    | ErrorCode::Unauthorized
+            )
         }
         ClientError::BadFrame(_) => true,
         _ => false,
@@ -59,7 +65,9 @@ fn is_final(error: &ClientError) -> bool {
 async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(TcpStream, Welcome)> {
     let lost = lock(&inner.connected).server.clone();
     tracing::warn!(server = %lost, error = %error, "herald connection lost; failing over");
-    inner.connection_lost(&format!("connection to {lost} lost ({error}); failing over"));
+    inner.connection_lost(&format!(
+        "connection to {lost} lost ({error}); failing over"
+    ));
     let deadline = tokio::time::Instant::now() + inner.options.reconnect_timeout;
     let servers = &inner.servers;
     let first = (lock(&inner.connected).index + 1) % servers.len();
@@ -92,7 +100,11 @@ async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(TcpStream, Wel
 /// subscriptions to restore and the records the old server never acknowledged.
 fn resume(inner: &Inner, index: usize, welcome: &Welcome) {
     let server = inner.servers[index].clone();
-    *lock(&inner.connected) = Connected { index, server: server.clone(), welcome: welcome.clone() };
+    *lock(&inner.connected) = Connected {
+        index,
+        server: server.clone(),
+        welcome: welcome.clone(),
+    };
     let restore: Vec<Frame> = lock(&inner.subscriptions)
         .iter()
         .map(|(id, (filter, options))| {

@@ -93,7 +93,11 @@ pub(crate) async fn connect(
 
 /// Runs one connection: a writer task and a reader task. Returns why it ended. When the
 /// client is closing on purpose, waits for the writer to flush first.
-pub(crate) async fn run_connection(stream: TcpStream, inner: Arc<Inner>, welcome: Welcome) -> ClientError {
+pub(crate) async fn run_connection(
+    stream: TcpStream,
+    inner: Arc<Inner>,
+    welcome: Welcome,
+) -> ClientError {
     let (read, write) = stream.into_split();
     let mut writer = tokio::spawn(write_loop(write, Arc::clone(&inner)));
     let mut reader = tokio::spawn(read_loop(read, Arc::clone(&inner), welcome));
@@ -139,7 +143,9 @@ async fn write_loop(mut write: OwnedWriteHalf, inner: Arc<Inner>) -> Option<Clie
         lock(&inner.outbox).take(&mut frames);
         inner.space.notify_waiters();
         if let Err(err) = write_frames(&mut write, &mut frames, &mut small).await {
-            return Some(ClientError::Closed(format!("write to server failed: {err}")));
+            return Some(ClientError::Closed(format!(
+                "write to server failed: {err}"
+            )));
         }
         if stopping {
             let _ = write.shutdown().await;
@@ -152,7 +158,11 @@ async fn write_loop(mut write: OwnedWriteHalf, inner: Arc<Inner>) -> Option<Clie
 const GATHER_BYTES: usize = 16 * 1024;
 
 /// Writes `frames` in order with few system calls and no copy of the large ones.
-async fn write_frames(write: &mut OwnedWriteHalf, frames: &mut Vec<Bytes>, small: &mut Vec<u8>) -> std::io::Result<()> {
+async fn write_frames(
+    write: &mut OwnedWriteHalf,
+    frames: &mut Vec<Bytes>,
+    small: &mut Vec<u8>,
+) -> std::io::Result<()> {
     for frame in frames.drain(..) {
         if frame.len() < GATHER_BYTES {
             small.extend_from_slice(&frame);
@@ -173,7 +183,9 @@ async fn write_frames(write: &mut OwnedWriteHalf, frames: &mut Vec<Bytes>, small
 
 /// Reads and dispatches frames and watches the heartbeat; returns why it stopped.
 async fn read_loop(mut read: OwnedReadHalf, inner: Arc<Inner>, welcome: Welcome) -> ClientError {
-    let max_frame = welcome.max_frame_bytes.saturating_add(DELIVER_OVERHEAD_BYTES);
+    let max_frame = welcome
+        .max_frame_bytes
+        .saturating_add(DELIVER_OVERHEAD_BYTES);
     let mut buffer = FrameBuffer::new(u32::try_from(max_frame).unwrap_or(u32::MAX));
     // The server pings every `WELCOME.heartbeat_ms`: never give up before a few of those.
     let announced = Duration::from_millis(welcome.heartbeat_ms).saturating_mul(3);

@@ -9,6 +9,8 @@
 //! - `outbox`, `io`, `failover`, `inbox`: the send buffer (kept until acknowledged), the
 //!   connection tasks, moving to the next server when one fails, request/reply.
 //! - [`origin`]: the host/process/thread origin of this program's records.
+//! - [`logger`]: [`Logger`], the non-blocking logger with its flight recorder, and
+//!   [`logger::install_log`], the `log` crate facade.
 //!
 //! # Example
 //! ```no_run
@@ -32,6 +34,7 @@ pub mod error;
 mod failover;
 mod inbox;
 mod io;
+pub mod logger;
 pub mod origin;
 mod outbox;
 pub mod subscription;
@@ -41,5 +44,6 @@ pub use client::{monitor_value, Client, ClientOptions};
 pub use delivered::Delivered;
 pub use error::{ClientError, ConnectError};
 pub use herald_proto as proto;
+pub use logger::{Logger, LoggerError, LoggerOptions, WhenFull};
 pub use subscription::{Event, Subscription};
 pub use url::{ServerUrl, UrlError};

@@ -128,7 +128,10 @@ impl Outbox {
         let bytes = Bytes::from(batch).slice(offset..);
         self.unacked_bytes += bytes.len();
         self.unacked.push_back((ack_id, bytes.clone()));
-        self.ready.push_back(Ready { bytes, publish: true });
+        self.ready.push_back(Ready {
+            bytes,
+            publish: true,
+        });
         self.batch = Vec::with_capacity(BATCH_BYTES + PUBLISH_HEADER_BYTES);
         self.batch_count = 0;
     }
@@ -138,7 +141,10 @@ impl Outbox {
         self.seal(None);
         let bytes = Bytes::from(frame.to_bytes());
         self.control_bytes += bytes.len();
-        self.ready.push_back(Ready { bytes, publish: false });
+        self.ready.push_back(Ready {
+            bytes,
+            publish: false,
+        });
     }
 
     /// Seals the open batch and moves every frame waiting to `out`, in order.
@@ -185,10 +191,16 @@ impl Outbox {
         for frame in first {
             let bytes = Bytes::from(frame.to_bytes());
             self.control_bytes += bytes.len();
-            self.ready.push_back(Ready { bytes, publish: false });
+            self.ready.push_back(Ready {
+                bytes,
+                publish: false,
+            });
         }
         for (_, bytes) in &self.unacked {
-            self.ready.push_back(Ready { bytes: bytes.clone(), publish: true });
+            self.ready.push_back(Ready {
+                bytes: bytes.clone(),
+                publish: true,
+            });
         }
         self.unacked.len()
     }
@@ -213,7 +225,9 @@ mod tests {
     fn frames(bytes: &[u8]) -> Vec<Frame> {
         let mut buffer = herald_proto::frame_buffer::FrameBuffer::new(1 << 20);
         buffer.spare().extend_from_slice(bytes);
-        std::iter::from_fn(|| buffer.next_frame().unwrap()).map(|f| Frame::decode(f).unwrap()).collect()
+        std::iter::from_fn(|| buffer.next_frame().unwrap())
+            .map(|f| Frame::decode(f).unwrap())
+            .collect()
     }
 
     fn publish(frame: &Frame) -> &Publish {
@@ -234,10 +248,22 @@ mod tests {
         let frames = frames(&taken(&mut outbox));
         assert_eq!(frames.len(), 3);
         assert_eq!(publish(&frames[0]).records.len(), 2);
-        assert_eq!((publish(&frames[0]).ack_id, publish(&frames[0]).ack), (1, AckLevel::Received));
+        assert_eq!(
+            (publish(&frames[0]).ack_id, publish(&frames[0]).ack),
+            (1, AckLevel::Received)
+        );
         assert_eq!(frames[1], Frame::Ping);
-        assert_eq!((publish(&frames[2]).records.len(), publish(&frames[2]).ack_id), (1, 2));
-        assert!(outbox.len() > 0, "written but unacknowledged frames still count");
+        assert_eq!(
+            (
+                publish(&frames[2]).records.len(),
+                publish(&frames[2]).ack_id
+            ),
+            (1, 2)
+        );
+        assert!(
+            outbox.len() > 0,
+            "written but unacknowledged frames still count"
+        );
         assert!(outbox.acknowledge(2));
         assert_eq!(outbox.len(), 0, "an ack covers every earlier frame too");
         assert!(!outbox.acknowledge(1));
@@ -256,7 +282,11 @@ mod tests {
         outbox.push_frame(&Frame::Monitor { cid: 9 });
         assert_eq!(outbox.rewind(&[Frame::Ping], 1 << 20), 2);
         let frames = frames(&taken(&mut outbox));
-        assert_eq!(frames[0], Frame::Ping, "the restoring frames first; the MONITOR is dropped");
+        assert_eq!(
+            frames[0],
+            Frame::Ping,
+            "the restoring frames first; the MONITOR is dropped"
+        );
         let acks: Vec<u64> = frames[1..].iter().map(|f| publish(f).ack_id).collect();
         assert_eq!(acks, [2, 3]);
     }
@@ -264,16 +294,31 @@ mod tests {
     #[test]
     fn big_batches_split_and_oversized_records_are_refused() {
         let mut outbox = outbox(4096);
-        let record = Record { text: "x".repeat(1000), ..Record::new(Kind::Log, "a") };
+        let record = Record {
+            text: "x".repeat(1000),
+            ..Record::new(Kind::Log, "a")
+        };
         for _ in 0..10 {
             outbox.push_record(&record).unwrap();
         }
-        let counts: Vec<usize> = frames(&taken(&mut outbox)).iter().map(|f| publish(f).records.len()).collect();
+        let counts: Vec<usize> = frames(&taken(&mut outbox))
+            .iter()
+            .map(|f| publish(f).records.len())
+            .collect();
         assert_eq!(counts.iter().sum::<usize>(), 10);
         assert!(counts.len() >= 3, "{counts:?}");
-        let huge = Record { text: "x".repeat(5000), ..Record::new(Kind::Log, "a") };
-        assert!(matches!(outbox.push_record(&huge), Err(ClientError::TooLarge { .. })));
+        let huge = Record {
+            text: "x".repeat(5000),
+            ..Record::new(Kind::Log, "a")
+        };
+        assert!(matches!(
+            outbox.push_record(&huge),
+            Err(ClientError::TooLarge { .. })
+        ));
         let mut tiny = super::Outbox::new(16, Arc::new(AtomicU64::new(1)));
-        assert!(matches!(tiny.push_record(&record), Err(ClientError::TooLarge { max: 0, .. })));
+        assert!(matches!(
+            tiny.push_record(&record),
+            Err(ClientError::TooLarge { max: 0, .. })
+        ));
     }
 }

@@ -89,3 +89,21 @@ async fn log_example_logs_two_records() {
         Some(herald_proto::Value::Int(2))
     );
 }
+
+#[tokio::test]
+async fn logger_example_sends_its_records_and_the_flight_recorder_context() {
+    let server = TestServer::start().await;
+    assert_eq!(
+        run("logger", &server.url()).await.trim(),
+        "sent 4 records (1 as flight-recorder context), dropped 0"
+    );
+    assert_eq!(
+        server
+            .monitor()
+            .snapshot()
+            .iter()
+            .find(|(k, _)| k == "records_in")
+            .map(|(_, v)| v.clone()),
+        Some(herald_proto::Value::Int(4))
+    );
+}

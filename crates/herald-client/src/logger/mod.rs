@@ -1,0 +1,353 @@
+//! The non-blocking logger: the hot path of every program that logs to Herald.
+//!
+//! A log call ([`Logger::log`] and friends) stamps the time, compares the priority with the
+//! logger's threshold (one atomic load) and pushes an entry into a bounded lock-free buffer,
+//! split into shards so that threads logging at the same time do not share a queue.
+//! It takes no lock shared with other threads, does no I/O and never waits: when the buffer
+//! is full the record is dropped and counted ([`Logger::dropped`]) unless the logger was made
+//! with [`WhenFull::Wait`]. Short texts (up to [`INLINE_TEXT_BYTES`]) and the thread name are
+//! copied into the entry, so a call without fields does not allocate.
+//!
+//! A background task on the client's tokio runtime wakes every [`LoggerOptions::tick`], when
+//! about [`LoggerOptions::batch_records`] are waiting (each thread looks at its shard's
+//! length every 16th call), or at once for a record at or above
+//! [`LoggerOptions::flush_immediately`] (EMERGENCY by default). It builds the records (kind
+//! log; origin host and process of this program, thread and source file/line of the call)
+//! and hands them to the client without waiting ([`Client::try_publish`]). Every loss is
+//! counted and reported: after drops, the background side publishes a WARNING record of type
+//! [`DROP_REPORT_TYPE`] on the logger's subject saying how many records of which priorities
+//! were lost, and why.
+//!
+//! **Flight recorder.** Records below the threshold are not thrown away: the last
+//! [`LoggerOptions::flight_recorder_records`] of them stay in a lock-free ring. When a
+//! record at or above [`LoggerOptions::flight_recorder_trigger`] (ERROR by default) is
+//! logged, the ring's records made in the [`LoggerOptions::flight_recorder_age`] before it
+//! are taken out and sent just before it, oldest first, each with the field
+//! [`FLIGHT_RECORDER_FIELD`] (`flight_recorder`) set to `true` so that viewers can show them
+//! as context. That log call does more work than others: it moves the ring's entries (at
+//! most `flight_recorder_records`), still without a lock.
+//!
+//! **Closing.** [`Logger::flush`] hands everything over and waits for the server;
+//! [`Logger::close`] does the same and stops the logger. Dropping the last clone of a logger
+//! closes it too, waiting at most [`LoggerOptions::close_timeout`], so exit never hangs. On
+//! a current-thread runtime a drop cannot wait (the background task needs the same thread):
+//! there, call [`Logger::close`] before the end of `main`.
+//!
+//! # Layout
+//! - this file: [`Logger`], the log calls, flush and close; `options`: [`LoggerOptions`].
+//! - `shared`: the state the handles and the background side share, and the close guard.
+//! - `entry`: what a log call buffers; `buffer`: the queue and [`WhenFull`];
+//!   `recorder`: the flight recorder; `subjects`: subjects by number; `drops`: loss counts
+//!   and the drop report; `worker`: the background task; [`bridge`]: the `log` crate facade.
+//!
+//! # Example
+//! ```no_run
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use herald_client::{Client, Logger, LoggerOptions};
+//! use herald_proto::{Priority, Value};
+//!
+//! let client = Client::connect("herald://127.0.0.1:7400").await?;
+//! let logger = Logger::new(&client, LoggerOptions::new("ANTENNA.DV01.Mount"))?;
+//! logger.debug("servo loop tuned"); // below INFO: kept by the flight recorder only
+//! logger.warning("encoder fault");
+//! logger.log(Priority::Error, "azimuth axis stopped", vec![("axis".into(), Value::from("az"))]);
+//! logger.close(Duration::from_secs(5)).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod bridge;
+mod buffer;
+mod drops;
+mod entry;
+mod error;
+mod options;
+mod recorder;
+mod shared;
+mod subjects;
+mod worker;
+
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use herald_proto::value::Field;
+use herald_proto::Priority;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::{Client, ClientError};
+use entry::{Entry, Source, SubjectRef, Text};
+pub(crate) use shared::Shared;
+use shared::{CloseGuard, Route, CLOSED};
+use worker::{CloseAck, Command};
+
+pub use bridge::{install_log, LogBridge};
+pub use buffer::{
+    default_buffer_shards, WhenFull, DEFAULT_BATCH_RECORDS, DEFAULT_BUFFER_RECORDS,
+    MAX_BUFFER_SHARDS,
+};
+pub use drops::DROP_REPORT_TYPE;
+pub use entry::{INLINE_TEXT_BYTES, THREAD_NAME_BYTES};
+pub use error::LoggerError;
+pub use options::{LoggerOptions, DEFAULT_CLOSE_TIMEOUT, DEFAULT_THRESHOLD};
+pub use recorder::{DEFAULT_FLIGHT_RECORDER_AGE, DEFAULT_FLIGHT_RECORDER_RECORDS};
+pub use subjects::MAX_SUBJECTS;
+pub use worker::{DEFAULT_DROP_REPORT_INTERVAL, DEFAULT_TICK, FLIGHT_RECORDER_FIELD};
+
+/// A handle for logging to Herald without blocking. Cheap to clone; clones share the
+/// buffer, threshold and counts. See the [module documentation](self).
+#[derive(Clone)]
+pub struct Logger {
+    shared: Arc<Shared>,
+    guard: Arc<CloseGuard>,
+    /// This handle's default subject, by number (`None` if the table was full).
+    subject_id: Option<u32>,
+    subject: Arc<str>,
+}
+
+impl fmt::Debug for Logger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Logger")
+            .field("subject", &self.subject)
+            .field("threshold", &self.threshold())
+            .field("dropped", &self.dropped())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Logger {
+    /// Starts a logger that sends through `client`, with its background task on the current
+    /// tokio runtime.
+    ///
+    /// # Errors
+    /// [`LoggerError::InvalidSubject`], or [`LoggerError::NoRuntime`] outside a runtime.
+    pub fn new(client: &Client, options: LoggerOptions) -> Result<Logger, LoggerError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| LoggerError::NoRuntime)?;
+        let shared = Arc::new(Shared::new(&options));
+        let subject_id = intern_id(&shared, &options.subject)?;
+        let (commands, receiver) = mpsc::unbounded_channel();
+        let worker = worker::Worker {
+            shared: Arc::clone(&shared),
+            client: client.clone(),
+            commands: receiver,
+            tick: options.tick,
+            report_interval: options.drop_report_interval,
+            report_subject: options.subject.clone(),
+        };
+        runtime.spawn(worker.run());
+        let guard = CloseGuard {
+            shared: Arc::clone(&shared),
+            client: client.clone(),
+            commands,
+            close_timeout: options.close_timeout,
+        };
+        Ok(Logger {
+            shared,
+            guard: Arc::new(guard),
+            subject_id,
+            subject: options.subject.into(),
+        })
+    }
+
+    /// Returns a handle on the same logger whose records go to `subject` by default.
+    ///
+    /// # Errors
+    /// [`LoggerError::InvalidSubject`].
+    pub fn with_subject(&self, subject: &str) -> Result<Logger, LoggerError> {
+        Ok(Logger {
+            subject_id: intern_id(&self.shared, subject)?,
+            subject: subject.into(),
+            ..self.clone()
+        })
+    }
+
+    /// Returns this handle's default subject.
+    pub fn subject(&self) -> &str {
+        &self.subject
+    }
+
+    /// Logs `text` with `fields` at `priority` on this handle's subject. Never blocks
+    /// (unless the logger waits when full); see the [module documentation](self).
+    #[track_caller]
+    #[inline]
+    pub fn log(&self, priority: Priority, text: &str, fields: Vec<Field>) {
+        self.emit(priority, None, || Text::new(text), fields, Source::caller());
+    }
+
+    /// Logs `text` with `fields` at `priority` on `subject`. A subject that cannot be
+    /// published to is counted as a drop.
+    #[track_caller]
+    pub fn log_on(&self, subject: &str, priority: Priority, text: &str, fields: Vec<Field>) {
+        let source = Source::caller();
+        self.emit(priority, Some(subject), || Text::new(text), fields, source);
+    }
+
+    /// Logs formatted text at `priority`, formatting in place (no allocation for a short
+    /// result): `logger.log_fmt(Priority::Info, format_args!("run {run} started"))`.
+    #[track_caller]
+    pub fn log_fmt(&self, priority: Priority, args: fmt::Arguments<'_>) {
+        let source = Source::caller();
+        self.emit(priority, None, || Text::from_args(args), Vec::new(), source);
+    }
+
+    /// The common path of every log call.
+    #[inline]
+    pub(crate) fn emit(
+        &self,
+        priority: Priority,
+        subject: Option<&str>,
+        text: impl FnOnce() -> Text,
+        fields: Vec<Field>,
+        source: Source,
+    ) {
+        let route = self.shared.route(priority);
+        if let Route::Discard = route {
+            return;
+        }
+        let subject = match subject {
+            None => self.default_subject(),
+            Some(subject) => match self.shared.subjects.intern(subject) {
+                Ok(subject) => subject,
+                Err(why) => {
+                    tracing::debug!(why, "herald logger dropped a record with a bad subject");
+                    self.shared
+                        .drops
+                        .count(priority, drops::DropReason::Rejected);
+                    return;
+                }
+            },
+        };
+        let entry = Entry::new(priority, subject, text(), fields, source);
+        self.shared.submit(route, entry);
+    }
+
+    #[inline]
+    fn default_subject(&self) -> SubjectRef {
+        match self.subject_id {
+            Some(id) => SubjectRef::Id(id),
+            None => SubjectRef::Owned(self.subject.as_ref().into()),
+        }
+    }
+
+    /// Returns true if a record at `priority` would be sent (not only recorded).
+    pub fn enabled(&self, priority: Priority) -> bool {
+        priority as u8 >= self.shared.threshold.load(Ordering::Relaxed)
+    }
+
+    /// Returns the lowest priority sent.
+    pub fn threshold(&self) -> Priority {
+        let value = self.shared.threshold.load(Ordering::Relaxed) & !CLOSED;
+        Priority::from_u8(value).unwrap_or(DEFAULT_THRESHOLD)
+    }
+
+    /// Sets the lowest priority sent, at once for every thread and clone. This is also the
+    /// hook for a threshold set from the server. No effect once the logger is closed.
+    pub fn set_threshold(&self, threshold: Priority) {
+        let _ = self
+            .shared
+            .threshold
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |value| {
+                Some(value & CLOSED | threshold as u8)
+            });
+    }
+
+    /// Returns how many records were lost so far: buffer full, send buffer full, refused by
+    /// the client, or logged at or above the threshold after closing. Each loss before the
+    /// close is also reported to the server.
+    pub fn dropped(&self) -> u64 {
+        self.shared.drops.total()
+    }
+
+    /// Returns how many records wait in the buffer.
+    pub fn pending(&self) -> usize {
+        self.shared.buffer.len()
+    }
+
+    /// Returns true once the logger is closed.
+    pub fn is_closed(&self) -> bool {
+        self.shared.threshold.load(Ordering::Relaxed) & CLOSED != 0
+    }
+
+    /// Hands over everything logged so far (and any drop report), then waits until the
+    /// server has it, in all at most `timeout`.
+    ///
+    /// # Errors
+    /// [`ClientError::Timeout`], [`ClientError::Closed`] if the logger is closed, or the
+    /// connection's error.
+    pub async fn flush(&self, timeout: Duration) -> Result<(), ClientError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let (reply, answer) = oneshot::channel();
+        self.guard
+            .commands
+            .send(Command::Flush(reply))
+            .map_err(|_| logger_closed())?;
+        let answered = tokio::time::timeout_at(deadline, answer).await;
+        answered
+            .map_err(|_| ClientError::Timeout(timeout))?
+            .map_err(|_| logger_closed())?;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        self.guard.client.flush(left).await
+    }
+
+    /// Flushes as [`Logger::flush`] and stops the logger, for every clone: later log calls
+    /// are dropped and counted.
+    ///
+    /// # Errors
+    /// As [`Logger::flush`]; the logger is closed either way.
+    pub async fn close(self, timeout: Duration) -> Result<(), ClientError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        self.shared.close();
+        let (reply, answer) = oneshot::channel();
+        let ack = CloseAck::Async(reply);
+        self.guard
+            .commands
+            .send(Command::Close(ack))
+            .map_err(|_| logger_closed())?;
+        let answered = tokio::time::timeout_at(deadline, answer).await;
+        answered
+            .map_err(|_| ClientError::Timeout(timeout))?
+            .map_err(|_| logger_closed())?;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        self.guard.client.flush(left).await
+    }
+}
+
+macro_rules! priority_methods {
+    ($($name:ident => $priority:ident),* $(,)?) => {
+        impl Logger {
+            $(
+                #[doc = concat!("Logs `text` at ", stringify!($priority), " on this handle's subject.")]
+                #[track_caller]
+                #[inline]
+                pub fn $name(&self, text: &str) {
+                    self.emit(Priority::$priority, None, || Text::new(text), Vec::new(), Source::caller());
+                }
+            )*
+        }
+    };
+}
+
+priority_methods! {
+    trace => Trace,
+    debug => Debug,
+    info => Info,
+    notice => Notice,
+    warning => Warning,
+    error => Error,
+    critical => Critical,
+    alert => Alert,
+    emergency => Emergency,
+}
+
+fn intern_id(shared: &Shared, subject: &str) -> Result<Option<u32>, LoggerError> {
+    match shared.subjects.intern(subject) {
+        Ok(SubjectRef::Id(id)) => Ok(Some(id)),
+        Ok(SubjectRef::Owned(_)) => Ok(None),
+        Err(why) => Err(LoggerError::InvalidSubject(why)),
+    }
+}
+
+fn logger_closed() -> ClientError {
+    ClientError::Closed("logger closed".to_string())
+}

@@ -1,0 +1,143 @@
+//! The state shared by a logger's handles and its background side, and what a log call
+//! does with it.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use herald_proto::Priority;
+use tokio::sync::mpsc;
+
+use super::buffer::{Buffer, WhenFull};
+use super::drops::{DropCounter, DropReason};
+use super::entry::Entry;
+use super::options::LoggerOptions;
+use super::recorder::FlightRecorder;
+use super::subjects::SubjectTable;
+use super::worker::{CloseAck, Command};
+use crate::Client;
+
+/// Set in the threshold once the logger is closed: no priority reaches it.
+pub(super) const CLOSED: u8 = 0x80;
+
+/// State shared by the handles and the background side. The log calls only read
+/// `threshold` and the options, and push into `buffer` or `recorder`.
+pub(crate) struct Shared {
+    /// The threshold's wire value, with [`CLOSED`] set once closed.
+    pub(super) threshold: AtomicU8,
+    pub(super) flush_immediately: Priority,
+    pub(super) flight_recorder_trigger: Priority,
+    pub(super) when_full: WhenFull,
+    pub(super) buffer: Buffer,
+    pub(super) recorder: FlightRecorder,
+    pub(super) drops: DropCounter,
+    pub(super) subjects: SubjectTable,
+}
+
+/// Where a log call's record goes.
+pub(super) enum Route {
+    Send,
+    Record,
+    Discard,
+}
+
+impl Shared {
+    pub(super) fn new(options: &LoggerOptions) -> Self {
+        Shared {
+            threshold: AtomicU8::new(options.threshold as u8),
+            flush_immediately: options.flush_immediately,
+            flight_recorder_trigger: options.flight_recorder_trigger,
+            when_full: options.when_full,
+            buffer: Buffer::new(
+                options.buffer_records,
+                options.batch_records,
+                options.buffer_shards,
+            ),
+            recorder: FlightRecorder::new(
+                options.flight_recorder_records,
+                options.flight_recorder_age,
+            ),
+            drops: DropCounter::default(),
+            subjects: SubjectTable::default(),
+        }
+    }
+
+    #[inline]
+    pub(super) fn route(&self, priority: Priority) -> Route {
+        let threshold = self.threshold.load(Ordering::Relaxed);
+        if priority as u8 >= threshold {
+            Route::Send
+        } else if threshold & CLOSED != 0 {
+            // Lost only if it would have been sent: below the threshold it never would.
+            if priority as u8 >= threshold & !CLOSED {
+                self.drops.count(priority, DropReason::Closed);
+            }
+            Route::Discard
+        } else if self.recorder.is_enabled() {
+            Route::Record
+        } else {
+            Route::Discard
+        }
+    }
+
+    #[inline]
+    pub(super) fn submit(&self, route: Route, mut entry: Entry) {
+        match route {
+            Route::Send => {
+                if entry.priority >= self.flight_recorder_trigger {
+                    // Taken here, not by the background side, so that records logged
+                    // after this one cannot push the context out of the ring first.
+                    entry.context = self.recorder.take_context(entry.time);
+                }
+                let urgent = entry.priority >= self.flush_immediately;
+                if let Err(entry) = self.buffer.push(entry, urgent, self.when_full) {
+                    for lost in entry.context.iter().chain([&entry]) {
+                        self.drops.count(lost.priority, DropReason::BufferFull);
+                    }
+                }
+            }
+            Route::Record => self.recorder.record(entry),
+            Route::Discard => {}
+        }
+    }
+
+    /// Marks the logger closed: later log calls drop and count.
+    pub(super) fn close(&self) {
+        self.threshold.fetch_or(CLOSED, Ordering::AcqRel);
+    }
+}
+
+/// Tells the background side to close when the last handle goes.
+pub(super) struct CloseGuard {
+    pub(super) shared: Arc<Shared>,
+    pub(super) client: Client,
+    pub(super) commands: mpsc::UnboundedSender<Command>,
+    pub(super) close_timeout: Duration,
+}
+
+impl Drop for CloseGuard {
+    fn drop(&mut self) {
+        self.shared.close();
+        let (done, wait) = std::sync::mpsc::sync_channel(1);
+        let ack = CloseAck::Blocking {
+            done,
+            flush_timeout: self.close_timeout,
+        };
+        if self.commands.send(Command::Close(ack)).is_err() {
+            return; // closed already, or the runtime is gone
+        }
+        let timeout = self.close_timeout;
+        let wait = move || {
+            let _ = wait.recv_timeout(timeout);
+        };
+        match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+            // The background task would need this very thread: it finishes on its own
+            // if the runtime keeps running.
+            Ok(tokio::runtime::RuntimeFlavor::CurrentThread) => {}
+            // Hand this worker's other tasks to another thread while waiting.
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(wait),
+            Ok(_) => {}
+            Err(_) => wait(),
+        }
+    }
+}

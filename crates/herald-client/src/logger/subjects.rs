@@ -1,0 +1,119 @@
+//! The subjects a logger has seen, by number, so that a log call carries a `u32` instead of
+//! a string.
+//!
+//! Readers (log calls naming a subject, and the background side) load the current table
+//! through an [`ArcSwap`], which takes no lock. A subject seen for the first time copies the
+//! table under a writer mutex; that happens once per subject, not per call, and the table is
+//! bounded by [`MAX_SUBJECTS`] (subjects beyond it travel as owned strings).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use herald_proto::record::check_subject;
+
+use super::entry::SubjectRef;
+
+/// Most subjects one logger numbers; later new subjects are copied into each entry.
+pub const MAX_SUBJECTS: usize = 4096;
+
+/// One version of the table.
+#[derive(Default)]
+pub(crate) struct Table {
+    ids: HashMap<Arc<str>, u32>,
+    names: Vec<Arc<str>>,
+}
+
+impl Table {
+    /// Returns the subject numbered `id`.
+    pub(crate) fn name(&self, id: u32) -> Option<&str> {
+        self.names.get(id as usize).map(|name| &**name)
+    }
+}
+
+/// The numbered subjects of one logger and its clones.
+pub(crate) struct SubjectTable {
+    current: ArcSwap<Table>,
+    writer: Mutex<()>,
+    limit: usize,
+}
+
+impl Default for SubjectTable {
+    fn default() -> Self {
+        SubjectTable::with_limit(MAX_SUBJECTS)
+    }
+}
+
+impl SubjectTable {
+    /// Returns an empty table that numbers at most `limit` subjects.
+    pub(crate) fn with_limit(limit: usize) -> Self {
+        SubjectTable {
+            current: ArcSwap::default(),
+            writer: Mutex::new(()),
+            limit,
+        }
+    }
+
+    /// Returns the reference to log `subject` with.
+    ///
+    /// # Errors
+    /// Why `subject` cannot be published to.
+    pub(crate) fn intern(&self, subject: &str) -> Result<SubjectRef, String> {
+        if let Some(id) = self.current.load().ids.get(subject) {
+            return Ok(SubjectRef::Id(*id));
+        }
+        check_subject(subject)?;
+        let _writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let table = self.current.load_full();
+        if let Some(id) = table.ids.get(subject) {
+            return Ok(SubjectRef::Id(*id));
+        }
+        if table.names.len() >= self.limit {
+            return Ok(SubjectRef::Owned(subject.into()));
+        }
+        let id = table.names.len() as u32;
+        let name: Arc<str> = subject.into();
+        let mut next = Table {
+            ids: table.ids.clone(),
+            names: table.names.clone(),
+        };
+        next.ids.insert(Arc::clone(&name), id);
+        next.names.push(name);
+        self.current.store(Arc::new(next));
+        Ok(SubjectRef::Id(id))
+    }
+
+    /// Returns the current table, for the background side to resolve a batch with.
+    pub(crate) fn snapshot(&self) -> Arc<Table> {
+        self.current.load_full()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_each_subject_once_and_refuses_bad_ones() {
+        let table = SubjectTable::default();
+        let a = table.intern("A.b").unwrap();
+        let b = table.intern("C").unwrap();
+        assert!(matches!((a, b), (SubjectRef::Id(0), SubjectRef::Id(1))));
+        assert!(matches!(table.intern("A.b"), Ok(SubjectRef::Id(0))));
+        assert_eq!(table.snapshot().name(1), Some("C"));
+        assert!(table.intern("A.*").unwrap_err().contains("`*`"));
+    }
+
+    #[test]
+    fn subjects_beyond_the_limit_are_owned() {
+        let table = SubjectTable::with_limit(16);
+        for n in 0..16 {
+            table.intern(&format!("S{n}")).unwrap();
+        }
+        assert!(matches!(table.intern("late"), Ok(SubjectRef::Owned(s)) if &*s == "late"));
+        assert!(matches!(table.intern("S7"), Ok(SubjectRef::Id(7))));
+    }
+}
