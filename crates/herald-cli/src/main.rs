@@ -28,6 +28,8 @@ enum Command {
     Tail(cmd::tail::Args),
     /// Show the server's clients, subscriptions, rates, queue depths and drops.
     Monitor(cmd::monitor::Args),
+    /// Set the priority threshold of running loggers whose subject matches a glob.
+    Threshold(cmd::threshold::Args),
     /// Measure throughput against a server.
     Bench(cmd::bench::Args),
 }
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         Command::Publish(args) => cmd::client_runtime(cmd::publish::run(args)),
         Command::Tail(args) => cmd::client_runtime(cmd::tail::run(args)),
         Command::Monitor(args) => cmd::client_runtime(cmd::monitor::run(args)),
+        Command::Threshold(args) => cmd::client_runtime(cmd::threshold::run(args)),
         Command::Bench(args) => cmd::bench::run(args),
     };
     match result {

@@ -450,3 +450,41 @@ async fn every_record_from_many_threads_arrives_in_order_or_is_counted() {
     assert_eq!(s.subscription.lost(), 0);
     assert_nothing_more(&mut s.subscription).await;
 }
+
+#[tokio::test]
+async fn a_threshold_message_through_the_server_changes_matching_loggers_only() {
+    let setup = setup().await;
+    let mount = Logger::new(&setup.client, LoggerOptions::new("APP.ANTENNA.DV01")).unwrap();
+    let correlator = Logger::new(&setup.client, LoggerOptions::new("APP.CORRELATOR")).unwrap();
+    let operator = Client::connect(&setup.server.url()).await.unwrap();
+    let pattern = herald_proto::Glob::new("APP.ANTENNA.*").unwrap();
+    let started = Instant::now();
+    // The loggers subscribe in the background; repeat the message until it takes effect.
+    while mount.threshold() != Priority::Debug {
+        let message = herald_client::logger::threshold_message(&pattern, Priority::Debug);
+        operator.publish(&message).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(
+            started.elapsed() < WAIT,
+            "the threshold message never arrived"
+        );
+    }
+    assert_eq!(
+        correlator.threshold(),
+        Priority::Info,
+        "not matched by the pattern"
+    );
+    mount.debug("now sent");
+    mount.flush(WAIT).await.unwrap();
+    let mut subscription = setup.subscription;
+    loop {
+        let record = next(&mut subscription).await;
+        if record.subject == "APP.ANTENNA.DV01" {
+            assert_eq!(
+                (record.priority, record.text.as_str()),
+                (Priority::Debug, "now sent")
+            );
+            break;
+        }
+    }
+}

@@ -6,6 +6,7 @@ pub mod monitor;
 pub mod publish;
 pub mod serve;
 pub mod tail;
+pub mod threshold;
 
 use std::future::Future;
 use std::process::ExitCode;

@@ -38,7 +38,8 @@
 //! - `shared`: the state the handles and the background side share, and the close guard.
 //! - `entry`: what a log call buffers; `buffer`: the queue and [`WhenFull`];
 //!   `recorder`: the flight recorder; `subjects`: subjects by number; `drops`: loss counts
-//!   and the drop report; `worker`: the background task; [`bridge`]: the `log` crate facade.
+//!   and the drop report; `worker`: the background task; [`bridge`]: the `log` crate facade;
+//!   [`remote`]: thresholds set from afar with `herald threshold`.
 //!
 //! # Example
 //! ```no_run
@@ -63,6 +64,7 @@ mod entry;
 mod error;
 mod options;
 mod recorder;
+pub mod remote;
 mod shared;
 mod subjects;
 mod worker;
@@ -92,6 +94,7 @@ pub use entry::{INLINE_TEXT_BYTES, THREAD_NAME_BYTES};
 pub use error::LoggerError;
 pub use options::{LoggerOptions, DEFAULT_CLOSE_TIMEOUT, DEFAULT_THRESHOLD};
 pub use recorder::{DEFAULT_FLIGHT_RECORDER_AGE, DEFAULT_FLIGHT_RECORDER_RECORDS};
+pub use remote::{threshold_message, THRESHOLD_SUBJECT};
 pub use subjects::MAX_SUBJECTS;
 pub use worker::{DEFAULT_DROP_REPORT_INTERVAL, DEFAULT_TICK, FLIGHT_RECORDER_FIELD};
 
@@ -136,6 +139,10 @@ impl Logger {
             report_subject: options.subject.clone(),
         };
         runtime.spawn(worker.run());
+        if options.remote_threshold {
+            let (client, subject) = (client.clone(), options.subject.clone());
+            runtime.spawn(remote::listen(client, Arc::downgrade(&shared), subject));
+        }
         let guard = CloseGuard {
             shared: Arc::clone(&shared),
             client: client.clone(),
@@ -242,14 +249,10 @@ impl Logger {
     }
 
     /// Sets the lowest priority sent, at once for every thread and clone. This is also the
-    /// hook for a threshold set from the server. No effect once the logger is closed.
+    /// way a threshold message from afar takes effect (see [`remote`]). No effect once the
+    /// logger is closed.
     pub fn set_threshold(&self, threshold: Priority) {
-        let _ = self
-            .shared
-            .threshold
-            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |value| {
-                Some(value & CLOSED | threshold as u8)
-            });
+        self.shared.set_threshold(threshold);
     }
 
     /// Returns how many records were lost so far: buffer full, send buffer full, refused by

@@ -47,6 +47,9 @@ pub struct LoggerOptions {
     pub drop_report_interval: Duration,
     /// Longest wait for the last records when the last handle is dropped.
     pub close_timeout: Duration,
+    /// Follow threshold messages sent through the server (`herald threshold`); see
+    /// [`remote`](super::remote).
+    pub remote_threshold: bool,
 }
 
 impl LoggerOptions {
@@ -76,6 +79,7 @@ impl Default for LoggerOptions {
             flight_recorder_trigger: Priority::Error,
             drop_report_interval: DEFAULT_DROP_REPORT_INTERVAL,
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
+            remote_threshold: true,
         }
     }
 }

@@ -42,6 +42,15 @@ pub(super) enum Route {
 }
 
 impl Shared {
+    /// Sets the lowest priority sent, unless the logger is closed.
+    pub(super) fn set_threshold(&self, threshold: Priority) {
+        let _ = self
+            .threshold
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |value| {
+                Some(value & CLOSED | threshold as u8)
+            });
+    }
+
     pub(super) fn new(options: &LoggerOptions) -> Self {
         Shared {
             threshold: AtomicU8::new(options.threshold as u8),
