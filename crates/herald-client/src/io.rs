@@ -196,9 +196,11 @@ async fn read_loop(mut read: OwnedReadHalf, inner: Arc<Inner>, welcome: Welcome)
     loop {
         match buffer.next_frame() {
             Ok(Some(frame)) => {
-                if let Err(error) = dispatch(&inner, frame) {
+                if let Err(error) = dispatch(&inner, frame).await {
                     return error;
                 }
+                // Time spent waiting for a slow subscriber is not silence from the server.
+                last_heard = Instant::now();
                 continue;
             }
             Ok(None) => {}
@@ -225,9 +227,9 @@ async fn read_loop(mut read: OwnedReadHalf, inner: Arc<Inner>, welcome: Welcome)
 }
 
 /// Handles one frame from the server.
-fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
+async fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
     match Frame::decode(frame)? {
-        Frame::Deliver(entries) => deliver(inner, entries)?,
+        Frame::Deliver(entries) => deliver(inner, entries).await?,
         Frame::Gap(gap) => {
             if let Some(Route::Subscription(sink)) = lock(&inner.routes).get_mut(&gap.subscription)
             {
@@ -286,7 +288,10 @@ fn answer(inner: &Inner, cid: u64, result: Result<Frame, ClientError>) {
     }
 }
 
-fn deliver(inner: &Inner, entries: Vec<DeliverEntry>) -> Result<(), ClientError> {
+/// How long the reader waits for room in a subscription's buffer before it drops for it.
+const SUBSCRIBER_PATIENCE: Duration = Duration::from_millis(100);
+
+async fn deliver(inner: &Inner, entries: Vec<DeliverEntry>) -> Result<(), ClientError> {
     // One batch per subscription per frame: one hand-over instead of one per record.
     let mut batches: Vec<(u64, Vec<Event>)> = Vec::new();
     for entry in entries {
@@ -302,16 +307,20 @@ fn deliver(inner: &Inner, entries: Vec<DeliverEntry>) -> Result<(), ClientError>
             None => batches.push((entry.subscription, vec![Event::Record(delivered)])),
         }
     }
-    let mut routes = lock(&inner.routes);
     for (subscription, batch) in batches {
-        match routes.get_mut(&subscription) {
-            Some(Route::Subscription(sink)) => sink.offer(batch),
-            Some(Route::Inbox(inbox)) => batch.into_iter().for_each(|event| {
+        let route = match lock(&inner.routes).get(&subscription) {
+            Some(Route::Subscription(sink)) => Some(Ok(sink.clone())),
+            Some(Route::Inbox(inbox)) => Some(Err(Arc::clone(inbox))),
+            None => None, // Unsubscribed while the records were on their way.
+        };
+        match route {
+            Some(Ok(mut sink)) => sink.offer_patiently(batch, SUBSCRIBER_PATIENCE).await,
+            Some(Err(inbox)) => batch.into_iter().for_each(|event| {
                 if let Event::Record(delivered) = event {
                     inbox.deliver(delivered);
                 }
             }),
-            None => {} // Unsubscribed while the records were on their way.
+            None => {}
         }
     }
     Ok(())

@@ -33,11 +33,50 @@ pub(crate) struct Counters {
     /// Records dropped by the client because the subscription's buffer was full, not yet
     /// reported in the stream. The reader reports it before its next batch; the subscriber
     /// takes it once it has emptied the buffer, so it is never left behind.
-    gap: Mutex<Option<GapNotice>>,
+    gap: Mutex<Option<LocalGap>>,
+    /// Signalled when the subscriber takes a batch, for a reader waiting for room.
+    space: tokio::sync::Notify,
+}
+
+/// Records this client lost for one subscription, counted without allocating per record.
+#[derive(Debug)]
+pub(crate) struct LocalGap {
+    subscription: u64,
+    count: u64,
+    first_seq: u64,
+    last_seq: u64,
+    by_priority: [u64; 12],
+}
+
+impl LocalGap {
+    fn add(&mut self, subscription: u64, count: u64, first_seq: u64, last_seq: u64) {
+        if self.count == 0 {
+            (self.subscription, self.first_seq, self.last_seq) =
+                (subscription, first_seq, last_seq);
+        }
+        self.count += count;
+        self.first_seq = self.first_seq.min(first_seq);
+        self.last_seq = self.last_seq.max(last_seq);
+    }
+
+    fn into_notice(self) -> GapNotice {
+        let by_priority = ALL_PRIORITIES
+            .into_iter()
+            .map(|p: Priority| (p, self.by_priority[p as usize]))
+            .filter(|(_, c)| *c > 0)
+            .collect();
+        GapNotice {
+            subscription: self.subscription,
+            count: self.count,
+            first_seq: self.first_seq,
+            last_seq: self.last_seq,
+            by_priority,
+        }
+    }
 }
 
 /// The reader's end of a subscription: batches of events, bounded in events.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Sink {
     events: mpsc::UnboundedSender<Vec<Event>>,
     counters: Arc<Counters>,
@@ -57,6 +96,29 @@ impl Sink {
         }
     }
 
+    /// Hands a batch to the subscriber, waiting at most `patience` for room first. While the
+    /// reader waits it reads nothing, so the socket backs up and the server's queue for this
+    /// subscriber sheds — cheaply, at the source — instead of this client dropping records
+    /// the server already sent. Past `patience`, what does not fit becomes a gap here.
+    pub(crate) async fn offer_patiently(&mut self, batch: Vec<Event>, patience: Duration) {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            let space = self.counters.space.notified();
+            tokio::pin!(space);
+            space.as_mut().enable();
+            let room = self
+                .limit
+                .saturating_sub(self.counters.queued.load(Ordering::Acquire));
+            if room >= batch.len() || batch.len() > self.limit {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, space).await.is_err() {
+                break;
+            }
+        }
+        self.offer(batch);
+    }
+
     /// Hands a batch to the subscriber without ever waiting. What does not fit the buffer
     /// becomes a gap, reported in order before anything that comes later.
     pub(crate) fn offer(&mut self, mut batch: Vec<Event>) {
@@ -69,16 +131,21 @@ impl Sink {
         let room = self
             .limit
             .saturating_sub(self.counters.queued.load(Ordering::Acquire));
-        if let Some(gap) = pending.take() {
-            match room {
-                0 => *pending = Some(gap),
-                _ => batch.insert(0, Event::Gap(gap)),
+        if room > 0 {
+            if let Some(gap) = pending.take() {
+                batch.insert(0, Event::Gap(gap.into_notice()));
             }
         }
         if batch.len() > room {
+            let gap = pending.get_or_insert(LocalGap {
+                subscription: 0,
+                count: 0,
+                first_seq: 0,
+                last_seq: 0,
+                by_priority: [0; 12],
+            });
             for event in batch.drain(room..) {
-                let gap = self.lose(event);
-                merge(&mut pending, &gap);
+                self.lose(event, gap);
             }
         }
         drop(pending);
@@ -92,41 +159,27 @@ impl Sink {
         let _ = self.events.send(batch);
     }
 
-    /// Returns `event` as a gap notice (a record becomes a gap of one, and is counted lost).
-    fn lose(&self, event: Event) -> GapNotice {
+    /// Adds `event` to the pending gap (a record counts as one lost record).
+    fn lose(&self, event: Event, gap: &mut LocalGap) {
         match event {
-            Event::Gap(gap) => gap,
+            Event::Gap(notice) => {
+                gap.add(
+                    notice.subscription,
+                    notice.count,
+                    notice.first_seq,
+                    notice.last_seq,
+                );
+                for (priority, count) in notice.by_priority {
+                    gap.by_priority[priority as usize] += count;
+                }
+            }
             Event::Record(delivered) => {
                 self.counters.lost.fetch_add(1, Ordering::Relaxed);
-                GapNotice {
-                    subscription: delivered.subscription,
-                    count: 1,
-                    first_seq: delivered.seq,
-                    last_seq: delivered.seq,
-                    by_priority: vec![(delivered.priority(), 1)],
-                }
+                gap.add(delivered.subscription, 1, delivered.seq, delivered.seq);
+                gap.by_priority[delivered.priority() as usize] += 1;
             }
         }
     }
-}
-
-fn merge(pending: &mut Option<GapNotice>, gap: &GapNotice) {
-    let Some(local) = pending else {
-        *pending = Some(gap.clone());
-        return;
-    };
-    local.count += gap.count;
-    local.first_seq = local.first_seq.min(gap.first_seq);
-    local.last_seq = local.last_seq.max(gap.last_seq);
-    let mut counts = [0u64; 12];
-    for (priority, count) in local.by_priority.iter().chain(&gap.by_priority) {
-        counts[*priority as usize] += count;
-    }
-    local.by_priority = ALL_PRIORITIES
-        .into_iter()
-        .map(|p: Priority| (p, counts[p as usize]))
-        .filter(|(_, c)| *c > 0)
-        .collect();
 }
 
 /// A live subscription. Dropping it unsubscribes.
@@ -154,9 +207,14 @@ impl Subscription {
                     self.counters
                         .queued
                         .fetch_sub(batch.len(), Ordering::AcqRel);
+                    self.counters.space.notify_one();
                     self.taken.extend(batch);
                 }
-                Err(_) => return lock(&self.counters.gap).take().map(Event::Gap),
+                Err(_) => {
+                    return lock(&self.counters.gap)
+                        .take()
+                        .map(|gap| Event::Gap(gap.into_notice()))
+                }
             }
         }
         let event = self.taken.pop_front()?;
@@ -176,6 +234,7 @@ impl Subscription {
         self.counters
             .queued
             .fetch_sub(batch.len(), Ordering::AcqRel);
+        self.counters.space.notify_one();
         self.taken.extend(batch);
         self.try_next()
     }

@@ -95,6 +95,8 @@ async fn five_fast_subscribers_lose_nothing_while_a_slow_one_loses_only_what_it_
         (result, slow.lost())
     });
     let publisher = connect(&server, "publisher").await;
+    // 4 KiB per record: 12 MB in all, more than the socket buffers can hide.
+    let padding = "x".repeat(4096);
     let started = Instant::now();
     for step in 0..RECORDS / 50 {
         for n in 0..50 {
@@ -103,8 +105,9 @@ async fn five_fast_subscribers_lose_nothing_while_a_slow_one_loses_only_what_it_
             } else {
                 Priority::Info
             };
+            let text = format!("{} {padding}", step * 50 + n);
             publisher
-                .publish(&log("plant.pump", priority, &format!("{}", step * 50 + n)))
+                .publish(&log("plant.pump", priority, &text))
                 .await
                 .unwrap();
         }
