@@ -1,9 +1,8 @@
 //! The `herald` binary as people use it: a real `herald serve` process, and the client
 //! commands against it.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const HERALD: &str = env!("CARGO_BIN_EXE_herald");
@@ -14,48 +13,18 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A `herald serve` process on a free port; killed on drop.
-struct ServeProcess {
-    child: Child,
-    url: String,
-}
+/// A `herald serve` process on a free port, and the client commands against it.
+struct ServeProcess(herald_testkit::ServeProcess);
 
 impl ServeProcess {
     fn start() -> ServeProcess {
-        let mut child = Command::new(HERALD)
-            .args(["serve", "--listen", "127.0.0.1:0", "--log-level", "warn"])
-            .env_remove("HERALD_SERVER")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("herald serve starts");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let first = lines
-            .next()
-            .expect("serve prints its address")
-            .expect("readable stderr");
-        let addr = first
-            .strip_prefix("herald serving on ")
-            .unwrap_or_else(|| panic!("unexpected line {first:?}"));
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        ServeProcess {
-            url: format!("herald://{addr}"),
-            child,
-        }
+        ServeProcess(herald_testkit::ServeProcess::start(HERALD, &[]))
     }
 
     fn herald(&self, args: &[&str]) -> Output {
         let mut command = Command::new(HERALD);
-        command.args(args).args(["--server", &self.url]);
+        command.args(args).args(["--server", &self.0.url()]);
         run_bounded(command)
-    }
-}
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -93,7 +62,7 @@ fn log_publish_tail_and_monitor_against_a_real_server() {
         "--priority",
         ">=WARNING,=INFO",
         "--server",
-        &server.url,
+        &server.0.url(),
     ]);
     let tail = tail
         .stdout(Stdio::piped())
@@ -169,7 +138,7 @@ fn tail_prints_one_line_per_record_for_people() {
         "--subject",
         "ANTENNA.*",
         "--server",
-        &server.url,
+        &server.0.url(),
     ]);
     let tail = tail
         .stdout(Stdio::piped())
@@ -286,7 +255,7 @@ fn check_config_accepts_good_files_and_names_bad_keys_and_values() {
 #[test]
 fn serve_reports_a_taken_port() {
     let server = ServeProcess::start();
-    let addr = server.url.trim_start_matches("herald://").to_string();
+    let addr = server.0.url().trim_start_matches("herald://").to_string();
     let mut command = Command::new(HERALD);
     command.args(["serve", "--listen", &addr]);
     let output = run_bounded(command);

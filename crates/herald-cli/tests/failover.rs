@@ -4,64 +4,19 @@
 //! acknowledges reaches a subscriber there — none lost, duplicates counted.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use herald_client::{Client, ClientOptions, Event};
 use herald_proto::{AckLevel, Filter, Kind, Record, Value};
+use herald_testkit::ServeProcess;
 
 const HERALD: &str = env!("CARGO_BIN_EXE_herald");
 const RECORDS: i64 = 2_000;
 /// Acknowledged records after which the first server is killed.
 const KILL_AFTER: i64 = 700;
 
-/// A `herald serve` process on a free port; killed on drop.
-struct ServeProcess {
-    child: Child,
-    addr: String,
-}
-
-impl ServeProcess {
-    fn start(name: &str) -> ServeProcess {
-        let mut child = Command::new(HERALD)
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--log-level",
-                "error",
-                "--name",
-                name,
-            ])
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("herald serve starts");
-        let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-        let first = lines
-            .next()
-            .expect("serve prints its address")
-            .expect("readable stderr");
-        let addr = first
-            .strip_prefix("herald serving on ")
-            .expect("address line")
-            .to_string();
-        std::thread::spawn(move || lines.for_each(drop));
-        ServeProcess { child, addr }
-    }
-
-    fn kill(&mut self) {
-        // SIGKILL: no goodbye to the clients, the sockets just die.
-        self.child.kill().expect("kill");
-        self.child.wait().expect("reaped");
-    }
-}
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn start(name: &str) -> ServeProcess {
+    ServeProcess::start(HERALD, &["--log-level", "error", "--name", name])
 }
 
 fn numbered(n: i64) -> Record {
@@ -74,8 +29,8 @@ fn numbered(n: i64) -> Record {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_records_survive_the_first_server_being_killed() {
-    let mut first = ServeProcess::start("first");
-    let second = ServeProcess::start("second");
+    let mut first = start("first");
+    let second = start("second");
     let subscriber = Client::connect(&format!("herald://{}", second.addr))
         .await
         .unwrap();
@@ -145,8 +100,8 @@ async fn acknowledged_records_survive_the_first_server_being_killed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fast_stream_is_resent_from_what_the_dead_server_had_not_acknowledged() {
-    let mut first = ServeProcess::start("first");
-    let second = ServeProcess::start("second");
+    let mut first = start("first");
+    let second = start("second");
     let subscriber = Client::connect(&format!("herald://{}", second.addr))
         .await
         .unwrap();
@@ -199,8 +154,8 @@ async fn a_fast_stream_is_resent_from_what_the_dead_server_had_not_acknowledged(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_are_restored_on_the_next_server() {
-    let mut first = ServeProcess::start("first");
-    let second = ServeProcess::start("second");
+    let mut first = start("first");
+    let second = start("second");
     let url = format!("herald://{},{}", first.addr, second.addr);
     let subscriber = Client::connect(&url).await.unwrap();
     let mut subscription = subscriber

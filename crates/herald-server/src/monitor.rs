@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use herald_proto::value::Field;
 use herald_proto::Value;
-use herald_router::{DropReason, Drops, Queue};
+use herald_router::{DropCounters, DropReason, Drops, Queue};
 use tokio::sync::Notify;
 
 use crate::events::CloseReason;
@@ -86,7 +86,7 @@ pub struct Monitor {
     records_in: AtomicU64,
     bytes_in: AtomicU64,
     deliveries: AtomicU64,
-    drops: [AtomicU64; DropReason::ALL.len()],
+    drops: DropCounters,
     rejected_frames: AtomicU64,
     closes: [AtomicU64; CloseReason::ALL.len()],
     connections: Mutex<BTreeMap<u64, Arc<ConnectionState>>>,
@@ -138,22 +138,13 @@ impl Monitor {
     }
 
     pub(crate) fn count_drops(&self, drops: &Drops) {
-        for reason in DropReason::ALL {
-            let count = drops.get(reason);
-            if count > 0 {
-                self.drops[reason.index()].fetch_add(count, Ordering::Relaxed);
-            }
-        }
+        self.drops.add(drops);
     }
 
     /// Returns the records lost so far (every reason but `superseded`, which latest-only
     /// subscribers ask for).
     pub fn dropped(&self) -> u64 {
-        DropReason::ALL
-            .iter()
-            .filter(|r| **r != DropReason::Superseded)
-            .map(|r| self.drops[r.index()].load(Ordering::Relaxed))
-            .sum()
+        self.drops.snapshot().losses()
     }
 
     /// Returns how often connections closed for `reason`.
@@ -218,10 +209,7 @@ impl Monitor {
             ("bytes_in".into(), load(&self.bytes_in)),
             ("deliveries".into(), load(&self.deliveries)),
             ("dropped".into(), int(self.dropped())),
-            (
-                "drops".into(),
-                drops_map(|r| self.drops[r.index()].load(Ordering::Relaxed)),
-            ),
+            ("drops".into(), drops_map(&self.drops.snapshot())),
             ("rejected_frames".into(), load(&self.rejected_frames)),
             ("rate_in".into(), Value::Float(sample.rate_in)),
             ("rate_out".into(), Value::Float(sample.rate_out)),
@@ -232,10 +220,10 @@ impl Monitor {
 }
 
 /// Returns drop counts by reason as a map (reason name → count).
-fn drops_map(count: impl Fn(DropReason) -> u64) -> Value {
+fn drops_map(drops: &Drops) -> Value {
     let entries = DropReason::ALL
         .iter()
-        .map(|r| (r.name().to_string(), Value::Int(count(*r) as i64)));
+        .map(|r| (r.name().to_string(), Value::Int(drops.get(*r) as i64)));
     Value::Map(entries.collect())
 }
 
@@ -256,10 +244,7 @@ fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
                 ("depth_bytes".into(), int(s.queue.depth_bytes())),
                 ("delivered".into(), int(s.queue.delivered())),
                 ("dropped".into(), int(s.queue.dropped())),
-                ("drops".into(), {
-                    let drops = s.queue.drops();
-                    drops_map(|r| drops.get(r))
-                }),
+                ("drops".into(), drops_map(&s.queue.drops())),
             ])
         })
         .collect();

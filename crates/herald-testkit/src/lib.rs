@@ -4,9 +4,13 @@
 //! # Layout
 //! - [`TestServer`]: starts `herald_server::Server` in-process on a free port.
 //! - [`RawConnection`]: writes arbitrary bytes, reads and decodes frames, with timeouts.
+//! - [`ServeProcess`]: a real `herald serve` process on a free port.
 //! - [`vectors`]: `testdata/vectors/*.json` and their frames.
 
+mod serve_process;
 pub mod vectors;
+
+pub use serve_process::ServeProcess;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -1,5 +1,7 @@
 //! What a queue lost, why, and the gap notice it owes its subscriber.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::Delivery;
 
 /// Why a record did not reach a subscriber.
@@ -74,6 +76,41 @@ impl Drops {
     /// Returns all drops.
     pub fn total(&self) -> u64 {
         self.0.iter().sum()
+    }
+
+    /// Returns the records lost: every reason but `superseded`, which latest-only
+    /// subscribers ask for.
+    pub fn losses(&self) -> u64 {
+        self.total() - self.get(DropReason::Superseded)
+    }
+}
+
+/// Drop counts that many threads add to: one atomic per reason.
+#[derive(Debug, Default)]
+pub struct DropCounters([AtomicU64; DropReason::ALL.len()]);
+
+impl DropCounters {
+    /// Adds every count of `drops`.
+    pub fn add(&self, drops: &Drops) {
+        for (counter, count) in self.0.iter().zip(drops.0) {
+            if count > 0 {
+                counter.fetch_add(count, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Moves `count` drops from one reason to another (a blocked record that timed out was
+    /// first counted as refused for a full queue).
+    pub fn reclassify(&self, from: DropReason, to: DropReason, count: u64) {
+        self.0[from.index()].fetch_sub(count, Ordering::Relaxed);
+        self.0[to.index()].fetch_add(count, Ordering::Relaxed);
+    }
+
+    /// Returns the counts so far.
+    pub fn snapshot(&self) -> Drops {
+        Drops(std::array::from_fn(|index| {
+            self.0[index].load(Ordering::Relaxed)
+        }))
     }
 }
 

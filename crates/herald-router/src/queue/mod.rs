@@ -17,7 +17,7 @@ use bytes::Bytes;
 use herald_proto::{Policy, Priority};
 use tokio::sync::Notify;
 
-pub use drops::{DropReason, Drops, Gap};
+pub use drops::{DropCounters, DropReason, Drops, Gap};
 use lanes::{End, Lanes};
 use latest::Latest;
 
@@ -117,7 +117,7 @@ pub struct Queue {
     sent: AtomicU64,
     /// Records accepted and later removed unsent (shed, superseded, discarded).
     evicted: AtomicU64,
-    drops: [AtomicU64; DropReason::ALL.len()],
+    drops: DropCounters,
 }
 
 impl Queue {
@@ -174,12 +174,7 @@ impl Queue {
         }
         drop(inner);
         self.pushed.fetch_add(accepted, Ordering::Relaxed);
-        for reason in DropReason::ALL {
-            let count = pushed.drops.get(reason);
-            if count > 0 {
-                self.drops[reason.index()].fetch_add(count, Ordering::Relaxed);
-            }
-        }
+        self.drops.add(&pushed.drops);
         self.writer.notify_one();
         pushed
     }
@@ -341,9 +336,11 @@ impl Queue {
             DropReason::BlockTimeout,
             pushed.drops.get(DropReason::QueueFull),
         );
-        self.drops[DropReason::QueueFull.index()].fetch_sub(timed_out.total(), Ordering::Relaxed);
-        self.drops[DropReason::BlockTimeout.index()]
-            .fetch_add(timed_out.total(), Ordering::Relaxed);
+        self.drops.reclassify(
+            DropReason::QueueFull,
+            DropReason::BlockTimeout,
+            timed_out.total(),
+        );
         drops.merge(&timed_out);
         drops
     }
@@ -397,7 +394,9 @@ impl Queue {
         }
         drop(inner);
         self.evicted.fetch_add(discarded, Ordering::Relaxed);
-        self.drops[reason.index()].fetch_add(discarded, Ordering::Relaxed);
+        let mut drops = Drops::default();
+        drops.add(reason, discarded);
+        self.drops.add(&drops);
         discarded
     }
 
@@ -421,20 +420,12 @@ impl Queue {
 
     /// Returns the records lost so far (every reason but `superseded`).
     pub fn dropped(&self) -> u64 {
-        DropReason::ALL
-            .iter()
-            .filter(|r| **r != DropReason::Superseded)
-            .map(|r| self.drops[r.index()].load(Ordering::Relaxed))
-            .sum()
+        self.drops.snapshot().losses()
     }
 
     /// Returns the drops so far, by reason.
     pub fn drops(&self) -> Drops {
-        let mut drops = Drops::default();
-        for reason in DropReason::ALL {
-            drops.add(reason, self.drops[reason.index()].load(Ordering::Relaxed));
-        }
-        drops
+        self.drops.snapshot()
     }
 }
 

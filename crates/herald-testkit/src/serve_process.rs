@@ -1,0 +1,64 @@
+//! A real `herald serve` process on a free loopback port, for tests that need a server in
+//! another process (to kill it with SIGKILL, or to test the binary itself).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// A running `herald serve`; killed when dropped.
+#[derive(Debug)]
+pub struct ServeProcess {
+    child: Child,
+    /// The address it listens on, `127.0.0.1:<port>`.
+    pub addr: String,
+}
+
+impl ServeProcess {
+    /// Starts `herald` (the binary at `binary`) with `serve --listen 127.0.0.1:0`, the log
+    /// level `warn`, and `extra` arguments; waits until it says where it listens.
+    ///
+    /// # Panics
+    /// If the process does not start or does not print its address.
+    pub fn start(binary: &str, extra: &[&str]) -> ServeProcess {
+        let mut child = Command::new(binary)
+            .args(["serve", "--listen", "127.0.0.1:0", "--log-level", "warn"])
+            .args(extra)
+            .env_remove("HERALD_SERVER")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("herald serve starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let first = lines
+            .next()
+            .expect("serve prints its address")
+            .expect("readable stderr");
+        let addr = first
+            .strip_prefix("herald serving on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_string();
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        ServeProcess { child, addr }
+    }
+
+    /// Returns `herald://<addr>`.
+    pub fn url(&self) -> String {
+        format!("herald://{}", self.addr)
+    }
+
+    /// Kills the process with SIGKILL (no goodbye to its clients) and reaps it.
+    ///
+    /// # Panics
+    /// If the process cannot be killed.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("kill");
+        self.child.wait().expect("reaped");
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
