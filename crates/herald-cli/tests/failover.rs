@@ -16,7 +16,7 @@ const RECORDS: i64 = 2_000;
 const KILL_AFTER: i64 = 700;
 
 fn start(name: &str) -> ServeProcess {
-    ServeProcess::start(HERALD, &["--log-level", "error", "--name", name])
+    ServeProcess::start(HERALD, &["--name", name])
 }
 
 fn numbered(n: i64) -> Record {
