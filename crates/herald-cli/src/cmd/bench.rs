@@ -1,17 +1,18 @@
-//! `herald bench`: throughput and behaviour under load, measured end to end.
+//! `herald bench`: throughput, latency and behaviour under load, measured end to end with
+//! the shared workload of `herald-bench` (the same one `bench/compare.sh` runs against NATS
+//! and Redis).
 //!
 //! Without `--server`, the bench starts a server in this process on a free loopback port, on
 //! a runtime of its own, so one command measures the whole path.
 
-mod scenarios;
-mod workload;
-
 use std::process::ExitCode;
 
 use anyhow::Context;
+use herald_bench::herald::Herald;
+use herald_bench::scenarios;
 use herald_server::{Config, Server};
 
-/// Measure throughput.
+/// Measure throughput and latency.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Scenario to run.
@@ -29,6 +30,9 @@ pub struct Args {
     /// Subscribers for `fanout`.
     #[arg(long, default_value_t = 10)]
     subscribers: usize,
+    /// Records per second for `latency`.
+    #[arg(long, default_value_t = 10_000.0)]
+    rate: f64,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -44,6 +48,8 @@ enum Scenario {
     Fanout,
     /// 5 fast subscribers alone, then beside one that reads at 1/5 of their rate.
     Slow,
+    /// End-to-end latency at `--rate` records/s.
+    Latency,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -59,15 +65,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (format!("herald://{}", server.local_addr()), Some(server))
         }
     };
+    let herald = Herald { url };
     let (records, size) = (args.records, args.size);
     let report = runtime("herald-bench")?.block_on(async {
         match args.scenario {
-            Scenario::Pub => scenarios::publish_only(&url, records, size).await,
-            Scenario::Pubsub => scenarios::fanout_report(&url, records, size, 1).await,
+            Scenario::Pub => scenarios::publish_only(&herald, records, size).await,
+            Scenario::Pubsub => scenarios::fanout_report(&herald, records, size, 1).await,
             Scenario::Fanout => {
-                scenarios::fanout_report(&url, records, size, args.subscribers).await
+                scenarios::fanout_report(&herald, records, size, args.subscribers).await
             }
-            Scenario::Slow => scenarios::slow(&url, records, size).await,
+            Scenario::Slow => scenarios::slow(&herald, records, size).await,
+            Scenario::Latency => scenarios::latency(&herald, records, size, args.rate).await,
         }
     })?;
     if let Some(server) = server {

@@ -1,0 +1,81 @@
+//! The Herald adapter: the native protocol through the Rust client. Messages are full log
+//! records — subject, type, priority, origin and text — not opaque bytes.
+
+use herald_client::{Client, ClientOptions, Event, Subscription};
+use herald_proto::{Filter, Kind, Priority, Record};
+
+use crate::system::{Publisher, Received, Subscriber, System};
+
+/// Herald at `url`.
+#[derive(Debug, Clone)]
+pub struct Herald {
+    /// `herald://host:port`.
+    pub url: String,
+}
+
+async fn connect(url: &str, name: &str) -> anyhow::Result<Client> {
+    let options = ClientOptions { name: name.to_string(), ..ClientOptions::default() };
+    Ok(Client::connect_with(url, options).await?)
+}
+
+impl System for Herald {
+    type Publisher = HeraldPublisher;
+    type Subscriber = HeraldSubscriber;
+
+    fn name(&self) -> &'static str {
+        "herald"
+    }
+
+    async fn publisher(&self, subject: &str, size: usize) -> anyhow::Result<HeraldPublisher> {
+        let record = Record {
+            type_name: "bench".to_string(),
+            priority: Priority::Info,
+            origin: herald_client::origin::local_origin(),
+            text: "x".repeat(size),
+            ..Record::new(Kind::Log, subject)
+        };
+        Ok(HeraldPublisher { client: connect(&self.url, "bench-pub").await?, record })
+    }
+
+    async fn subscriber(&self, subject: &str) -> anyhow::Result<HeraldSubscriber> {
+        let client = connect(&self.url, "bench-sub").await?;
+        let subscription = client.subscribe(Filter::subject(subject)?).await?;
+        Ok(HeraldSubscriber { _client: client, subscription })
+    }
+}
+
+/// Publishes one record over and over, restamped each time.
+pub struct HeraldPublisher {
+    client: Client,
+    record: Record,
+}
+
+impl Publisher for HeraldPublisher {
+    async fn publish(&mut self, sent_ns: i64) -> anyhow::Result<()> {
+        self.record.time = sent_ns;
+        Ok(self.client.publish(&self.record).await?)
+    }
+
+    async fn flush(&mut self) -> anyhow::Result<()> {
+        Ok(self.client.flush(std::time::Duration::from_secs(60)).await?)
+    }
+}
+
+/// One subscription; records are not decoded, the send time is read from their header.
+pub struct HeraldSubscriber {
+    _client: Client,
+    subscription: Subscription,
+}
+
+impl Subscriber for HeraldSubscriber {
+    async fn next(&mut self) -> Option<Received> {
+        let event = match self.subscription.try_next() {
+            Some(event) => event,
+            None => self.subscription.next().await?,
+        };
+        Some(match event {
+            Event::Record(delivered) => Received::Message { sent_ns: delivered.time() },
+            Event::Gap(gap) => Received::Lost(gap.count),
+        })
+    }
+}
