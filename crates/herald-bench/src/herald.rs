@@ -14,7 +14,10 @@ pub struct Herald {
 }
 
 async fn connect(url: &str, name: &str) -> anyhow::Result<Client> {
-    let options = ClientOptions { name: name.to_string(), ..ClientOptions::default() };
+    let options = ClientOptions {
+        name: name.to_string(),
+        ..ClientOptions::default()
+    };
     Ok(Client::connect_with(url, options).await?)
 }
 
@@ -34,13 +37,19 @@ impl System for Herald {
             text: "x".repeat(size),
             ..Record::new(Kind::Log, subject)
         };
-        Ok(HeraldPublisher { client: connect(&self.url, "bench-pub").await?, record })
+        Ok(HeraldPublisher {
+            client: connect(&self.url, "bench-pub").await?,
+            record,
+        })
     }
 
     async fn subscriber(&self, subject: &str) -> anyhow::Result<HeraldSubscriber> {
         let client = connect(&self.url, "bench-sub").await?;
         let subscription = client.subscribe(Filter::subject(subject)?).await?;
-        Ok(HeraldSubscriber { _client: client, subscription })
+        Ok(HeraldSubscriber {
+            _client: client,
+            subscription,
+        })
     }
 }
 
@@ -57,7 +66,10 @@ impl Publisher for HeraldPublisher {
     }
 
     async fn flush(&mut self) -> anyhow::Result<()> {
-        Ok(self.client.flush(std::time::Duration::from_secs(60)).await?)
+        Ok(self
+            .client
+            .flush(std::time::Duration::from_secs(60))
+            .await?)
     }
 }
 
@@ -74,7 +86,9 @@ impl Subscriber for HeraldSubscriber {
             None => self.subscription.next().await?,
         };
         Some(match event {
-            Event::Record(delivered) => Received::Message { sent_ns: delivered.time() },
+            Event::Record(delivered) => Received::Message {
+                sent_ns: delivered.time(),
+            },
             Event::Gap(gap) => Received::Lost(gap.count),
         })
     }

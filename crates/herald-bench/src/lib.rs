@@ -6,16 +6,11 @@
 //! - [`herald`]: the Herald adapter (native protocol, Rust client, full log records).
 //! - [`scenarios`]: `pub`, `pubsub`/`fanout`, `slow`, `latency`.
 //! - [`report`]: [`Report`] and percentiles.
-//! - `nats`, `redis` (feature `peers`): the peers' adapters, used by `herald-bench-compare`.
 //!
 //! `herald bench` runs the scenarios against Herald; `bench/compare.sh` runs them against
 //! Herald, NATS and Redis in one go.
 
 pub mod herald;
-#[cfg(feature = "peers")]
-pub mod nats;
-#[cfg(feature = "peers")]
-pub mod redis;
 pub mod report;
 pub mod scenarios;
 pub mod system;

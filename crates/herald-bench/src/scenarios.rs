@@ -18,7 +18,11 @@ fn now_ns() -> i64 {
 }
 
 /// `pub`: messages/s into the system, no subscriber; timed until the system has them all.
-pub async fn publish_only<S: System>(system: &S, count: u64, size: usize) -> anyhow::Result<Report> {
+pub async fn publish_only<S: System>(
+    system: &S,
+    count: u64,
+    size: usize,
+) -> anyhow::Result<Report> {
     let mut publisher = system.publisher(SUBJECT, size).await?;
     let start = Instant::now();
     for _ in 0..count {
@@ -62,7 +66,12 @@ impl Seen {
 
 /// Counts what `subscriber` receives until `total` messages are delivered or reported lost,
 /// taking at most `limit` messages per second if given (a slow consumer).
-async fn count<T: Subscriber>(mut subscriber: T, total: u64, start: Instant, limit: Option<f64>) -> Seen {
+async fn count<T: Subscriber>(
+    mut subscriber: T,
+    total: u64,
+    start: Instant,
+    limit: Option<f64>,
+) -> Seen {
     let (mut received, mut lost) = (0u64, 0u64);
     while received + lost < total {
         match tokio::time::timeout(STALL_TIMEOUT, subscriber.next()).await {
@@ -77,7 +86,11 @@ async fn count<T: Subscriber>(mut subscriber: T, total: u64, start: Instant, lim
             }
         }
     }
-    Seen { received, lost, seconds: start.elapsed().as_secs_f64() }
+    Seen {
+        received,
+        lost,
+        seconds: start.elapsed().as_secs_f64(),
+    }
 }
 
 /// What a fan-out run measured.
@@ -94,7 +107,10 @@ pub struct Fanout {
 impl Fanout {
     /// Returns the slowest fast subscriber's delivered rate.
     pub fn min_fast_rate(&self) -> f64 {
-        self.fast.iter().map(Seen::rate).fold(f64::INFINITY, f64::min)
+        self.fast
+            .iter()
+            .map(Seen::rate)
+            .fold(f64::INFINITY, f64::min)
     }
 
     /// Returns the run as JSON.
@@ -109,7 +125,13 @@ impl Fanout {
 }
 
 /// 1 publisher → `fast` subscribers (+ one taking at most `slow_rate` messages/s).
-pub async fn fanout<S: System>(system: &S, count_: u64, size: usize, fast: usize, slow_rate: Option<f64>) -> anyhow::Result<Fanout> {
+pub async fn fanout<S: System>(
+    system: &S,
+    count_: u64,
+    size: usize,
+    fast: usize,
+    slow_rate: Option<f64>,
+) -> anyhow::Result<Fanout> {
     let mut subscribers = Vec::new();
     for _ in 0..fast {
         subscribers.push(system.subscriber(SUBJECT).await?);
@@ -122,7 +144,10 @@ pub async fn fanout<S: System>(system: &S, count_: u64, size: usize, fast: usize
     // Let subscriptions settle everywhere (Redis and NATS confirm them asynchronously).
     tokio::time::sleep(Duration::from_millis(200)).await;
     let start = Instant::now();
-    let counters: Vec<_> = subscribers.into_iter().map(|s| tokio::spawn(count(s, count_, start, None))).collect();
+    let counters: Vec<_> = subscribers
+        .into_iter()
+        .map(|s| tokio::spawn(count(s, count_, start, None)))
+        .collect();
     let slow = slow.map(|s| tokio::spawn(count(s, count_, start, slow_rate)));
     for _ in 0..count_ {
         publisher.publish(now_ns()).await?;
@@ -137,11 +162,20 @@ pub async fn fanout<S: System>(system: &S, count_: u64, size: usize, fast: usize
         Some(counter) => Some(counter.await?),
         None => None,
     };
-    Ok(Fanout { publisher_rate, fast: fast_seen, slow })
+    Ok(Fanout {
+        publisher_rate,
+        fast: fast_seen,
+        slow,
+    })
 }
 
 /// `pubsub` and `fanout`: 1 publisher → `subscribers`, messages/s delivered to each.
-pub async fn fanout_report<S: System>(system: &S, count: u64, size: usize, subscribers: usize) -> anyhow::Result<Report> {
+pub async fn fanout_report<S: System>(
+    system: &S,
+    count: u64,
+    size: usize,
+    subscribers: usize,
+) -> anyhow::Result<Report> {
     let run = fanout(system, count, size, subscribers, None).await?;
     let scenario = if subscribers == 1 { "pubsub" } else { "fanout" };
     let lost: u64 = run.fast.iter().map(|s| s.lost).sum();
@@ -190,7 +224,12 @@ pub async fn slow<S: System>(system: &S, count: u64, size: usize) -> anyhow::Res
 
 /// `latency`: one subscriber, messages published at a fixed `rate`; end-to-end latency
 /// from the send time carried in each message.
-pub async fn latency<S: System>(system: &S, count: u64, size: usize, rate: f64) -> anyhow::Result<Report> {
+pub async fn latency<S: System>(
+    system: &S,
+    count: u64,
+    size: usize,
+    rate: f64,
+) -> anyhow::Result<Report> {
     let mut subscriber = system.subscriber(SUBJECT).await?;
     let mut publisher = system.publisher(SUBJECT, size).await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -199,7 +238,9 @@ pub async fn latency<S: System>(system: &S, count: u64, size: usize, rate: f64) 
         let mut lost = 0;
         while (latencies.len() as u64) + lost < count {
             match tokio::time::timeout(STALL_TIMEOUT, subscriber.next()).await {
-                Ok(Some(Received::Message { sent_ns })) => latencies.push((now_ns() - sent_ns).max(0) as u64),
+                Ok(Some(Received::Message { sent_ns })) => {
+                    latencies.push((now_ns() - sent_ns).max(0) as u64)
+                }
                 Ok(Some(Received::Lost(n))) => lost += n,
                 Ok(None) | Err(_) => break,
             }

@@ -26,10 +26,17 @@ pub trait System: Send + Sync + 'static {
     fn name(&self) -> &'static str;
 
     /// Connects a publisher of messages with `size` bytes of payload on `subject`.
-    fn publisher(&self, subject: &str, size: usize) -> impl Future<Output = anyhow::Result<Self::Publisher>> + Send;
+    fn publisher(
+        &self,
+        subject: &str,
+        size: usize,
+    ) -> impl Future<Output = anyhow::Result<Self::Publisher>> + Send;
 
     /// Connects a subscriber to `subject`.
-    fn subscriber(&self, subject: &str) -> impl Future<Output = anyhow::Result<Self::Subscriber>> + Send;
+    fn subscriber(
+        &self,
+        subject: &str,
+    ) -> impl Future<Output = anyhow::Result<Self::Subscriber>> + Send;
 }
 
 /// Publishes the benchmark's messages.
