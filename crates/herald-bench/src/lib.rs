@@ -6,11 +6,19 @@
 //! - [`herald`]: the Herald adapter (native protocol, Rust client, full log records).
 //! - [`scenarios`]: `pub`, `pubsub`/`fanout`, `slow`, `latency`.
 //! - [`report`]: [`Report`] and percentiles.
+//! - [`payload`]: the peers' opaque payload, stamped with its send time.
+//! - `nats`, `redis` (feature `peers`): the peers' adapters, used by `herald-bench-compare`
+//!   (`src/bin/compare.rs`).
 //!
 //! `herald bench` runs the scenarios against Herald; `bench/compare.sh` runs them against
 //! Herald, NATS and Redis in one go.
 
 pub mod herald;
+#[cfg(feature = "peers")]
+pub mod nats;
+pub mod payload;
+#[cfg(feature = "peers")]
+pub mod redis;
 pub mod report;
 pub mod scenarios;
 pub mod system;

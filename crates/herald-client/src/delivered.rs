@@ -26,6 +26,19 @@ pub struct Delivered {
 }
 
 impl Delivered {
+    /// Wraps a record that arrived in a `DELIVER` frame, already checked by the frame's
+    /// decoder: no second pass over its bytes.
+    pub fn from_entry(entry: herald_proto::frame::DeliverEntry) -> Self {
+        Delivered {
+            subscription: entry.subscription,
+            seq: entry.seq,
+            received: entry.received,
+            bytes: entry.record.bytes,
+            meta: entry.record.meta,
+            record: OnceLock::new(),
+        }
+    }
+
     /// Wraps a record's bytes, checking them.
     ///
     /// # Errors

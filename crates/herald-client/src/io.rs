@@ -229,7 +229,7 @@ async fn read_loop(mut read: OwnedReadHalf, inner: Arc<Inner>, welcome: Welcome)
 /// Handles one frame from the server.
 async fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
     match Frame::decode(frame)? {
-        Frame::Deliver(entries) => deliver(inner, entries).await?,
+        Frame::Deliver(entries) => deliver(inner, entries).await,
         Frame::Gap(gap) => {
             if let Some(Route::Subscription(sink)) = lock(&inner.routes).get_mut(&gap.subscription)
             {
@@ -291,20 +291,15 @@ fn answer(inner: &Inner, cid: u64, result: Result<Frame, ClientError>) {
 /// How long the reader waits for room in a subscription's buffer before it drops for it.
 const SUBSCRIBER_PATIENCE: Duration = Duration::from_millis(100);
 
-async fn deliver(inner: &Inner, entries: Vec<DeliverEntry>) -> Result<(), ClientError> {
+async fn deliver(inner: &Inner, entries: Vec<DeliverEntry>) {
     // One batch per subscription per frame: one hand-over instead of one per record.
     let mut batches: Vec<(u64, Vec<Event>)> = Vec::new();
     for entry in entries {
-        let delivered = Delivered::new(entry.subscription, entry.seq, entry.received, entry.record)
-            .map_err(|source| {
-                ClientError::BadFrame(FrameError::Malformed {
-                    frame: "DELIVER",
-                    source,
-                })
-            })?;
-        match batches.iter_mut().find(|(id, _)| *id == entry.subscription) {
+        let subscription = entry.subscription;
+        let delivered = Delivered::from_entry(entry);
+        match batches.iter_mut().find(|(id, _)| *id == subscription) {
             Some((_, batch)) => batch.push(Event::Record(delivered)),
-            None => batches.push((entry.subscription, vec![Event::Record(delivered)])),
+            None => batches.push((subscription, vec![Event::Record(delivered)])),
         }
     }
     for (subscription, batch) in batches {
@@ -323,5 +318,4 @@ async fn deliver(inner: &Inner, entries: Vec<DeliverEntry>) -> Result<(), Client
             None => {}
         }
     }
-    Ok(())
 }

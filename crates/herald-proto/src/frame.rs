@@ -168,6 +168,22 @@ pub struct RawRecord {
 }
 
 impl RawRecord {
+    /// Checks `bytes` as one whole record and reads where its routing fields are.
+    ///
+    /// # Errors
+    /// The [`DecodeError`] `Record::decode` would give for the same bytes.
+    pub fn new(bytes: Bytes) -> Result<RawRecord, DecodeError> {
+        let mut reader = Reader::new(&bytes);
+        let meta = RecordMeta::scan(&mut reader, 0)?;
+        if !reader.is_empty() {
+            return Err(DecodeError::TrailingBytes {
+                count: reader.remaining().len(),
+                message: "record",
+            });
+        }
+        Ok(RawRecord { bytes, meta })
+    }
+
     /// Returns the subject.
     pub fn subject(&self) -> &str {
         self.str_at(self.meta.subject)
@@ -220,8 +236,8 @@ pub struct DeliverEntry {
     pub seq: u64,
     /// The server's receive time, ns since the epoch.
     pub received: i64,
-    /// The encoded record, exactly as the producer sent it.
-    pub record: Bytes,
+    /// The record, exactly as the producer sent it, with its routing fields read.
+    pub record: RawRecord,
 }
 
 /// `GAP`: records that matched a subscription but were dropped before delivery.

@@ -44,7 +44,7 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
                     entry.subscription,
                     entry.seq,
                     entry.received,
-                    &entry.record,
+                    &entry.record.bytes,
                 );
             }
         }
@@ -241,12 +241,16 @@ fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEn
         let seq = reader.read_uint()?;
         let received = reader.read_int()?;
         let start = reader.position();
-        RecordMeta::scan(reader, start)?;
+        let meta = RecordMeta::scan(reader, start)?;
+        let record = RawRecord {
+            bytes: body.slice(start..reader.position()),
+            meta,
+        };
         entries.push(DeliverEntry {
             subscription,
             seq,
             received,
-            record: body.slice(start..reader.position()),
+            record,
         });
     }
     Ok(entries)
@@ -442,7 +446,7 @@ mod tests {
                 subscription: 1,
                 seq: 99,
                 received: 5,
-                record: record.to_bytes().into(),
+                record: RawRecord::new(record.to_bytes().into()).unwrap(),
             }]),
             Frame::Gap(GapNotice {
                 subscription: 1,

@@ -306,6 +306,13 @@ impl<'a> Reader<'a> {
 
     /// Reads a non-negative integer that fits in `u64`.
     pub fn read_uint(&mut self) -> Result<u64, DecodeError> {
+        // Fast path: keys, kinds and priorities are positive fixints.
+        if let Some(&marker) = self.bytes.get(self.pos) {
+            if marker < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(marker));
+            }
+        }
         let offset = self.pos;
         let value = self.read_integer()?;
         u64::try_from(value).map_err(|_| DecodeError::OutOfRange { value, offset })

@@ -14,11 +14,36 @@ use crate::index::{Index, Matched};
 /// Most subjects a cache holds before it starts over.
 pub const MAX_CACHE_ENTRIES: usize = 4096;
 
+/// A fast hash for the cache's keys (the Fx hash rustc uses). Subjects come from
+/// publishers, but a publisher only fills its own cache, so hash flooding hurts no one else.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SubjectHasher(u64);
+
+impl std::hash::Hasher for SubjectHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().expect("chunks of 8"));
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+        }
+        for &byte in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
+        }
+    }
+}
+
+type BuildSubjectHasher = std::hash::BuildHasherDefault<SubjectHasher>;
+
 /// Subject → matched subscriptions, for one index generation.
 #[derive(Debug, Default)]
 pub struct MatchCache {
     generation: u64,
-    entries: HashMap<Box<str>, Arc<Matched>>,
+    entries: HashMap<Box<str>, Arc<Matched>, BuildSubjectHasher>,
     hits: u64,
     misses: u64,
 }

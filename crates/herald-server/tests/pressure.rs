@@ -179,7 +179,7 @@ async fn read_deliveries(
         match raw.next_frame().await.expect("connection open") {
             Frame::Deliver(entries) => {
                 for entry in entries {
-                    texts.push(Record::from_bytes(&entry.record).unwrap().text);
+                    texts.push(Record::from_bytes(&entry.record.bytes).unwrap().text);
                 }
             }
             Frame::Gap(gap) => gaps.push(gap),

@@ -492,7 +492,7 @@ async fn deliveries_until_pong(raw: &mut RawConnection) -> Vec<(u64, String)> {
 }
 
 fn entry_text(entry: &DeliverEntry) -> (u64, String) {
-    let record = Record::from_bytes(&entry.record).unwrap();
+    let record = Record::from_bytes(&entry.record.bytes).unwrap();
     (entry.subscription, record.text)
 }
 

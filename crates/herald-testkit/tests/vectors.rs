@@ -20,7 +20,7 @@ fn decode(vector: &Vector) -> Frame {
 fn records(frame: &Frame) -> Vec<Bytes> {
     match frame {
         Frame::Publish(publish) => publish.records.iter().map(|r| r.bytes.clone()).collect(),
-        Frame::Deliver(entries) => entries.iter().map(|e| e.record.clone()).collect(),
+        Frame::Deliver(entries) => entries.iter().map(|e| e.record.bytes.clone()).collect(),
         _ => Vec::new(),
     }
 }

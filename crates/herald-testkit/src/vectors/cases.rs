@@ -168,13 +168,13 @@ fn deliver() -> Vec<Json> {
             subscription: 1,
             seq: 1001,
             received: RECEIVED,
-            record: Bytes::from(log_record().to_bytes()),
+            record: RawRecord::new(Bytes::from(log_record().to_bytes())).expect("a valid record"),
         },
         DeliverEntry {
             subscription: 3,
             seq: 1002,
             received: RECEIVED + 5_000,
-            record: Bytes::from(reply_record().to_bytes()),
+            record: RawRecord::new(Bytes::from(reply_record().to_bytes())).expect("a valid record"),
         },
     ];
     let gap = GapNotice {

@@ -99,7 +99,7 @@ fn deliver_entry_json(entry: &DeliverEntry) -> Json {
         "subscription": entry.subscription,
         "seq": entry.seq,
         "received": entry.received,
-        "record": record_json(&decode_record(&entry.record, "DELIVER")),
+        "record": record_json(&decode_record(&entry.record.bytes, "DELIVER")),
     })
 }
 

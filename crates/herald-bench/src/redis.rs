@@ -1,0 +1,172 @@
+//! The Redis pub/sub adapter (the `redis` crate): `PUBLISH` of opaque payloads whose first
+//! 8 bytes are the send time in ns, big-endian, and `SUBSCRIBE` on a dedicated connection.
+//!
+//! Every message is its own `PUBLISH`, pipelined as the `redis` docs advise for throughput:
+//! a task of the publisher's sends whatever has queued up as one pipeline, and while it
+//! awaits the replies the next pipeline queues up. A lone message goes out at once, so
+//! pipelining adds no wait at a fixed rate. One pipeline at a time keeps the messages in
+//! order (two in flight on the multiplexed connection could overtake each other).
+//!
+//! Redis has no loss notices, and the `redis` crate reads a subscription's socket into an
+//! unbounded queue: a slow subscriber loses nothing and lags, its backlog held in its own
+//! process, so the server's `client-output-buffer-limit pubsub` never trips.
+
+use std::time::Duration;
+
+use bytes::BytesMut;
+use futures_util::StreamExt;
+use redis::aio::{MultiplexedConnection, PubSubStream};
+use redis::AsyncConnectionConfig;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::payload;
+use crate::system::{Publisher, Received, Subscriber, System};
+
+/// Most messages in one pipeline.
+const BATCH_MESSAGES: usize = 1024;
+/// Most payload bytes in one pipeline (fewer messages when they are large).
+const BATCH_BYTES: usize = 1 << 20;
+/// Messages that may queue for the next pipeline, in pipelines.
+const QUEUED_BATCHES: usize = 2;
+/// Longest a pipeline may wait for its replies (the crate's default, 500 ms, is for requests
+/// that a loaded server answers at once, not for a megabyte of `PUBLISH`es).
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Redis at `url`.
+#[derive(Debug, Clone)]
+pub struct Redis {
+    /// `redis://host:port`.
+    pub url: String,
+}
+
+impl System for Redis {
+    type Publisher = RedisPublisher;
+    type Subscriber = RedisSubscriber;
+
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    async fn publisher(&self, subject: &str, size: usize) -> anyhow::Result<RedisPublisher> {
+        let config = AsyncConnectionConfig::new().set_response_timeout(Some(RESPONSE_TIMEOUT));
+        let connection = redis::Client::open(self.url.as_str())?
+            .get_multiplexed_async_connection_with_config(&config)
+            .await?;
+        let batch = (BATCH_BYTES / size.max(1)).clamp(1, BATCH_MESSAGES);
+        let (sender, receiver) = mpsc::channel(batch * QUEUED_BATCHES);
+        let pipeliner = Pipeliner {
+            connection,
+            channel: subject.to_string(),
+            size,
+            batch,
+        };
+        Ok(RedisPublisher {
+            sender,
+            task: tokio::spawn(pipeliner.run(receiver)),
+        })
+    }
+
+    async fn subscriber(&self, subject: &str) -> anyhow::Result<RedisSubscriber> {
+        let mut pubsub = redis::Client::open(self.url.as_str())?
+            .get_async_pubsub()
+            .await?;
+        pubsub.subscribe(subject).await?;
+        Ok(RedisSubscriber {
+            messages: pubsub.into_on_message(),
+        })
+    }
+}
+
+/// What the publisher asks of its pipelining task.
+enum Op {
+    /// `PUBLISH` a payload stamped with this send time.
+    Publish(i64),
+    /// Answer once every earlier `PUBLISH` has its reply.
+    Flush(oneshot::Sender<()>),
+}
+
+/// Hands messages to the pipelining task.
+pub struct RedisPublisher {
+    sender: mpsc::Sender<Op>,
+    task: JoinHandle<anyhow::Result<()>>,
+}
+
+impl RedisPublisher {
+    /// Returns why the pipelining task stopped.
+    async fn failure(&mut self) -> anyhow::Error {
+        match (&mut self.task).await {
+            Ok(Err(error)) => error,
+            Ok(Ok(())) => anyhow::anyhow!("the redis pipelining task stopped"),
+            Err(error) => error.into(),
+        }
+    }
+}
+
+impl Publisher for RedisPublisher {
+    async fn publish(&mut self, sent_ns: i64) -> anyhow::Result<()> {
+        if self.sender.send(Op::Publish(sent_ns)).await.is_err() {
+            return Err(self.failure().await);
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> anyhow::Result<()> {
+        let (done, flushed) = oneshot::channel();
+        if self.sender.send(Op::Flush(done)).await.is_err() || flushed.await.is_err() {
+            return Err(self.failure().await);
+        }
+        Ok(())
+    }
+}
+
+/// Turns queued messages into pipelines of `PUBLISH`es.
+struct Pipeliner {
+    connection: MultiplexedConnection,
+    channel: String,
+    size: usize,
+    batch: usize,
+}
+
+impl Pipeliner {
+    async fn run(mut self, mut receiver: mpsc::Receiver<Op>) -> anyhow::Result<()> {
+        let mut ops = Vec::with_capacity(self.batch);
+        let mut payload = BytesMut::with_capacity(self.size.max(payload::STAMP_LEN));
+        while receiver.recv_many(&mut ops, self.batch).await > 0 {
+            let mut pipeline = redis::pipe();
+            let mut flushes = Vec::new();
+            for op in ops.drain(..) {
+                match op {
+                    Op::Publish(sent_ns) => {
+                        payload::encode(&mut payload, sent_ns, self.size);
+                        pipeline
+                            .cmd("PUBLISH")
+                            .arg(&self.channel)
+                            .arg(&payload[..])
+                            .ignore();
+                    }
+                    Op::Flush(done) => flushes.push(done),
+                }
+            }
+            if !pipeline.is_empty() {
+                pipeline.exec_async(&mut self.connection).await?;
+            }
+            flushes.into_iter().for_each(|done| drop(done.send(())));
+        }
+        Ok(())
+    }
+}
+
+/// One subscription on a dedicated pub/sub connection.
+pub struct RedisSubscriber {
+    messages: PubSubStream,
+}
+
+impl Subscriber for RedisSubscriber {
+    async fn next(&mut self) -> Option<Received> {
+        let message = self.messages.next().await?;
+        let sent_ns = payload::decode(message.get_payload_bytes())
+            .unwrap_or_else(herald_proto::time::now_nanos);
+        Some(Received::Message { sent_ns })
+    }
+}
