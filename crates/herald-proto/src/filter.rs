@@ -115,6 +115,16 @@ impl Filter {
             && self.audience_matches(audience)
     }
 
+    /// Returns true if `record` passes every dimension but the subject; its type is only
+    /// looked at when this filter has a type pattern.
+    pub fn matches_record(&self, record: &crate::frame::RawRecord) -> bool {
+        let meta = &record.meta;
+        self.kinds.contains(meta.kind)
+            && self.priorities.contains(meta.priority)
+            && (self.type_name.is_any() || self.type_name.matches(record.type_name()))
+            && self.audience_matches(record.audience())
+    }
+
     /// Returns true if the encoded audience array `audience` (empty slice when the record has
     /// none) shares a name with this filter's audiences.
     fn audience_matches(&self, audience: &[u8]) -> bool {

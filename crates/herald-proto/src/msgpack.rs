@@ -342,8 +342,28 @@ impl<'a> Reader<'a> {
 
     /// Reads a UTF-8 string, borrowed from the input.
     pub fn read_str(&mut self) -> Result<&'a str, DecodeError> {
-        let marker = self.peek()?;
         let offset = self.pos;
+        let raw = self.read_str_bytes()?;
+        std::str::from_utf8(raw).map_err(|_| DecodeError::InvalidUtf8 { offset })
+    }
+
+    /// Checks that a UTF-8 string comes next and skips it, returning its byte range. Faster
+    /// than [`Reader::read_str`] for ASCII, the common case, when the text is not needed.
+    ///
+    /// # Errors
+    /// The same errors as [`Reader::read_str`].
+    pub fn skip_str(&mut self) -> Result<std::ops::Range<usize>, DecodeError> {
+        let offset = self.pos;
+        let raw = self.read_str_bytes()?;
+        if !raw.is_ascii() && std::str::from_utf8(raw).is_err() {
+            return Err(DecodeError::InvalidUtf8 { offset });
+        }
+        Ok(self.pos - raw.len()..self.pos)
+    }
+
+    /// Reads a string's header and returns its bytes, unchecked.
+    fn read_str_bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+        let marker = self.peek()?;
         let len = match marker {
             0xa0..=0xbf => {
                 self.pos += 1;
@@ -363,8 +383,7 @@ impl<'a> Reader<'a> {
             }
             _ => return Err(self.error("a string")),
         };
-        let raw = self.take(len)?;
-        std::str::from_utf8(raw).map_err(|_| DecodeError::InvalidUtf8 { offset })
+        self.take(len)
     }
 
     /// Reads a byte string, borrowed from the input.

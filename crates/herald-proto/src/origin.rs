@@ -139,7 +139,7 @@ impl Origin {
                     reader.read_uint()?;
                 }
                 _ => {
-                    reader.read_str()?;
+                    reader.skip_str()?;
                 }
             }
             Ok(())

@@ -347,21 +347,21 @@ impl RecordMeta {
                     meta.subject = span(reader.position() - subject.len(), reader.position());
                 }
                 key::TYPE => {
-                    let type_name = reader.read_str()?;
-                    meta.type_name = span(reader.position() - type_name.len(), reader.position());
+                    let range = reader.skip_str()?;
+                    meta.type_name = span(range.start, range.end);
                 }
                 key::TIME => meta.time = reader.read_int()?,
                 key::PRIORITY => meta.priority = read_priority(reader)?,
                 key::AUDIENCE => {
                     let start = reader.position();
                     for _ in 0..reader.read_array_len()? {
-                        reader.read_str()?;
+                        reader.skip_str()?;
                     }
                     meta.audience = span(start, reader.position());
                 }
                 key::ORIGIN => Origin::check(reader)?,
                 key::TEXT => {
-                    reader.read_str()?;
+                    reader.skip_str()?;
                 }
                 key::FIELDS => value::check_fields(reader, 1)?,
                 key::REPLY_TO => {

@@ -133,12 +133,7 @@ impl Router {
             let meta = &record.meta;
             for subscription in &matched.channels[meta.priority as usize] {
                 let filter = &subscription.filter;
-                if !filter.matches_rest(
-                    meta.kind,
-                    meta.priority,
-                    record.type_name(),
-                    record.audience(),
-                ) {
+                if !filter.matches_record(record) {
                     continue;
                 }
                 let delivery = Delivery {
