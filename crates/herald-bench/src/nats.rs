@@ -108,13 +108,10 @@ impl NatsSubscriber {
     fn received(&mut self, message: Option<async_nats::Message>) -> Option<Received> {
         let message = message?;
         self.accounted += 1;
-        Some(match payload::decode(&message.payload) {
-            Some(sent_ns) => Received::Message { sent_ns },
-            // Not one of ours: nothing to time it by; count it as delivered now.
-            None => Received::Message {
-                sent_ns: herald_proto::time::now_nanos(),
-            },
-        })
+        // A payload too short to carry a send time is not ours; it counts as sent just now.
+        let sent_ns =
+            payload::decode(&message.payload).unwrap_or_else(herald_proto::time::now_nanos);
+        Some(Received::Message { sent_ns })
     }
 }
 
