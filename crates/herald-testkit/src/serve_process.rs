@@ -19,9 +19,18 @@ impl ServeProcess {
     /// # Panics
     /// If the process does not start or does not print its address.
     pub fn start(binary: &str, extra: &[&str]) -> ServeProcess {
+        ServeProcess::start_with_env(binary, extra, &[])
+    }
+
+    /// As [`ServeProcess::start`], with `HERALD_*` (or other) environment variables set.
+    ///
+    /// # Panics
+    /// If the process does not start or does not print its address.
+    pub fn start_with_env(binary: &str, extra: &[&str], env: &[(&str, &str)]) -> ServeProcess {
         let mut child = Command::new(binary)
             .args(["serve", "--listen", "127.0.0.1:0", "--log-level", "warn"])
             .args(extra)
+            .envs(env.iter().copied())
             .env_remove("HERALD_SERVER")
             .stderr(Stdio::piped())
             .spawn()
@@ -39,6 +48,23 @@ impl ServeProcess {
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
         ServeProcess { child, addr }
+    }
+
+    /// Returns the resident memory of the process, in KiB (from `/proc/<pid>/status`).
+    ///
+    /// # Panics
+    /// If the process's status cannot be read (not Linux, or the process is gone).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("process status");
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .expect("VmRSS line");
+        line.split_whitespace()
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .expect("VmRSS in kB")
     }
 
     /// Returns `herald://<addr>`.

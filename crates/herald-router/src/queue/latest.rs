@@ -44,7 +44,12 @@ impl Latest {
     }
 
     /// Keeps `delivery` as its subject's newest; returns the record it replaced, if any.
-    pub fn push(&mut self, delivery: Delivery) -> Option<Delivery> {
+    ///
+    /// The record is copied out of the frame it arrived in: a latest-only queue keeps one
+    /// record per subject for a long time, and a slice would keep its whole frame (up to
+    /// the frame size) alive — thousands of subjects could pin gigabytes.
+    pub fn push(&mut self, mut delivery: Delivery) -> Option<Delivery> {
+        delivery.record = Bytes::copy_from_slice(&delivery.record);
         self.bytes += delivery.record.len();
         let replaced = self.pending.insert(delivery.subject(), delivery);
         if let Some(old) = &replaced {
