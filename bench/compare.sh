@@ -189,6 +189,11 @@ for run in $(seq "$RUNS"); do
     done
   done
 done
+# The logger scenario is Herald's alone: NATS and Redis have no logger to compare.
+step "herald logger call (Herald only)"
+LOGGER_JSON="$OUT/logger.json"
+timeout "$RUN_TIMEOUT" "$HERALD" bench logger --server "${URL[herald]}" --json >"$LOGGER_JSON" 2>>"$OUT/compare.err" ||
+  rm -f "$LOGGER_JSON"
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$((SECONDS - STARTED))
 stop_servers
@@ -196,7 +201,7 @@ stop_servers
 # ---- report ------------------------------------------------------------------------------
 step "docs/benchmarks.md"
 CPU=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-export RAW COMMAND RUNS RUNS_DONE LOAD_BEFORE LOAD_AFTER ELAPSED NATS_VERSION REDIS_VERSION CPU
+export LOGGER_JSON RAW COMMAND RUNS RUNS_DONE LOAD_BEFORE LOAD_AFTER ELAPSED NATS_VERSION REDIS_VERSION CPU
 export CORES=$(nproc) MEMORY_KIB=$(awk '/^MemTotal/ {print $2}' /proc/meminfo)
 export DATE=$(date -u '+%Y-%m-%d %H:%M UTC') KERNEL=$(uname -r) RUSTC=$(rustc --version)
 export COMMIT="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates Cargo.lock || echo '+changes')"
@@ -364,6 +369,11 @@ never lets happen. Redis's `redis` crate also reads the socket at once, into an 
 queue, so nothing is lost and the slow subscriber lags, holding the backlog in its own memory
 (the server's `client-output-buffer-limit pubsub 32mb 8mb 60` would otherwise disconnect it).
 """
+if os.path.exists(env["LOGGER_JSON"]):
+    logger = json.load(open(env["LOGGER_JSON"]))
+    section += "\nHerald's logger call (`herald bench logger`, 128 B text, ns per call in batches of 8; NATS\nand Redis have no logger):\n\n| threads | median | p99 | mean | dropped |\n|---|---|---|---|---|\n"
+    for t in logger["threads"]:
+        section += f"| {t['threads']} | {t['median_ns']} | {t['p99_ns']} | {t['mean_ns']:.0f} | {t['dropped']} |\n"
 section += f"\nRaw JSON lines: `{env['RAW']}` (not committed).\n<!-- compare:end -->\n"
 
 path = sys.argv[1]

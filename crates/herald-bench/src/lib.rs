@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`system`]: the [`System`], [`Publisher`] and [`Subscriber`] traits an adapter implements.
 //! - [`herald`]: the Herald adapter (native protocol, Rust client, full log records).
+//! - [`logger`]: the cost of the Herald logger's call from several threads.
 //! - [`scenarios`]: `pub`, `pubsub`/`fanout`, `slow`, `latency`.
 //! - [`report`]: [`Report`] and percentiles.
 //! - [`payload`]: the peers' opaque payload, stamped with its send time.
@@ -14,6 +15,7 @@
 //! Herald, NATS and Redis in one go.
 
 pub mod herald;
+pub mod logger;
 #[cfg(feature = "peers")]
 pub mod nats;
 pub mod payload;

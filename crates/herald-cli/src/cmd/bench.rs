@@ -50,6 +50,8 @@ enum Scenario {
     Slow,
     /// End-to-end latency at `--rate` records/s.
     Latency,
+    /// The logger's call from 1, 2 and 8 threads.
+    Logger,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -76,6 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Scenario::Slow => scenarios::slow(&herald, records, size).await,
             Scenario::Latency => scenarios::latency(&herald, records, size, args.rate).await,
+            Scenario::Logger => herald_bench::logger::logger(&herald.url, &[1, 2, 8]).await,
         }
     })?;
     if let Some(server) = server {
