@@ -44,6 +44,13 @@ pub enum FrameType {
     Monitor = 0x30,
     /// Server → client: monitor data.
     MonitorReply = 0x31,
+    /// Client → server: an information-service request.
+    Info = 0x50,
+    /// Server → client: the answer to an `INFO` request.
+    InfoReply = 0x51,
+    /// Client → server: subscribe to information objects — their current values, then
+    /// every change.
+    InfoSubscribe = 0x52,
     /// Either way: are you alive?
     Ping = 0x40,
     /// Either way: yes.
@@ -71,6 +78,9 @@ impl FrameType {
             Ok,
             Monitor,
             MonitorReply,
+            Info,
+            InfoReply,
+            InfoSubscribe,
             Ping,
             Pong,
             Error,
@@ -94,6 +104,9 @@ impl FrameType {
             FrameType::Ok => "OK",
             FrameType::Monitor => "MONITOR",
             FrameType::MonitorReply => "MONITOR_REPLY",
+            FrameType::Info => "INFO",
+            FrameType::InfoReply => "INFO_REPLY",
+            FrameType::InfoSubscribe => "INFO_SUBSCRIBE",
             FrameType::Ping => "PING",
             FrameType::Pong => "PONG",
             FrameType::Error => "ERROR",
@@ -386,6 +399,29 @@ pub enum Frame {
         /// The data.
         data: Vec<Field>,
     },
+    /// An information-service request.
+    Info {
+        /// Correlation id.
+        cid: u64,
+        /// The request.
+        request: crate::info::InfoRequest,
+    },
+    /// The answer to an `INFO` request.
+    InfoReply {
+        /// Correlation id.
+        cid: u64,
+        /// The answer.
+        reply: crate::info::InfoReply,
+    },
+    /// Subscribe to the information objects a selection matches.
+    InfoSubscribe {
+        /// Correlation id.
+        cid: u64,
+        /// Client-chosen subscription id.
+        subscription: u64,
+        /// Which objects.
+        selection: crate::info::SelectionData,
+    },
     /// Heartbeat request.
     Ping,
     /// Heartbeat answer.
@@ -475,6 +511,9 @@ impl Frame {
             Frame::Ok { .. } => FrameType::Ok,
             Frame::Monitor { .. } => FrameType::Monitor,
             Frame::MonitorReply { .. } => FrameType::MonitorReply,
+            Frame::Info { .. } => FrameType::Info,
+            Frame::InfoReply { .. } => FrameType::InfoReply,
+            Frame::InfoSubscribe { .. } => FrameType::InfoSubscribe,
             Frame::Ping => FrameType::Ping,
             Frame::Pong => FrameType::Pong,
             Frame::Error(_) => FrameType::Error,

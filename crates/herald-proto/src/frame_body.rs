@@ -10,6 +10,7 @@ use crate::frame::{
     self, Ack, DeliverEntry, ErrorCode, ErrorFrame, Frame, FrameType, GapNotice, Hello, Publish,
     RawRecord, Subscribe, Welcome,
 };
+use crate::info::{InfoReply, InfoRequest, SelectionData};
 use crate::msgpack::{self, Reader};
 use crate::priority::Priority;
 use crate::record::RecordMeta;
@@ -81,6 +82,26 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             msgpack::write_uint(out, *cid);
             value::encode_fields(out, data);
         }
+        Frame::Info { cid, request } => {
+            msgpack::write_array_len(out, 2);
+            msgpack::write_uint(out, *cid);
+            request.encode(out);
+        }
+        Frame::InfoReply { cid, reply } => {
+            msgpack::write_array_len(out, 2);
+            msgpack::write_uint(out, *cid);
+            reply.encode(out);
+        }
+        Frame::InfoSubscribe {
+            cid,
+            subscription,
+            selection,
+        } => {
+            msgpack::write_array_len(out, 3);
+            msgpack::write_uint(out, *cid);
+            msgpack::write_uint(out, *subscription);
+            selection.encode(out);
+        }
         Frame::Ping | Frame::Pong => {}
         Frame::Error(error) => {
             msgpack::write_array_len(out, 3);
@@ -149,6 +170,31 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
             Frame::MonitorReply {
                 cid: reader.read_uint()?,
                 data: frame::read_fields(&mut reader)?,
+            }
+        }
+        FrameType::Info => {
+            expect_array(&mut reader, "INFO", 2)?;
+            let cid = read_request_cid(&mut reader)?;
+            Frame::Info {
+                cid,
+                request: InfoRequest::decode(&mut reader)?,
+            }
+        }
+        FrameType::InfoReply => {
+            expect_array(&mut reader, "INFO_REPLY", 2)?;
+            Frame::InfoReply {
+                cid: reader.read_uint()?,
+                reply: InfoReply::decode(&mut reader)?,
+            }
+        }
+        FrameType::InfoSubscribe => {
+            expect_array(&mut reader, "INFO_SUBSCRIBE", 3)?;
+            let cid = read_request_cid(&mut reader)?;
+            let subscription = reader.read_uint()?;
+            Frame::InfoSubscribe {
+                cid,
+                subscription,
+                selection: SelectionData::decode(&mut reader)?,
             }
         }
         FrameType::Ping => Frame::Ping,

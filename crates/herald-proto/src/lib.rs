@@ -13,6 +13,7 @@
 //!   policy, bounds, protected priority and latest-only delivery of a subscription.
 //! - [`frame`]: frame types, framing (`check_frame`), encode/decode of every frame.
 //! - [`frame_buffer`]: [`FrameBuffer`](frame_buffer::FrameBuffer), whole frames out of a byte stream.
+//! - [`info`]: information objects, types and selections as the `INFO*` frames carry them.
 //! - [`time`]: timestamps and ISO 8601.
 //! - [`error`]: [`DecodeError`] and [`FrameError`].
 //!
@@ -35,6 +36,7 @@ pub mod frame;
 mod frame_body;
 pub mod frame_buffer;
 pub mod glob;
+pub mod info;
 pub mod kind;
 pub mod msgpack;
 pub mod origin;

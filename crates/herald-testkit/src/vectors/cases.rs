@@ -36,6 +36,85 @@ pub fn generate() -> Vec<(&'static str, Json)> {
         ("subscribe.json", file(subscribe())),
         ("control.json", file(control())),
         ("errors.json", file(errors())),
+        ("info.json", file(info())),
+    ]
+}
+
+fn info() -> Vec<Json> {
+    use herald_proto::info::{
+        AttributeData, InfoReply, InfoRequest, ObjectData, SelectionData, TypeData, UpdateMode,
+    };
+    let attribute = |name: &str, attr_type: &str, description: &str| AttributeData {
+        name: name.into(),
+        attr_type: attr_type.into(),
+        description: description.into(),
+    };
+    let run_info = TypeData {
+        name: "RunInfo".into(),
+        base: Some("Info".into()),
+        description: "the run in progress".into(),
+        attributes: vec![
+            attribute("run", "u32", "run number"),
+            attribute("started", "time", "start of the run"),
+            attribute("detectors", "array<string>", "detectors taking data"),
+        ],
+    };
+    let attributes = vec![
+        ("run".to_string(), Value::Int(42)),
+        ("started".to_string(), Value::Time(TIME)),
+        (
+            "detectors".to_string(),
+            Value::Array(vec![Value::from("pixel"), Value::from("calo")]),
+        ),
+    ];
+    let object = ObjectData {
+        name: "RunParams.RunInfo".into(),
+        type_name: "RunInfo".into(),
+        time: TIME,
+        version: 3,
+        attributes: attributes.clone(),
+    };
+    let request = |cid, request| Frame::Info { cid, request };
+    vec![
+        case("info_declare", "INFO declare type RunInfo (base Info) with three attributes", &request(1, InfoRequest::Declare(run_info.clone()))),
+        case(
+            "info_update",
+            "INFO upsert RunParams.RunInfo of type RunInfo with every attribute",
+            &request(2, InfoRequest::Update {
+                mode: UpdateMode::Upsert,
+                name: "RunParams.RunInfo".into(),
+                type_name: Some("RunInfo".into()),
+                time: TIME,
+                attributes,
+            }),
+        ),
+        case("info_delete", "INFO delete RunParams.RunInfo", &request(3, InfoRequest::Delete { name: "RunParams.RunInfo".into(), time: TIME })),
+        case("info_get", "INFO get two objects at one instant", &request(4, InfoRequest::Get(vec!["RunParams.RunInfo".into(), "RunParams.Missing".into()]))),
+        case(
+            "info_list",
+            "INFO list objects whose name matches RunParams\\..* and whose type is Info or a subtype",
+            &request(5, InfoRequest::List(SelectionData { name_regex: Some("RunParams\\..*".into()), types: Some("Info+".into()), any: false })),
+        ),
+        case("info_types", "INFO list every declared type", &request(6, InfoRequest::Types)),
+        case(
+            "info_reply",
+            "INFO_REPLY to the get: the object, then nil for the missing one",
+            &Frame::InfoReply { cid: 4, reply: InfoReply { objects: vec![Some(object), None], types: vec![] } },
+        ),
+        case(
+            "info_reply_types",
+            "INFO_REPLY to the types request",
+            &Frame::InfoReply { cid: 6, reply: InfoReply { objects: vec![], types: vec![run_info] } },
+        ),
+        case(
+            "info_subscribe",
+            "INFO_SUBSCRIBE 7: objects of type Info or a subtype, or named SR.*",
+            &Frame::InfoSubscribe {
+                cid: 7,
+                subscription: 7,
+                selection: SelectionData { name_regex: Some("SR\\..*".into()), types: Some("Info+".into()), any: true },
+            },
+        ),
     ]
 }
 

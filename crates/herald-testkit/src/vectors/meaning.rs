@@ -7,6 +7,7 @@
 //! `{"time": <ns>}`, array, object (in wire order).
 
 use herald_proto::frame::{DeliverEntry, GapNotice, Hello, Publish, Subscribe, Welcome};
+use herald_proto::info::{InfoRequest, ObjectData, SelectionData, TypeData, UpdateMode};
 use herald_proto::priority::ALL_PRIORITIES;
 use herald_proto::value::Field;
 use herald_proto::DeliveryOptions;
@@ -43,6 +44,23 @@ pub fn frame_to_json(frame: &Frame) -> Json {
         }
         Frame::Ok { cid } | Frame::Monitor { cid } => json!({ "cid": cid }),
         Frame::MonitorReply { cid, data } => json!({ "cid": cid, "data": fields_json(data) }),
+        Frame::Info { cid, request } => {
+            json!({ "cid": cid, "request": info_request_json(request) })
+        }
+        Frame::InfoReply { cid, reply } => json!({
+            "cid": cid,
+            "objects": reply.objects.iter().map(|o| o.as_ref().map(object_json)).collect::<Vec<_>>(),
+            "types": reply.types.iter().map(type_json).collect::<Vec<_>>(),
+        }),
+        Frame::InfoSubscribe {
+            cid,
+            subscription,
+            selection,
+        } => json!({
+            "cid": cid,
+            "subscription": subscription,
+            "selection": selection_json(selection),
+        }),
         Frame::Ping | Frame::Pong => json!({}),
         Frame::Error(error) => json!({
             "cid": error.cid,
@@ -143,6 +161,58 @@ pub fn options_to_json(options: &DeliveryOptions) -> Json {
         "protected": options.protected.map(|p| p.name()),
         "latest_per_second": options.latest_per_second,
     })
+}
+
+fn info_request_json(request: &InfoRequest) -> Json {
+    match request {
+        InfoRequest::Declare(data) => json!({ "op": "declare", "type": type_json(data) }),
+        InfoRequest::Update {
+            mode,
+            name,
+            type_name,
+            time,
+            attributes,
+        } => json!({
+            "op": "update",
+            "mode": match mode { UpdateMode::Create => "create", UpdateMode::Update => "update", UpdateMode::Upsert => "upsert" },
+            "name": name,
+            "type": type_name,
+            "time": time,
+            "attributes": fields_json(attributes),
+        }),
+        InfoRequest::Delete { name, time } => json!({ "op": "delete", "name": name, "time": time }),
+        InfoRequest::Get(names) => json!({ "op": "get", "names": names }),
+        InfoRequest::List(selection) => {
+            json!({ "op": "list", "selection": selection_json(selection) })
+        }
+        InfoRequest::Types => json!({ "op": "types" }),
+    }
+}
+
+/// Returns an information object's meaning.
+pub fn object_json(object: &ObjectData) -> Json {
+    json!({
+        "name": object.name,
+        "type": object.type_name,
+        "time": object.time,
+        "version": object.version,
+        "attributes": fields_json(&object.attributes),
+    })
+}
+
+fn type_json(data: &TypeData) -> Json {
+    json!({
+        "name": data.name,
+        "base": data.base,
+        "description": data.description,
+        "attributes": data.attributes.iter().map(|a| json!({
+            "name": a.name, "type": a.attr_type, "description": a.description,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn selection_json(selection: &SelectionData) -> Json {
+    json!({ "match": selection.name_regex, "type": selection.types, "combine": if selection.any { "or" } else { "and" } })
 }
 
 fn decode_record(bytes: &[u8], frame: &str) -> Record {
