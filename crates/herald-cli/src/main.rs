@@ -28,6 +28,14 @@ enum Command {
     Tail(cmd::tail::Args),
     /// Show the server's clients, subscriptions, rates, queue depths and drops.
     Monitor(cmd::monitor::Args),
+    /// Create or update an information object: NAME [TYPE] attribute=value…
+    Set(cmd::info::SetArgs),
+    /// Show an information object.
+    Get(cmd::info::GetArgs),
+    /// List information objects by name (regex) and type.
+    Ls(cmd::info::LsArgs),
+    /// List the declared information types.
+    Types(cmd::info::TypesArgs),
     /// Set the priority threshold of running loggers whose subject matches a glob.
     Threshold(cmd::threshold::Args),
     /// Measure throughput against a server.
@@ -42,6 +50,10 @@ fn main() -> ExitCode {
         Command::Publish(args) => cmd::client_runtime(cmd::publish::run(args)),
         Command::Tail(args) => cmd::client_runtime(cmd::tail::run(args)),
         Command::Monitor(args) => cmd::client_runtime(cmd::monitor::run(args)),
+        Command::Set(args) => cmd::client_runtime(cmd::info::set(args)),
+        Command::Get(args) => cmd::client_runtime(cmd::info::get(args)),
+        Command::Ls(args) => cmd::client_runtime(cmd::info::ls(args)),
+        Command::Types(args) => cmd::client_runtime(cmd::info::types(args)),
         Command::Threshold(args) => cmd::client_runtime(cmd::threshold::run(args)),
         Command::Bench(args) => cmd::bench::run(args),
     };

@@ -51,6 +51,27 @@ fn origin(origin: &Origin) -> String {
     text
 }
 
+/// Renders an information-object change as one line: time, why, name, type, version,
+/// attributes.
+pub fn info_line(delivered: &Delivered) -> String {
+    let Some(change) = herald_client::InfoChange::from_delivered(delivered) else {
+        return line(delivered);
+    };
+    let object = &change.object;
+    let mut line = format!(
+        "{} {:<8} {} ({}) v{}",
+        format_iso8601(object.time),
+        change.reason,
+        object.name,
+        object.type_name,
+        object.version
+    );
+    for (name, value) in &object.attributes {
+        line.push_str(&format!(" {name}={}", value.to_text()));
+    }
+    line
+}
+
 /// Renders a gap notice as one line.
 pub fn gap(gap: &GapNotice) -> String {
     let by_priority: Vec<String> = gap

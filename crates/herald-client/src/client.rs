@@ -91,6 +91,34 @@ pub(crate) enum Route {
     Inbox(Arc<Inbox>),
 }
 
+/// What a subscription was made with, to make it again after a failover.
+#[derive(Debug, Clone)]
+pub(crate) enum Restore {
+    /// A record subscription.
+    Records(Filter, DeliveryOptions),
+    /// An information-object subscription.
+    Info(herald_proto::info::SelectionData),
+}
+
+impl Restore {
+    /// Returns the frame that makes subscription `id` under correlation id `cid`.
+    pub(crate) fn frame(&self, cid: u64, id: u64) -> Frame {
+        match self {
+            Restore::Records(filter, options) => Frame::Subscribe(Subscribe {
+                cid,
+                subscription: id,
+                filter: filter.clone(),
+                options: *options,
+            }),
+            Restore::Info(selection) => Frame::InfoSubscribe {
+                cid,
+                subscription: id,
+                selection: selection.clone(),
+            },
+        }
+    }
+}
+
 /// The server a client is connected to now.
 pub(crate) struct Connected {
     /// Its position in the URL's list.
@@ -108,7 +136,7 @@ pub(crate) struct Inner {
     pub(crate) servers: Vec<String>,
     pub(crate) connected: Mutex<Connected>,
     /// Subscriptions to restore after a failover: id → filter and options.
-    pub(crate) subscriptions: Mutex<HashMap<u64, (Filter, DeliveryOptions)>>,
+    pub(crate) subscriptions: Mutex<HashMap<u64, Restore>>,
     pub(crate) failovers: AtomicU64,
     pub(crate) outbox: Mutex<Outbox>,
     /// Wakes the writer.
@@ -503,13 +531,18 @@ impl Client {
         filter: Filter,
         options: DeliveryOptions,
     ) -> Result<Subscription, ClientError> {
+        self.subscribe_to(Restore::Records(filter, options)).await
+    }
+
+    /// Makes a subscription of either kind and waits for the server to confirm it.
+    pub(crate) async fn subscribe_to(&self, made: Restore) -> Result<Subscription, ClientError> {
         let id = self.inner.next_id();
         let (events, receiver) = mpsc::unbounded_channel();
         let counters = Arc::new(Counters::default());
         let limit = self.inner.options.subscription_buffer.max(1);
         let sink = Sink::new(events, Arc::clone(&counters), limit);
         lock(&self.inner.routes).insert(id, Route::Subscription(sink));
-        lock(&self.inner.subscriptions).insert(id, (filter.clone(), options));
+        lock(&self.inner.subscriptions).insert(id, made.clone());
         let subscription = Subscription {
             id,
             client: self.clone(),
@@ -518,15 +551,7 @@ impl Client {
             counters,
             active: true,
         };
-        let frame = |cid| {
-            Frame::Subscribe(Subscribe {
-                cid,
-                subscription: id,
-                filter: filter.clone(),
-                options,
-            })
-        };
-        self.control(frame).await?;
+        self.control(|cid| made.frame(cid, id)).await?;
         Ok(subscription)
     }
 
@@ -624,8 +649,10 @@ impl Client {
             lock(&self.inner.routes).insert(id, Route::Inbox(Arc::clone(&inbox)));
             let filter = Filter::subject(&inbox.pattern())
                 .map_err(|e| ClientError::InvalidRecord(e.to_string()))?;
-            lock(&self.inner.subscriptions)
-                .insert(id, (filter.clone(), DeliveryOptions::default()));
+            lock(&self.inner.subscriptions).insert(
+                id,
+                Restore::Records(filter.clone(), DeliveryOptions::default()),
+            );
             self.control(|cid| {
                 Frame::Subscribe(Subscribe {
                     cid,
@@ -653,7 +680,7 @@ impl Client {
     }
 
     /// Sends a control frame built around a fresh correlation id and waits for `OK`.
-    async fn control(&self, frame: impl Fn(u64) -> Frame) -> Result<Frame, ClientError> {
+    pub(crate) async fn control(&self, frame: impl Fn(u64) -> Frame) -> Result<Frame, ClientError> {
         self.call(DEFAULT_REQUEST_TIMEOUT, |outbox, cid| {
             outbox.push_frame(&frame(cid));
             Ok(())

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use herald_proto::frame::{Subscribe, Welcome};
+use herald_proto::frame::Welcome;
 use herald_proto::{ErrorCode, Frame};
 use tokio::net::TcpStream;
 
@@ -105,17 +105,10 @@ fn resume(inner: &Inner, index: usize, welcome: &Welcome) {
         server: server.clone(),
         welcome: welcome.clone(),
     };
+    // Fresh cids nobody waits for: the answers are dropped, an error logged.
     let restore: Vec<Frame> = lock(&inner.subscriptions)
         .iter()
-        .map(|(id, (filter, options))| {
-            // A fresh cid nobody waits for: the answer is dropped, an error logged.
-            Frame::Subscribe(Subscribe {
-                cid: inner.next_id(),
-                subscription: *id,
-                filter: filter.clone(),
-                options: *options,
-            })
-        })
+        .map(|(id, made)| made.frame(inner.next_id(), *id))
         .collect();
     let max_frame = usize::try_from(welcome.max_frame_bytes).unwrap_or(usize::MAX);
     let resent = lock(&inner.outbox).rewind(&restore, max_frame);

@@ -261,13 +261,9 @@ async fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
             inner.space.notify_waiters();
             answer(inner, ack.ack_id, Ok(Frame::Ack(ack)));
         }
-        frame @ (Frame::Ok { .. } | Frame::MonitorReply { .. }) => {
-            let cid = match &frame {
-                Frame::Ok { cid } | Frame::MonitorReply { cid, .. } => *cid,
-                _ => unreachable!("matched above"),
-            };
-            answer(inner, cid, Ok(frame));
-        }
+        Frame::Ok { cid } => answer(inner, cid, Ok(Frame::Ok { cid })),
+        frame @ Frame::MonitorReply { cid, .. } => answer(inner, cid, Ok(frame)),
+        frame @ Frame::InfoReply { cid, .. } => answer(inner, cid, Ok(frame)),
         other => {
             let name = other.frame_type().name();
             return Err(ClientError::BadFrame(FrameError::Malformed {

@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`client`]: [`Client`] and [`ClientOptions`] — every operation.
 //! - [`subscription`]: [`Subscription`] and [`Event`]; [`delivered`]: [`Delivered`], decoded on first use.
+//! - [`info`]: information objects — types, values, selections, subscriptions.
 //! - [`url`]: [`ServerUrl`], `herald://h1:7400,h2:7400?name=…&token=…`.
 //! - [`error`]: [`ConnectError`] and [`ClientError`].
 //! - `outbox`, `io`, `failover`, `inbox`: the send buffer (kept until acknowledged), the
@@ -33,6 +34,7 @@ pub mod delivered;
 pub mod error;
 mod failover;
 mod inbox;
+pub mod info;
 mod io;
 pub mod logger;
 pub mod origin;
@@ -44,6 +46,7 @@ pub use client::{monitor_value, Client, ClientOptions};
 pub use delivered::Delivered;
 pub use error::{ClientError, ConnectError};
 pub use herald_proto as proto;
+pub use info::InfoChange;
 pub use logger::{Logger, LoggerError, LoggerOptions, WhenFull};
 pub use subscription::{Event, Subscription};
 pub use url::{ServerUrl, UrlError};

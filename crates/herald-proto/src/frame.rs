@@ -307,6 +307,8 @@ pub enum ErrorCode {
     HeartbeatTimeout,
     /// A subscriber with policy `disconnect` fell behind.
     SlowConsumer,
+    /// An information-service request was refused (unknown type, wrong attribute, …).
+    BadInfo,
     /// The server is shutting down.
     ShuttingDown,
     /// A code this version does not know.
@@ -314,7 +316,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    const ALL: [(ErrorCode, &'static str); 12] = [
+    const ALL: [(ErrorCode, &'static str); 13] = [
         (ErrorCode::BadFrame, "bad_frame"),
         (ErrorCode::FrameTooLarge, "frame_too_large"),
         (ErrorCode::Handshake, "handshake"),
@@ -326,6 +328,7 @@ impl ErrorCode {
         (ErrorCode::BadSubscription, "bad_subscription"),
         (ErrorCode::HeartbeatTimeout, "heartbeat_timeout"),
         (ErrorCode::SlowConsumer, "slow_consumer"),
+        (ErrorCode::BadInfo, "bad_info"),
         (ErrorCode::ShuttingDown, "shutting_down"),
     ];
 

@@ -104,6 +104,12 @@ impl Router {
         self.index.load_full()
     }
 
+    /// Reserves `count` sequence numbers for records that are queued directly rather than
+    /// routed (an info subscription's snapshot); returns the first.
+    pub fn allocate_seq(&self, count: u64) -> u64 {
+        self.next_seq.fetch_add(count, Ordering::Relaxed)
+    }
+
     /// Returns the sequence number the next record will get.
     pub fn next_seq(&self) -> u64 {
         self.next_seq.load(Ordering::Relaxed)

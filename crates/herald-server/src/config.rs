@@ -16,6 +16,8 @@ use serde::Deserialize;
 
 use crate::units::{parse_bytes, parse_duration};
 
+/// Default data directory, relative to where the server starts.
+pub const DEFAULT_DATA_DIR: &str = "./herald-data";
 /// Default address of the native protocol.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7400";
 /// Default server name, shown to clients and in the monitor.
@@ -42,9 +44,10 @@ pub const ENV_CONFIG_FILE: &str = "HERALD_CONFIG";
 pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 14] = [
+pub const KEYS: [&str; 15] = [
     "name",
     "listen",
+    "data_dir",
     "max_frame_bytes",
     "max_connections",
     "max_subscriptions",
@@ -139,6 +142,8 @@ pub struct RawConfig {
     pub handshake_timeout: Option<Quantity>,
     /// Diagnostics log level.
     pub log_level: Option<String>,
+    /// Where the server keeps its data (information objects, later the archive).
+    pub data_dir: Option<String>,
 }
 
 /// The validated configuration.
@@ -167,6 +172,8 @@ pub struct Config {
     pub handshake_timeout: Duration,
     /// Diagnostics log level.
     pub log_level: String,
+    /// Where the server keeps its data.
+    pub data_dir: PathBuf,
 }
 
 impl Default for Config {
@@ -322,6 +329,7 @@ impl Config {
                 DEFAULT_HANDSHAKE_TIMEOUT_MS,
             )?,
             log_level,
+            data_dir: PathBuf::from(raw.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.to_string())),
         })
     }
 }

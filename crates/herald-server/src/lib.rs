@@ -7,6 +7,7 @@
 //! - [`command`]: one file per client operation (publish, subscribe, unsubscribe, monitor).
 //! - [`connection`]: [`FrameReader`], frames from a socket.
 //! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
+//! - [`info`]: the information service (store, info subscribers, change records).
 //! - [`monitor`]: counters and the connection registry; [`events`]: log-and-count events.
 //! - [`config`]: [`Config`] from file, `HERALD_*` and flags; [`units`] for `2s`, `64KiB`.
 //! - [`shutdown`]: the shutdown signal.
@@ -16,7 +17,8 @@
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
 //! use herald_server::{Config, Server};
 //!
-//! let config = Config { listen: "127.0.0.1:0".parse().unwrap(), ..Config::default() };
+//! let data_dir = std::env::temp_dir().join(format!("herald-doc-{}", std::process::id()));
+//! let config = Config { listen: "127.0.0.1:0".parse().unwrap(), data_dir, ..Config::default() };
 //! let server = Server::start(config).await?;
 //! println!("listening on {}", server.local_addr());
 //! server.shutdown().await;
@@ -27,6 +29,7 @@ pub mod command;
 pub mod config;
 pub mod connection;
 pub mod events;
+pub mod info;
 pub mod listener;
 pub mod monitor;
 pub mod server;

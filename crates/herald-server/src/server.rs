@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
+use crate::info::InfoService;
 use crate::monitor::Monitor;
 use crate::shutdown::Shutdown;
 
@@ -28,6 +29,8 @@ pub struct Shared {
     pub router: Router,
     /// Counters and connections.
     pub monitor: Monitor,
+    /// Information objects: latest values, types, info subscribers.
+    pub info: InfoService,
     next_connection: AtomicU64,
 }
 
@@ -61,7 +64,15 @@ impl Server {
             )
         })?;
         let local_addr = listener.local_addr()?;
+        let info_dir = config.data_dir.join("info");
+        let info = InfoService::open(&info_dir).map_err(|err| {
+            std::io::Error::other(format!(
+                "cannot open the information store in {}: {err}",
+                info_dir.display()
+            ))
+        })?;
         let shared = Arc::new(Shared {
+            info,
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,
@@ -114,10 +125,14 @@ async fn sample(shared: Arc<Shared>, mut shutdown: Shutdown) {
     loop {
         tokio::select! {
             _ = tick.tick() => {
+                shared.info.sync();
                 shared.monitor.sample(last.elapsed());
                 last = tokio::time::Instant::now();
             }
-            () = shutdown.recv() => return,
+            () = shutdown.recv() => {
+                shared.info.sync();
+                return;
+            }
         }
     }
 }

@@ -162,6 +162,7 @@ async fn serve(
         session.reply(Frame::Error(error.clone())).await;
     }
     shared.router.remove_connection(id);
+    shared.info.remove_connection(id);
     shared.monitor.remove_connection(id);
     discard_queues(&shared, &session.state, close.reason);
     drop(session);

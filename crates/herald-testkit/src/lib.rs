@@ -41,13 +41,15 @@ impl TestServer {
         TestServer::start_with(Config::default()).await
     }
 
-    /// Starts a server with `config`, on `127.0.0.1:0` whatever `config.listen` says.
+    /// Starts a server with `config`, on `127.0.0.1:0` whatever `config.listen` says, with a
+    /// fresh data directory of its own.
     ///
     /// # Panics
     /// If the server cannot bind, which fails the test.
     pub async fn start_with(config: Config) -> TestServer {
         let config = Config {
             listen: "127.0.0.1:0".parse().expect("loopback address"),
+            data_dir: temp_dir("server"),
             ..config
         };
         TestServer {
@@ -74,6 +76,20 @@ impl TestServer {
     pub async fn stop(self) {
         self.server.shutdown().await;
     }
+}
+
+/// Returns a new, empty directory under the system's temporary directory, unique to this
+/// process and call; tests leave them for the OS to clean.
+///
+/// # Panics
+/// If the directory cannot be created.
+pub fn temp_dir(label: &str) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("herald-test-{}-{label}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    dir
 }
 
 /// A TCP connection driven frame by frame, for protocol tests.

@@ -10,6 +10,8 @@ pub struct ServeProcess {
     child: Child,
     /// The address it listens on, `127.0.0.1:<port>`.
     pub addr: String,
+    /// Its data directory (fresh for each process).
+    pub data_dir: std::path::PathBuf,
 }
 
 impl ServeProcess {
@@ -27,8 +29,11 @@ impl ServeProcess {
     /// # Panics
     /// If the process does not start or does not print its address.
     pub fn start_with_env(binary: &str, extra: &[&str], env: &[(&str, &str)]) -> ServeProcess {
+        let data_dir = crate::temp_dir("serve");
         let mut child = Command::new(binary)
             .args(["serve", "--listen", "127.0.0.1:0", "--log-level", "warn"])
+            .arg("--data-dir")
+            .arg(&data_dir)
             .args(extra)
             .envs(env.iter().copied())
             .env_remove("HERALD_SERVER")
@@ -47,7 +52,11 @@ impl ServeProcess {
             .to_string();
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
-        ServeProcess { child, addr }
+        ServeProcess {
+            child,
+            addr,
+            data_dir,
+        }
     }
 
     /// Returns the resident memory of the process, in KiB (from `/proc/<pid>/status`).

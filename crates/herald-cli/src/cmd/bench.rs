@@ -59,8 +59,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (url, server) = match &args.server {
         Some(url) => (url.clone(), None),
         None => {
+            // The bench's own server keeps its data in a directory of its own.
+            let data_dir =
+                std::env::temp_dir().join(format!("herald-bench-{}", std::process::id()));
             let config = Config {
                 listen: "127.0.0.1:0".parse()?,
+                data_dir,
                 ..Config::default()
             };
             let server = server_runtime.block_on(Server::start(config))?;

@@ -1,6 +1,7 @@
 //! One module per subcommand, plus options they share.
 
 pub mod bench;
+pub mod info;
 pub mod log;
 pub mod monitor;
 pub mod publish;

@@ -19,6 +19,9 @@ pub struct Args {
     /// Server name shown to clients.
     #[arg(long)]
     name: Option<String>,
+    /// Data directory (default ./herald-data).
+    #[arg(long)]
+    data_dir: Option<String>,
     /// Diagnostics level: error, warn, info, debug, trace.
     #[arg(long)]
     log_level: Option<String>,
@@ -53,6 +56,7 @@ fn load(args: &Args) -> anyhow::Result<Config> {
         ("listen", &args.listen),
         ("name", &args.name),
         ("log_level", &args.log_level),
+        ("data_dir", &args.data_dir),
     ];
     for (key, value) in given {
         if let Some(value) = value {

@@ -49,6 +49,13 @@ pub struct Args {
     /// Bound of this viewer's queue on the server, in records.
     #[arg(long)]
     queue_records: Option<u64>,
+    /// Watch information objects whose name matches this regular expression instead of
+    /// records: their current values first, then every change.
+    #[arg(long, value_name = "REGEX")]
+    info: Option<String>,
+    /// With `--info`: a type selection, `T`, `T+` (and subtypes), `!T`, `!T+`.
+    #[arg(long, value_name = "SELECTION", requires = "info")]
+    info_type: Option<String>,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -72,7 +79,17 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         ..DeliveryOptions::default()
     };
     let client = args.server.connect("herald-tail").await?;
-    let mut subscription = client.subscribe_with_options(filter, options).await?;
+    let mut subscription = match &args.info {
+        Some(regex) => {
+            let selection = herald_proto::info::SelectionData {
+                name_regex: Some(regex.clone()),
+                types: args.info_type.clone(),
+                any: false,
+            };
+            client.subscribe_info(selection).await?
+        }
+        None => client.subscribe_with_options(filter, options).await?,
+    };
     let stdout = std::io::stdout();
     let mut shown = 0;
     while args.count.is_none_or(|count| shown < count) {
@@ -94,6 +111,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{why}");
         };
         let text = match (&event, args.json) {
+            (Event::Record(delivered), false) if args.info.is_some() => {
+                render::info_line(delivered)
+            }
             (Event::Record(delivered), false) => render::line(delivered),
             (Event::Record(delivered), true) => json::delivered(delivered).to_string(),
             (Event::Gap(gap), false) => render::gap(gap),

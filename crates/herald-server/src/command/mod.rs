@@ -1,6 +1,7 @@
 //! One file per client operation: each applies a decoded frame to the session and queues
 //! the reply (mini-redis `cmd/`).
 
+mod info;
 mod monitor;
 mod publish;
 mod subscribe;
@@ -24,6 +25,12 @@ pub async fn apply(session: &mut Session, frame: Frame) -> Result<(), Close> {
             unsubscribe::apply(session, cid, subscription).await
         }
         Frame::Monitor { cid } => monitor::apply(session, cid).await,
+        Frame::Info { cid, request } => info::apply(session, cid, request).await,
+        Frame::InfoSubscribe {
+            cid,
+            subscription,
+            selection,
+        } => info::subscribe(session, cid, subscription, selection).await,
         Frame::Ping => {
             session.reply(Frame::Pong).await;
             Ok(())

@@ -27,13 +27,30 @@ pub(super) async fn apply(session: &mut Session, subscribe: Subscribe) -> Result
 }
 
 fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, String)> {
+    let queue_config = queue_config(&session.shared.config, &subscribe.options);
+    let description = describe(&subscribe.filter, &queue_config);
+    let queue = reserve(session, subscribe.subscription, description, queue_config)?;
+    session.shared.router.subscribe(Arc::new(Subscription {
+        connection: session.state.id,
+        id: subscribe.subscription,
+        filter: subscribe.filter.clone(),
+        queue,
+    }));
+    Ok(())
+}
+
+/// Checks that subscription `id` is free and under the connection's limit, and gives it a
+/// queue drained by the connection's writer. Shared by record and info subscriptions.
+pub(super) fn reserve(
+    session: &Session,
+    id: u64,
+    description: String,
+    queue_config: QueueConfig,
+) -> Result<Arc<Queue>, (ErrorCode, String)> {
     let config = &session.shared.config;
     let mut subscriptions = session.state.subscriptions();
-    if subscriptions.iter().any(|s| s.id == subscribe.subscription) {
-        let message = format!(
-            "subscription id {} is already in use on this connection",
-            subscribe.subscription
-        );
+    if subscriptions.iter().any(|s| s.id == id) {
+        let message = format!("subscription id {id} is already in use on this connection");
         return Err((ErrorCode::BadSubscription, message));
     }
     if subscriptions.len() >= config.max_subscriptions {
@@ -43,21 +60,13 @@ fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, Strin
         );
         return Err((ErrorCode::Limit, message));
     }
-    let queue_config = queue_config(config, &subscribe.options);
     let queue = Arc::new(Queue::new(queue_config, Arc::clone(&session.state.writer)));
     subscriptions.push(SubscriptionState {
-        id: subscribe.subscription,
-        filter: describe(&subscribe.filter, &queue_config),
+        id,
+        filter: description,
         queue: Arc::clone(&queue),
     });
-    drop(subscriptions);
-    session.shared.router.subscribe(Arc::new(Subscription {
-        connection: session.state.id,
-        id: subscribe.subscription,
-        filter: subscribe.filter.clone(),
-        queue,
-    }));
-    Ok(())
+    Ok(queue)
 }
 
 /// Returns the queue a subscriber asked for, within the server's bounds: it may ask for a

@@ -9,10 +9,9 @@ use crate::events;
 use crate::session::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, cid: u64, subscription: u64) -> Result<(), Close> {
-    let removed = session
-        .shared
-        .router
-        .unsubscribe(session.state.id, subscription);
+    let connection = session.state.id;
+    let removed = session.shared.router.unsubscribe(connection, subscription)
+        | session.shared.info.unsubscribe(connection, subscription);
     let removed_state = {
         let mut subscriptions = session.state.subscriptions();
         let position = subscriptions.iter().position(|s| s.id == subscription);

@@ -1,0 +1,73 @@
+//! `INFO`: one information-service request; `INFO_SUBSCRIBE`: a subscription to objects.
+
+use std::sync::Arc;
+
+use crate::session::{Close, Session};
+use herald_proto::info::{InfoRequest, SelectionData};
+use herald_proto::{ErrorFrame, Frame};
+
+pub(super) async fn apply(
+    session: &mut Session,
+    cid: u64,
+    request: InfoRequest,
+) -> Result<(), Close> {
+    let shared = Arc::clone(&session.shared);
+    let answer = shared
+        .info
+        .handle(request, &shared.router, &mut session.route);
+    let reply = match answer {
+        Ok(reply) => Frame::InfoReply { cid, reply },
+        Err((code, message)) => Frame::Error(ErrorFrame { cid, code, message }),
+    };
+    session.reply(reply).await;
+    Ok(())
+}
+
+pub(super) async fn subscribe(
+    session: &mut Session,
+    cid: u64,
+    subscription: u64,
+    selection: SelectionData,
+) -> Result<(), Close> {
+    let reply = match add(session, subscription, &selection) {
+        Ok(()) => Frame::Ok { cid },
+        Err((code, message)) => Frame::Error(ErrorFrame { cid, code, message }),
+    };
+    session.reply(reply).await;
+    Ok(())
+}
+
+fn add(
+    session: &Session,
+    id: u64,
+    selection: &SelectionData,
+) -> Result<(), crate::info::InfoFailure> {
+    let config = session.shared.config.queue;
+    let queue = super::subscribe::reserve(session, id, describe(selection), config)?;
+    let shared = &session.shared;
+    if let Err(failure) = shared.info.subscribe(
+        session.state.id,
+        id,
+        selection,
+        Arc::clone(&queue),
+        &shared.router,
+    ) {
+        session.state.subscriptions().retain(|s| s.id != id);
+        return Err(failure);
+    }
+    Ok(())
+}
+
+fn describe(selection: &SelectionData) -> String {
+    let mut parts = vec!["info".to_string()];
+    if let Some(regex) = &selection.name_regex {
+        parts.push(format!("match={regex}"));
+    }
+    if let Some(types) = &selection.types {
+        parts.push(format!("type={types}"));
+    }
+    if selection.any {
+        parts.push("combine=or".to_string());
+    }
+    parts.join(" ")
+}

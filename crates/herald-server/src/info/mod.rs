@@ -1,0 +1,276 @@
+//! The information service: the store of latest values and types, the subscribers to
+//! objects, and the records every change becomes.
+//!
+//! One mutex guards the store and the list of info subscribers. A change is applied,
+//! persisted, routed to ordinary subscribers (as a record of kind `info`) and queued for
+//! every matching info subscriber while that mutex is held; a new info subscriber takes its
+//! snapshot and joins the list under the same mutex. So it sees every change exactly once:
+//! either in the snapshot or in the stream, never both, never neither.
+
+mod convert;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use herald_info::{
+    Change, InfoError, InfoObject, InfoStore, ObjectUpdate, Selection, StoreOptions, UpdateMode,
+};
+use herald_proto::frame::RawRecord;
+use herald_proto::info::{InfoReply, InfoRequest, SelectionData, UpdateMode as WireMode};
+use herald_proto::time::now_nanos;
+use herald_proto::{ErrorCode, Kind, Priority, Record};
+use herald_router::{Delivery, Queue, RouteContext, Router};
+
+pub use convert::{object_data, type_data};
+
+/// What a request did wrong: the code and message of the `ERROR` answering it.
+pub type InfoFailure = (ErrorCode, String);
+
+/// The `text` of a snapshot record: the object as it is when the subscription starts.
+pub const SNAPSHOT_REASON: &str = "snapshot";
+
+struct Subscriber {
+    connection: u64,
+    id: u64,
+    selection: Selection,
+    queue: Arc<Queue>,
+}
+
+struct State {
+    store: InfoStore,
+    subscribers: Vec<Subscriber>,
+}
+
+/// The information service of one server.
+pub struct InfoService {
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for InfoService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InfoService").finish_non_exhaustive()
+    }
+}
+
+fn failure(error: InfoError) -> InfoFailure {
+    (ErrorCode::BadInfo, error.to_string())
+}
+
+impl InfoService {
+    /// Opens (or creates) the store in `dir`.
+    ///
+    /// # Errors
+    /// The store's error: unreadable or corrupt files.
+    pub fn open(dir: &Path) -> Result<InfoService, InfoError> {
+        let store = InfoStore::open(dir, StoreOptions::default())?;
+        tracing::info!(objects = store.len(), dir = %dir.display(), "information store open");
+        Ok(InfoService {
+            state: Mutex::new(State {
+                store,
+                subscribers: Vec::new(),
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Applies one request; changes are routed (through `router`, as the publisher
+    /// `context` owns) and queued for info subscribers before the answer.
+    ///
+    /// # Errors
+    /// The code and message of the `ERROR` to answer with; the store is unchanged.
+    pub fn handle(
+        &self,
+        request: InfoRequest,
+        router: &Router,
+        context: &mut RouteContext,
+    ) -> Result<InfoReply, InfoFailure> {
+        let mut state = self.lock();
+        let mut reply = InfoReply::default();
+        match request {
+            InfoRequest::Declare(data) => {
+                let def =
+                    convert::type_def(data).map_err(|message| (ErrorCode::BadInfo, message))?;
+                state.store.declare_type(def).map_err(failure)?;
+            }
+            InfoRequest::Update {
+                mode,
+                name,
+                type_name,
+                time,
+                attributes,
+            } => {
+                let update = ObjectUpdate {
+                    name,
+                    type_name,
+                    time,
+                    attributes,
+                };
+                let (object, change) = state
+                    .store
+                    .update(update, update_mode(mode))
+                    .map_err(failure)?;
+                publish(&state, &object, change.name(), router, context);
+                reply.objects.push(Some(object_data(&object)));
+            }
+            InfoRequest::Delete { name, time } => {
+                let object = state.store.delete(&name, time).map_err(failure)?;
+                publish(&state, &object, Change::Deleted.name(), router, context);
+                reply.objects.push(Some(object_data(&object)));
+            }
+            InfoRequest::Get(names) => {
+                reply.objects = names
+                    .iter()
+                    .map(|name| state.store.get(name).map(object_data))
+                    .collect();
+            }
+            InfoRequest::List(data) => {
+                let selection = convert::selection(&data).map_err(failure)?;
+                reply.objects = state
+                    .store
+                    .list(&selection)
+                    .into_iter()
+                    .map(|o| Some(object_data(o)))
+                    .collect();
+            }
+            InfoRequest::Types => {
+                reply.types = state.store.types().into_iter().map(type_data).collect()
+            }
+        }
+        Ok(reply)
+    }
+
+    /// Adds an info subscriber: queues the current value of every matching object (records
+    /// with text [`SNAPSHOT_REASON`]), then every change as it happens.
+    ///
+    /// # Errors
+    /// The code and message of the `ERROR` to answer with (a bad selection).
+    pub fn subscribe(
+        &self,
+        connection: u64,
+        id: u64,
+        data: &SelectionData,
+        queue: Arc<Queue>,
+        router: &Router,
+    ) -> Result<(), InfoFailure> {
+        let selection = convert::selection(data).map_err(failure)?;
+        let mut state = self.lock();
+        let objects = state.store.list(&selection);
+        let first_seq = router.allocate_seq(objects.len() as u64);
+        let received = now_nanos();
+        let mut snapshot: Vec<Delivery> = objects
+            .iter()
+            .enumerate()
+            .map(|(offset, object)| {
+                delivery(object, SNAPSHOT_REASON, first_seq + offset as u64, received)
+            })
+            .collect();
+        if !snapshot.is_empty() {
+            // A snapshot larger than the queue loses records like any other overflow: counted
+            // and reported to the subscriber in a gap notice.
+            queue.push_batch(&mut snapshot);
+        }
+        state.subscribers.push(Subscriber {
+            connection,
+            id,
+            selection,
+            queue,
+        });
+        Ok(())
+    }
+
+    /// Removes info subscription `id` of `connection`; returns whether it existed.
+    pub fn unsubscribe(&self, connection: u64, id: u64) -> bool {
+        let mut state = self.lock();
+        let before = state.subscribers.len();
+        state
+            .subscribers
+            .retain(|s| (s.connection, s.id) != (connection, id));
+        state.subscribers.len() < before
+    }
+
+    /// Removes every info subscription of `connection`.
+    pub fn remove_connection(&self, connection: u64) {
+        self.lock()
+            .subscribers
+            .retain(|s| s.connection != connection);
+    }
+
+    /// Flushes the store's log to disk now.
+    pub fn sync(&self) {
+        if let Err(error) = self.lock().store.sync() {
+            tracing::error!(%error, "cannot sync the information store");
+        }
+    }
+}
+
+fn update_mode(mode: WireMode) -> UpdateMode {
+    match mode {
+        WireMode::Create => UpdateMode::Create,
+        WireMode::Update => UpdateMode::Update,
+        WireMode::Upsert => UpdateMode::Upsert,
+    }
+}
+
+/// Returns the record a change of `object` becomes: kind `info`, subject = name, type =
+/// type name, producer's time, text = why (`created`, `updated`, `deleted`, `snapshot`),
+/// fields = attributes, `id` = the object's version.
+pub fn change_record(object: &InfoObject, reason: &str) -> Record {
+    Record {
+        kind: Kind::Info,
+        subject: object.name.clone(),
+        type_name: object.type_name.clone(),
+        time: object.time,
+        priority: Priority::Info,
+        text: reason.to_string(),
+        fields: object.attributes.clone(),
+        id: Some(object.version),
+        ..Record::default()
+    }
+}
+
+fn delivery(object: &InfoObject, reason: &str, seq: u64, received: i64) -> Delivery {
+    let raw = RawRecord::new(Bytes::from(change_record(object, reason).to_bytes()))
+        .expect("the store's names are valid subjects");
+    Delivery {
+        seq,
+        received,
+        priority: Priority::Info,
+        subject: raw.meta.subject,
+        record: raw.bytes,
+    }
+}
+
+/// Routes a change to ordinary subscribers and queues it for matching info subscribers.
+fn publish(
+    state: &State,
+    object: &InfoObject,
+    reason: &str,
+    router: &Router,
+    context: &mut RouteContext,
+) {
+    let raw = RawRecord::new(Bytes::from(change_record(object, reason).to_bytes()))
+        .expect("the store's names are valid subjects");
+    let received = now_nanos();
+    let stats = router.route(context, std::slice::from_ref(&raw), received);
+    for subscriber in &state.subscribers {
+        if subscriber
+            .selection
+            .matches(&object.name, &object.type_name, state.store.registry())
+        {
+            let delivery = Delivery {
+                seq: stats.first_seq,
+                received,
+                priority: Priority::Info,
+                subject: raw.meta.subject,
+                record: raw.bytes.clone(),
+            };
+            subscriber.queue.push_batch(&mut vec![delivery]);
+        }
+    }
+}
