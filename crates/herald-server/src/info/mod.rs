@@ -7,22 +7,18 @@
 //! snapshot and joins the list under the same mutex. So it sees every change exactly once:
 //! either in the snapshot or in the stream, never both, never neither.
 
-mod convert;
-
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use herald_info::{
-    Change, InfoError, InfoObject, InfoStore, ObjectUpdate, Selection, StoreOptions, UpdateMode,
+    Change, InfoError, InfoObject, InfoStore, ObjectUpdate, Selection, StoreOptions, TypeDef,
 };
 use herald_proto::frame::RawRecord;
-use herald_proto::info::{InfoReply, InfoRequest, SelectionData, UpdateMode as WireMode};
+use herald_proto::info::{InfoReply, InfoRequest, SelectionData};
 use herald_proto::time::now_nanos;
 use herald_proto::{ErrorCode, Kind, Priority, Record};
 use herald_router::{Delivery, Queue, RouteContext, Router};
-
-pub use convert::{object_data, type_data};
 
 /// What a request did wrong: the code and message of the `ERROR` answering it.
 pub type InfoFailure = (ErrorCode, String);
@@ -94,8 +90,7 @@ impl InfoService {
         let mut reply = InfoReply::default();
         match request {
             InfoRequest::Declare(data) => {
-                let def =
-                    convert::type_def(data).map_err(|message| (ErrorCode::BadInfo, message))?;
+                let def = TypeDef::from_data(data).map_err(failure)?;
                 state.store.declare_type(def).map_err(failure)?;
             }
             InfoRequest::Update {
@@ -111,35 +106,37 @@ impl InfoService {
                     time,
                     attributes,
                 };
-                let (object, change) = state
-                    .store
-                    .update(update, update_mode(mode))
-                    .map_err(failure)?;
+                let (object, change) = state.store.update(update, mode).map_err(failure)?;
                 publish(&state, &object, change.name(), router, context);
-                reply.objects.push(Some(object_data(&object)));
+                reply.objects.push(Some(object.clone().into()));
             }
             InfoRequest::Delete { name, time } => {
                 let object = state.store.delete(&name, time).map_err(failure)?;
                 publish(&state, &object, Change::Deleted.name(), router, context);
-                reply.objects.push(Some(object_data(&object)));
+                reply.objects.push(Some(object.clone().into()));
             }
             InfoRequest::Get(names) => {
                 reply.objects = names
                     .iter()
-                    .map(|name| state.store.get(name).map(object_data))
+                    .map(|name| state.store.get(name).map(|o| o.clone().into()))
                     .collect();
             }
             InfoRequest::List(data) => {
-                let selection = convert::selection(&data).map_err(failure)?;
+                let selection = Selection::from_data(&data).map_err(failure)?;
                 reply.objects = state
                     .store
                     .list(&selection)
                     .into_iter()
-                    .map(|o| Some(object_data(o)))
+                    .map(|o| Some(o.clone().into()))
                     .collect();
             }
             InfoRequest::Types => {
-                reply.types = state.store.types().into_iter().map(type_data).collect()
+                reply.types = state
+                    .store
+                    .types()
+                    .into_iter()
+                    .map(TypeDef::to_data)
+                    .collect()
             }
         }
         Ok(reply)
@@ -158,7 +155,7 @@ impl InfoService {
         queue: Arc<Queue>,
         router: &Router,
     ) -> Result<(), InfoFailure> {
-        let selection = convert::selection(data).map_err(failure)?;
+        let selection = Selection::from_data(data).map_err(failure)?;
         let mut state = self.lock();
         let objects = state.store.list(&selection);
         let first_seq = router.allocate_seq(objects.len() as u64);
@@ -206,14 +203,6 @@ impl InfoService {
         if let Err(error) = self.lock().store.sync() {
             tracing::error!(%error, "cannot sync the information store");
         }
-    }
-}
-
-fn update_mode(mode: WireMode) -> UpdateMode {
-    match mode {
-        WireMode::Create => UpdateMode::Create,
-        WireMode::Update => UpdateMode::Update,
-        WireMode::Upsert => UpdateMode::Upsert,
     }
 }
 
