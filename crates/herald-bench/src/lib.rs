@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`system`]: the [`System`], [`Publisher`] and [`Subscriber`] traits an adapter implements.
 //! - [`herald`]: the Herald adapter (native protocol, Rust client, full log records).
+//! - [`info`]: the information service's notification and get latency, and memory per object.
 //! - [`logger`]: the cost of the Herald logger's call from several threads.
 //! - [`scenarios`]: `pub`, `pubsub`/`fanout`, `slow`, `latency`.
 //! - [`report`]: [`Report`] and percentiles.
@@ -15,6 +16,7 @@
 //! Herald, NATS and Redis in one go.
 
 pub mod herald;
+pub mod info;
 pub mod logger;
 #[cfg(feature = "peers")]
 pub mod nats;

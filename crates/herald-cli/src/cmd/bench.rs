@@ -33,6 +33,9 @@ pub struct Args {
     /// Records per second for `latency`.
     #[arg(long, default_value_t = 10_000.0)]
     rate: f64,
+    /// Objects to create for `info`'s memory measurement.
+    #[arg(long, default_value_t = 1_000_000)]
+    objects: u64,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -52,6 +55,9 @@ enum Scenario {
     Latency,
     /// The logger's call from 1, 2 and 8 threads.
     Logger,
+    /// Information objects: notification latency at `--rate`, get latency, memory per
+    /// object with `--objects` objects.
+    Info,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -83,6 +89,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Scenario::Slow => scenarios::slow(&herald, records, size).await,
             Scenario::Latency => scenarios::latency(&herald, records, size, args.rate).await,
             Scenario::Logger => herald_bench::logger::logger(&herald.url, &[1, 2, 8]).await,
+            Scenario::Info => {
+                // The server runs in this process unless --server says otherwise; then its
+                // memory is not ours to measure, and 0 is reported.
+                let pid = if args.server.is_none() {
+                    std::process::id()
+                } else {
+                    0
+                };
+                let gets = (records / 10).max(1);
+                herald_bench::info::info(&herald.url, records, args.rate, gets, args.objects, pid)
+                    .await
+            }
         }
     })?;
     if let Some(server) = server {
