@@ -1,33 +1,12 @@
-//! JSON forms of records, values and monitor data for `--json` output.
+//! JSON forms of records and gap notices for `--json` output; values (and information
+//! objects) take the one JSON form of `herald_info::json`.
 
 use herald_client::Delivered;
+use herald_info::json::fields_json;
 use herald_proto::frame::GapNotice;
 use herald_proto::time::format_iso8601;
-use herald_proto::value::Field;
-use herald_proto::{Origin, Value};
+use herald_proto::Origin;
 use serde_json::{json, Map, Value as Json};
-
-/// Converts a typed value: bytes become hex strings, times ISO 8601 strings.
-pub fn value(typed: &Value) -> Json {
-    match typed {
-        Value::Bool(v) => Json::Bool(*v),
-        Value::Int(v) => json!(v),
-        Value::Float(v) => json!(v),
-        Value::Str(v) => Json::String(v.clone()),
-        Value::Bytes(v) => Json::String(v.iter().map(|b| format!("{b:02x}")).collect()),
-        Value::Time(v) => Json::String(format_iso8601(*v)),
-        Value::Array(items) => Json::Array(items.iter().map(value).collect()),
-        Value::Map(fields) => Json::Object(object(fields)),
-    }
-}
-
-/// Converts named values to a JSON object.
-pub fn object(fields: &[Field]) -> Map<String, Json> {
-    fields
-        .iter()
-        .map(|(name, v)| (name.clone(), value(v)))
-        .collect()
-}
 
 fn origin(origin: &Origin) -> Json {
     let mut map = Map::new();
@@ -67,7 +46,7 @@ pub fn delivered(delivered: &Delivered) -> Json {
     map.insert("audience".into(), json!(record.audience));
     map.insert("origin".into(), origin(&record.origin));
     map.insert("text".into(), Json::String(record.text.clone()));
-    map.insert("fields".into(), Json::Object(object(&record.fields)));
+    map.insert("fields".into(), Json::Object(fields_json(&record.fields)));
     if let Some(reply_to) = &record.reply_to {
         map.insert("reply_to".into(), Json::String(reply_to.clone()));
     }

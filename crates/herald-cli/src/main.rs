@@ -28,7 +28,7 @@ enum Command {
     Tail(cmd::tail::Args),
     /// Show the server's clients, subscriptions, rates, queue depths and drops.
     Monitor(cmd::monitor::Args),
-    /// Create or update an information object: NAME [TYPE] attribute=value…
+    /// Create or update an information object: its name, its type (to create), attribute=value.
     Set(cmd::info::SetArgs),
     /// Show an information object.
     Get(cmd::info::GetArgs),

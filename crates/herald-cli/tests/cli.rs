@@ -226,7 +226,9 @@ fn check_config_accepts_good_files_and_names_bad_keys_and_values() {
     let shown = text(&good.stdout);
     assert!(shown.starts_with("configuration OK"), "{shown}");
     assert!(
-        shown.contains("127.0.0.1:7499") && shown.contains("\"telescope\""),
+        shown.contains("127.0.0.1:7499")
+            && shown.contains("127.0.0.1:7489")
+            && shown.contains("\"telescope\""),
         "{shown}"
     );
 

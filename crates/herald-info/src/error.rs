@@ -194,7 +194,7 @@ impl InfoError {
 
 /// Quotes text for an error message, escaping control characters and cutting it at
 /// [`QUOTE_MAX_CHARS`] characters so one huge value cannot flood a log line.
-pub(crate) fn quote(text: &str) -> String {
+pub fn quote(text: &str) -> String {
     let mut out: String = text
         .chars()
         .take(QUOTE_MAX_CHARS)
@@ -207,7 +207,7 @@ pub(crate) fn quote(text: &str) -> String {
 }
 
 /// Longest text [`quote`] shows, in characters.
-pub(crate) const QUOTE_MAX_CHARS: usize = 64;
+pub const QUOTE_MAX_CHARS: usize = 64;
 
 #[cfg(test)]
 mod tests {

@@ -18,6 +18,9 @@
 //! - [`store`]: [`InfoStore`], the latest values and types, persisted.
 //! - [`options`]: [`StoreOptions`] and [`FsyncPolicy`].
 //! - [`persist`]: the snapshot and log format, byte by byte.
+//! - [`json`], [`xml`]: the JSON form of objects, types and values (both ways, guided by the
+//!   type) and the Information Service's XML form of an object; the HTTP API and the CLI
+//!   share them.
 //! - [`error`]: [`InfoError`], what can go wrong, each message quoting the value.
 //!
 //! # Example
@@ -59,6 +62,7 @@
 pub mod attr_type;
 pub mod check;
 pub mod error;
+pub mod json;
 pub mod name;
 pub mod object;
 pub mod options;
@@ -68,6 +72,7 @@ pub mod selection;
 pub mod store;
 pub mod type_def;
 pub mod type_selection;
+pub mod xml;
 
 pub use attr_type::AttrType;
 pub use error::InfoError;

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use herald_proto::info::TypeData;
+
 use crate::error::{quote, InfoError};
 use crate::name::{attribute_name_problem, check_type_name};
 use crate::type_def::{AttributeDef, TypeDef};
@@ -23,6 +25,50 @@ impl TypeRegistry {
     /// Returns an empty registry.
     pub fn new() -> Self {
         TypeRegistry::default()
+    }
+
+    /// Returns a registry of `types` given in any order (as a server lists them, by name):
+    /// each is declared once its base and nested types are.
+    ///
+    /// # Errors
+    /// As [`TypeDef::from_data`] and [`TypeRegistry::declare`]; a type whose base or nested
+    /// type is missing from `types` gives [`InfoError::UnknownBase`] or
+    /// [`InfoError::UnknownType`].
+    pub fn from_data(types: Vec<TypeData>) -> Result<TypeRegistry, InfoError> {
+        let mut pending = types
+            .into_iter()
+            .map(TypeDef::from_data)
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut registry = TypeRegistry::new();
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut waiting = Vec::new();
+            for def in pending {
+                if registry.dependencies_declared(&def) {
+                    registry.declare(def)?;
+                } else {
+                    waiting.push(def);
+                }
+            }
+            if waiting.len() == before {
+                // Nothing could be declared: this fails, naming what is missing.
+                registry.declare(waiting.swap_remove(0))?;
+            }
+            pending = waiting;
+        }
+        Ok(registry)
+    }
+
+    fn dependencies_declared(&self, def: &TypeDef) -> bool {
+        let nested = def
+            .attributes
+            .iter()
+            .filter_map(|attribute| attribute.attr_type.nested_type());
+        def.base
+            .as_deref()
+            .into_iter()
+            .chain(nested)
+            .all(|name| self.types.contains_key(name))
     }
 
     /// Declares a type. Declaring a type again with the identical definition does nothing.
@@ -294,6 +340,24 @@ mod tests {
             assert!(err.contains(needle), "{err} lacks {needle}");
         }
         assert_eq!(registry, self::registry());
+    }
+
+    #[test]
+    fn from_data_declares_in_any_order() {
+        let mut registry = registry();
+        registry
+            .declare(def("Fill", None, &[("runs", "array<Run>")]))
+            .unwrap();
+        let mut data: Vec<TypeData> = registry.types().into_iter().map(TypeDef::to_data).collect();
+        data.reverse();
+        let rebuilt = TypeRegistry::from_data(data.clone()).unwrap();
+        assert_eq!(rebuilt.types(), registry.types());
+        data.retain(|t| t.name != "Base");
+        let err = TypeRegistry::from_data(data).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown base type `Base`"),
+            "{err}"
+        );
     }
 
     #[test]

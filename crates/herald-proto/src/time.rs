@@ -25,6 +25,143 @@ pub fn format_iso8601(nanos: i64) -> String {
     )
 }
 
+/// Formats `nanos` exactly: as [`format_iso8601`] when the time is a whole millisecond,
+/// else with 6 or 9 fraction digits (`2026-11-20T02:00:00.123456Z`), so that
+/// [`parse_iso8601`] gives back the same nanoseconds.
+pub fn format_iso8601_exact(nanos: i64) -> String {
+    let fraction = nanos.rem_euclid(1_000_000_000);
+    let millis_text = format_iso8601(nanos);
+    if fraction % 1_000_000 == 0 {
+        return millis_text;
+    }
+    let digits = if fraction % 1_000 == 0 {
+        format!("{:06}", fraction / 1_000)
+    } else {
+        format!("{fraction:09}")
+    };
+    // `…:SS.mmmZ`: keep everything up to the dot, then write the longer fraction.
+    let seconds_end = millis_text.len() - ".mmmZ".len();
+    format!("{}.{digits}Z", &millis_text[..seconds_end])
+}
+
+/// Why text is not a time [`parse_iso8601`] accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "bad time `{text}`: {reason} (expected ISO 8601 with a zone, e.g. `2026-11-20T02:00:00.123Z`)"
+)]
+pub struct TimeError {
+    /// The text as given (cut at 64 characters).
+    pub text: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// Parses an RFC 3339 / ISO 8601 time with a zone — `2026-11-20T02:00:00Z`,
+/// `2026-11-20T02:00:00.123456789Z`, `2026-11-20 11:00:00+09:00` — into nanoseconds since the
+/// epoch. Up to nine fraction digits; `T`, `t` or a space between date and time; `Z`, `z` or
+/// `±HH:MM` for the zone, which is required (a time without one means nothing to a server).
+///
+/// # Errors
+/// [`TimeError`] quoting the text and saying what is wrong.
+pub fn parse_iso8601(text: &str) -> Result<i64, TimeError> {
+    let fail = |reason: &str| TimeError {
+        text: text.chars().take(64).collect(),
+        reason: reason.to_string(),
+    };
+    let bytes = text.as_bytes();
+    if bytes.len() < 19 || !text.is_ascii() {
+        return Err(fail("too short or not ASCII"));
+    }
+    let number = |range: std::ops::Range<usize>, what: &str| -> Result<i64, TimeError> {
+        let part = &text[range];
+        if !part.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(fail(&format!("{what} `{part}` is not a number")));
+        }
+        part.parse::<i64>()
+            .map_err(|_| fail(&format!("bad {what} `{part}`")))
+    };
+    let separators = [(4, b'-'), (7, b'-'), (13, b':'), (16, b':')];
+    if separators.iter().any(|(at, want)| bytes[*at] != *want)
+        || !matches!(bytes[10], b'T' | b't' | b' ')
+    {
+        return Err(fail("expected `YYYY-MM-DDTHH:MM:SS`"));
+    }
+    let (year, month, day) = (
+        number(0..4, "year")?,
+        number(5..7, "month")?,
+        number(8..10, "day")?,
+    );
+    let (hour, minute, second) = (
+        number(11..13, "hour")?,
+        number(14..16, "minute")?,
+        number(17..19, "second")?,
+    );
+    let month_days = days_in_month(year, month);
+    if month_days == 0 || day < 1 || day > month_days {
+        return Err(fail("no such date"));
+    }
+    if hour > 23 || minute > 59 || second > 59 {
+        return Err(fail("no such time of day"));
+    }
+    let mut rest = &text[19..];
+    let mut nanos = 0;
+    if let Some(after_dot) = rest.strip_prefix('.') {
+        let digits = after_dot.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 9 {
+            return Err(fail("the fraction needs 1 to 9 digits"));
+        }
+        nanos = number(20..20 + digits, "fraction")? * 10_i64.pow(9 - digits as u32);
+        rest = &after_dot[digits..];
+    }
+    let offset_seconds = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") && &rest[3..4] == ":" => {
+            let start = text.len() - 6;
+            let (hours, minutes) = (
+                number(start + 1..start + 3, "zone hour")?,
+                number(start + 4..start + 6, "zone minute")?,
+            );
+            if hours > 23 || minutes > 59 {
+                return Err(fail("no such zone offset"));
+            }
+            let sign = if rest.starts_with('-') { -1 } else { 1 };
+            sign * (hours * 3600 + minutes * 60)
+        }
+        "" => return Err(fail("no zone (add `Z` for UTC or an offset like `+09:00`)")),
+        _ => return Err(fail(&format!("bad zone `{rest}`"))),
+    };
+    let days = days_from_civil(year, month, day);
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
+    seconds
+        .checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(nanos))
+        .ok_or_else(|| fail("outside the range of 64-bit nanoseconds (years 1677..2262)"))
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => 0,
+    }
+}
+
+/// Converts (year, month, day) in the proleptic Gregorian calendar to days since 1970-01-01;
+/// the inverse of [`civil_from_days`].
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    // Howard Hinnant's algorithm, as below.
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year.rem_euclid(400);
+    let month_index = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
 /// Converts days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
     // Howard Hinnant's algorithm: shift the epoch to 0000-03-01 so leap days fall last.
@@ -61,5 +198,70 @@ mod tests {
             "2000-02-29T00:00:00.000Z"
         );
         assert_eq!(format_iso8601(-1_000_000), "1969-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn exact_form_keeps_every_nanosecond() {
+        assert_eq!(
+            format_iso8601_exact(1_763_604_000_123_000_000),
+            "2025-11-20T02:00:00.123Z"
+        );
+        assert_eq!(
+            format_iso8601_exact(1_763_604_000_123_456_000),
+            "2025-11-20T02:00:00.123456Z"
+        );
+        assert_eq!(
+            format_iso8601_exact(1_763_604_000_123_456_789),
+            "2025-11-20T02:00:00.123456789Z"
+        );
+        assert_eq!(format_iso8601_exact(-1), "1969-12-31T23:59:59.999999999Z");
+    }
+
+    #[test]
+    fn parses_what_it_formats_and_zones() {
+        for nanos in [0, -1, 1_763_604_000_123_456_789, 951_782_400_000_000_000] {
+            assert_eq!(parse_iso8601(&format_iso8601_exact(nanos)), Ok(nanos));
+        }
+        assert_eq!(
+            parse_iso8601("2025-11-20 11:00:00.5+09:00"),
+            Ok(1_763_604_000_500_000_000)
+        );
+        assert_eq!(parse_iso8601("2025-11-19t21:30:00-04:30z").ok(), None);
+        assert_eq!(
+            parse_iso8601("2025-11-19T21:30:00-04:30"),
+            Ok(1_763_604_000_000_000_000)
+        );
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_time() {
+        for (text, reason) in [
+            ("yesterday", "too short or not ASCII"),
+            ("2025-11-20T02", "too short or not ASCII"),
+            (
+                "2025-11-20T02:00:00",
+                "no zone (add `Z` for UTC or an offset like `+09:00`)",
+            ),
+            (
+                "2025-11-20T02:00:00.000",
+                "no zone (add `Z` for UTC or an offset like `+09:00`)",
+            ),
+            ("2025-02-29T02:00:00Z", "no such date"),
+            ("2025-11-20T24:00:00Z", "no such time of day"),
+            ("2025/11/20T02:00:00Z", "expected `YYYY-MM-DDTHH:MM:SS`"),
+            ("2025-11-20T02:00:00.Z", "the fraction needs 1 to 9 digits"),
+            ("2025-11-20T02:00:00+0900", "bad zone `+0900`"),
+            ("20x5-11-20T02:00:00Z", "year `20x5` is not a number"),
+            (
+                "9999-11-20T02:00:00Z",
+                "outside the range of 64-bit nanoseconds (years 1677..2262)",
+            ),
+        ] {
+            assert_eq!(parse_iso8601(text).unwrap_err().reason, reason, "{text}");
+        }
+        assert_eq!(
+            parse_iso8601("soon-ish and later").unwrap_err().to_string(),
+            "bad time `soon-ish and later`: too short or not ASCII (expected ISO 8601 with a zone, e.g. `2026-11-20T02:00:00.123Z`)"
+        );
     }
 }

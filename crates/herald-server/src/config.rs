@@ -20,6 +20,8 @@ use crate::units::{parse_bytes, parse_duration};
 pub const DEFAULT_DATA_DIR: &str = "./herald-data";
 /// Default address of the native protocol.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7400";
+/// Default address of the HTTP front door (API, later UI, WebSocket and metrics).
+pub const DEFAULT_HTTP: &str = "127.0.0.1:7480";
 /// Default server name, shown to clients and in the monitor.
 pub const DEFAULT_NAME: &str = "herald";
 /// Default limit of simultaneous client connections.
@@ -44,9 +46,10 @@ pub const ENV_CONFIG_FILE: &str = "HERALD_CONFIG";
 pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 15] = [
+pub const KEYS: [&str; 16] = [
     "name",
     "listen",
+    "http",
     "data_dir",
     "max_frame_bytes",
     "max_connections",
@@ -118,6 +121,8 @@ pub struct RawConfig {
     pub name: Option<String>,
     /// Address for the native protocol.
     pub listen: Option<String>,
+    /// Address for HTTP.
+    pub http: Option<String>,
     /// Largest frame accepted.
     pub max_frame_bytes: Option<Quantity>,
     /// Most simultaneous connections.
@@ -153,6 +158,8 @@ pub struct Config {
     pub name: String,
     /// Address for the native protocol.
     pub listen: SocketAddr,
+    /// Address for HTTP.
+    pub http: SocketAddr,
     /// Largest frame accepted.
     pub max_frame_bytes: u32,
     /// Most simultaneous connections.
@@ -307,7 +314,12 @@ impl Config {
         }
         Ok(Config {
             name: raw.name.unwrap_or_else(|| DEFAULT_NAME.to_string()),
-            listen: resolve("listen", listen)?,
+            listen: resolve("listen", listen, DEFAULT_LISTEN)?,
+            http: resolve(
+                "http",
+                raw.http.as_deref().unwrap_or(DEFAULT_HTTP),
+                DEFAULT_HTTP,
+            )?,
             max_frame_bytes,
             max_connections: positive(
                 "max_connections",
@@ -407,11 +419,11 @@ fn duration(
     Ok(parsed)
 }
 
-fn resolve(key: &'static str, address: &str) -> Result<SocketAddr, ConfigError> {
+fn resolve(key: &'static str, address: &str, example: &str) -> Result<SocketAddr, ConfigError> {
     let bad = |why: String| {
         invalid(
             key,
-            format!("`{address}` {why} (expected host:port, e.g. 127.0.0.1:7400)"),
+            format!("`{address}` {why} (expected host:port, e.g. {example})"),
         )
     };
     let mut addresses = address
@@ -437,6 +449,7 @@ mod tests {
     fn defaults_are_loopback() {
         let config = Config::default();
         assert_eq!(config.listen.to_string(), "127.0.0.1:7400");
+        assert_eq!(config.http.to_string(), "127.0.0.1:7480");
         assert_eq!(config.heartbeat_timeout, Duration::from_secs(5));
     }
 
@@ -450,11 +463,13 @@ mod tests {
         let vars = env(&[
             ("HERALD_LISTEN", "127.0.0.1:8000"),
             ("HERALD_QUEUE_BYTES", "1MiB"),
+            ("HERALD_HTTP", "127.0.0.1:8480"),
             ("PATH", "/bin"),
         ]);
         let config = Config::load(None, vars, flags).unwrap();
         assert_eq!(config.listen.port(), 9000);
         assert_eq!(config.queue.max_bytes, 1 << 20);
+        assert_eq!(config.http.port(), 8480);
     }
 
     #[test]
@@ -487,5 +502,15 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("bad value for `listen`: `nowhere`"));
+        let raw = RawConfig {
+            http: Some("localhost".into()),
+            ..RawConfig::default()
+        };
+        let err = Config::from_raw(raw).unwrap_err().to_string();
+        assert!(
+            err.starts_with("bad value for `http`: `localhost` does not resolve")
+                && err.ends_with("(expected host:port, e.g. 127.0.0.1:7480)"),
+            "{err}"
+        );
     }
 }

@@ -8,6 +8,8 @@
 //! - [`connection`]: [`FrameReader`], frames from a socket.
 //! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
 //! - [`info`]: the information service (store, info subscribers, change records).
+//! - [`http`]: the HTTP front door (`GET`/`PUT`/`DELETE /info/{name}`, `GET /info`,
+//!   `GET /info-types`), JSON errors.
 //! - [`monitor`]: counters and the connection registry; [`events`]: log-and-count events.
 //! - [`config`]: [`Config`] from file, `HERALD_*` and flags; [`units`] for `2s`, `64KiB`.
 //! - [`shutdown`]: the shutdown signal.
@@ -18,9 +20,10 @@
 //! use herald_server::{Config, Server};
 //!
 //! let data_dir = std::env::temp_dir().join(format!("herald-doc-{}", std::process::id()));
-//! let config = Config { listen: "127.0.0.1:0".parse().unwrap(), data_dir, ..Config::default() };
+//! let loopback = "127.0.0.1:0".parse().unwrap();
+//! let config = Config { listen: loopback, http: loopback, data_dir, ..Config::default() };
 //! let server = Server::start(config).await?;
-//! println!("listening on {}", server.local_addr());
+//! println!("listening on {}, HTTP on {}", server.local_addr(), server.http_addr());
 //! server.shutdown().await;
 //! # Ok(()) }
 //! ```
@@ -29,6 +32,7 @@ pub mod command;
 pub mod config;
 pub mod connection;
 pub mod events;
+pub mod http;
 pub mod info;
 pub mod listener;
 pub mod monitor;

@@ -17,8 +17,10 @@ use crate::shutdown::Shutdown;
 
 /// How often the monitor's record rates are sampled.
 const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
-/// How long shutdown waits for sessions to say goodbye.
+/// How long shutdown waits for sessions to say goodbye, and for HTTP requests in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How long shutdown waits for the HTTP server to end once its connections are cut.
+const HTTP_CUT_WAIT: Duration = Duration::from_secs(1);
 
 /// What every session shares.
 #[derive(Debug)]
@@ -46,24 +48,25 @@ impl Shared {
 pub struct Server {
     shared: Arc<Shared>,
     local_addr: SocketAddr,
+    http_addr: SocketAddr,
     shutdown: watch::Sender<bool>,
     sessions_done: mpsc::Receiver<()>,
     tasks: Vec<JoinHandle<()>>,
+    http: JoinHandle<()>,
+    http_cut: watch::Sender<bool>,
 }
 
 impl Server {
-    /// Binds the configured address and starts accepting connections.
+    /// Binds the configured addresses (native protocol, then HTTP) and starts accepting
+    /// connections.
     ///
     /// # Errors
     /// The bind error, with the address, e.g. when the port is taken.
     pub async fn start(config: Config) -> std::io::Result<Server> {
-        let listener = TcpListener::bind(config.listen).await.map_err(|err| {
-            std::io::Error::new(
-                err.kind(),
-                format!("cannot listen on {}: {err}", config.listen),
-            )
-        })?;
+        let listener = bind(config.listen, "listen").await?;
         let local_addr = listener.local_addr()?;
+        let http_listener = bind(config.http, "serve HTTP").await?;
+        let http_addr = http_listener.local_addr()?;
         let info_dir = config.data_dir.join("info");
         let info = InfoService::open(&info_dir).map_err(|err| {
             std::io::Error::other(format!(
@@ -86,14 +89,24 @@ impl Server {
             Shutdown::new(receiver.clone()),
             done,
         ));
+        let (http_cut, cut) = watch::channel(false);
+        let http = tokio::spawn(crate::http::run(
+            http_listener,
+            Arc::clone(&shared),
+            Shutdown::new(receiver.clone()),
+            cut,
+        ));
         let sampler = tokio::spawn(sample(Arc::clone(&shared), Shutdown::new(receiver)));
-        tracing::info!(listen = %local_addr, "herald server ready");
+        tracing::info!(listen = %local_addr, http = %http_addr, "herald server ready");
         Ok(Server {
             shared,
             local_addr,
+            http_addr,
             shutdown,
             sessions_done,
             tasks: vec![accept, sampler],
+            http,
+            http_cut,
         })
     }
 
@@ -102,21 +115,47 @@ impl Server {
         self.local_addr
     }
 
+    /// Returns the address HTTP is served on (useful with port 0).
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http_addr
+    }
+
     /// Returns the server's counters.
     pub fn monitor(&self) -> &Monitor {
         &self.shared.monitor
     }
 
     /// Stops accepting, tells every client, and waits (a few seconds at most) for the
-    /// sessions to end.
+    /// sessions and HTTP requests in flight to end.
     pub async fn shutdown(mut self) {
         let _ = self.shutdown.send(true);
         for task in self.tasks.drain(..) {
             let _ = task.await;
         }
-        let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.sessions_done.recv()).await;
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+        let _ = tokio::time::timeout_at(deadline, self.sessions_done.recv()).await;
+        if tokio::time::timeout_at(deadline, &mut self.http)
+            .await
+            .is_err()
+        {
+            // A client holding a request open does not hold up the shutdown.
+            tracing::warn!("http requests still open after the grace period; cutting them");
+            let _ = self.http_cut.send(true);
+            if tokio::time::timeout(HTTP_CUT_WAIT, &mut self.http)
+                .await
+                .is_err()
+            {
+                self.http.abort();
+            }
+        }
         tracing::info!("herald server stopped");
     }
+}
+
+async fn bind(addr: SocketAddr, what: &str) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|err| std::io::Error::new(err.kind(), format!("cannot {what} on {addr}: {err}")))
 }
 
 async fn sample(shared: Arc<Shared>, mut shutdown: Shutdown) {

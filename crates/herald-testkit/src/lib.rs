@@ -5,8 +5,11 @@
 //! - [`TestServer`]: starts `herald_server::Server` in-process on a free port.
 //! - [`RawConnection`]: writes arbitrary bytes, reads and decodes frames, with timeouts.
 //! - [`ServeProcess`]: a real `herald serve` process on a free port.
+//! - [`http`]: [`http::request`], a tiny HTTP/1.1 client over a `TcpStream`, for the HTTP
+//!   front door's tests.
 //! - [`vectors`]: `testdata/vectors/*.json` and their frames.
 
+pub mod http;
 mod serve_process;
 pub mod vectors;
 
@@ -41,14 +44,16 @@ impl TestServer {
         TestServer::start_with(Config::default()).await
     }
 
-    /// Starts a server with `config`, on `127.0.0.1:0` whatever `config.listen` says, with a
-    /// fresh data directory of its own.
+    /// Starts a server with `config`, on `127.0.0.1:0` whatever `config.listen` and
+    /// `config.http` say, with a fresh data directory of its own.
     ///
     /// # Panics
     /// If the server cannot bind, which fails the test.
     pub async fn start_with(config: Config) -> TestServer {
+        let loopback = "127.0.0.1:0".parse().expect("loopback address");
         let config = Config {
-            listen: "127.0.0.1:0".parse().expect("loopback address"),
+            listen: loopback,
+            http: loopback,
             data_dir: temp_dir("server"),
             ..config
         };
@@ -65,6 +70,16 @@ impl TestServer {
     /// Returns `herald://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
         format!("herald://{}", self.addr())
+    }
+
+    /// Returns the address HTTP is served on.
+    pub fn http_addr(&self) -> SocketAddr {
+        self.server.http_addr()
+    }
+
+    /// Returns `http://127.0.0.1:<port>`.
+    pub fn http_url(&self) -> String {
+        format!("http://{}", self.http_addr())
     }
 
     /// Returns the server's monitor.

@@ -10,13 +10,16 @@ pub struct ServeProcess {
     child: Child,
     /// The address it listens on, `127.0.0.1:<port>`.
     pub addr: String,
+    /// The address it serves HTTP on, `127.0.0.1:<port>`.
+    pub http_addr: String,
     /// Its data directory (fresh for each process).
     pub data_dir: std::path::PathBuf,
 }
 
 impl ServeProcess {
-    /// Starts `herald` (the binary at `binary`) with `serve --listen 127.0.0.1:0`, the log
-    /// level `warn`, and `extra` arguments; waits until it says where it listens.
+    /// Starts `herald` (the binary at `binary`) with `serve --listen 127.0.0.1:0 --http
+    /// 127.0.0.1:0`, the log level `warn`, and `extra` arguments; waits until it says where
+    /// it listens.
     ///
     /// # Panics
     /// If the process does not start or does not print its address.
@@ -31,7 +34,8 @@ impl ServeProcess {
     pub fn start_with_env(binary: &str, extra: &[&str], env: &[(&str, &str)]) -> ServeProcess {
         let data_dir = crate::temp_dir("serve");
         let mut child = Command::new(binary)
-            .args(["serve", "--listen", "127.0.0.1:0", "--log-level", "warn"])
+            .args(["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+            .args(["--log-level", "warn"])
             .arg("--data-dir")
             .arg(&data_dir)
             .args(extra)
@@ -42,19 +46,23 @@ impl ServeProcess {
             .expect("herald serve starts");
         let stderr = child.stderr.take().expect("piped stderr");
         let mut lines = BufReader::new(stderr).lines();
-        let first = lines
-            .next()
-            .expect("serve prints its address")
-            .expect("readable stderr");
-        let addr = first
-            .strip_prefix("herald serving on ")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_string();
+        let mut line_after = |prefix: &str| {
+            let line = lines
+                .next()
+                .expect("serve prints its addresses")
+                .expect("readable stderr");
+            line.strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("expected a line starting {prefix:?}, got {line:?}"))
+                .to_string()
+        };
+        let addr = line_after("herald serving on ");
+        let http_addr = line_after("herald http on ");
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
         ServeProcess {
             child,
             addr,
+            http_addr,
             data_dir,
         }
     }
@@ -79,6 +87,11 @@ impl ServeProcess {
     /// Returns `herald://<addr>`.
     pub fn url(&self) -> String {
         format!("herald://{}", self.addr)
+    }
+
+    /// Returns `http://<http_addr>`.
+    pub fn http_url(&self) -> String {
+        format!("http://{}", self.http_addr)
     }
 
     /// Kills the process with SIGKILL (no goodbye to its clients) and reaps it.

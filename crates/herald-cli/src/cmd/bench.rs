@@ -68,8 +68,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             // The bench's own server keeps its data in a directory of its own.
             let data_dir =
                 std::env::temp_dir().join(format!("herald-bench-{}", std::process::id()));
+            // Free ports for both front doors: the bench must not clash with a running server.
+            let loopback = "127.0.0.1:0".parse()?;
             let config = Config {
-                listen: "127.0.0.1:0".parse()?,
+                listen: loopback,
+                http: loopback,
                 data_dir,
                 ..Config::default()
             };

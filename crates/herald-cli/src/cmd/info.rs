@@ -2,12 +2,14 @@
 
 use std::process::ExitCode;
 
-use herald_proto::info::{ObjectData, SelectionData, TypeData, UpdateMode};
+use herald_info::json::{object_json, type_json};
+use herald_info::xml::object_xml;
+use herald_info::TypeRegistry;
+use herald_proto::info::{ObjectData, SelectionData, UpdateMode};
 use herald_proto::time::format_iso8601;
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use super::{parse_fields, ServerArgs};
-use crate::json;
 
 /// Create or update an information object.
 #[derive(Debug, clap::Args)]
@@ -93,8 +95,8 @@ pub async fn get(args: GetArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", object_json(&object));
     } else if args.xml {
-        let types = client.info_types().await?;
-        print!("{}", object_xml(&object, &types));
+        let registry = TypeRegistry::from_data(client.info_types().await?)?;
+        print!("{}", object_xml(&object, &registry));
     } else {
         print!("{}", object_text(&object));
     }
@@ -149,29 +151,6 @@ pub async fn types(args: TypesArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// An object as JSON.
-pub fn object_json(object: &ObjectData) -> Json {
-    json!({
-        "name": object.name,
-        "type": object.type_name,
-        "time": format_iso8601(object.time),
-        "time_ns": object.time,
-        "version": object.version,
-        "attributes": Json::Object(json::object(&object.attributes)),
-    })
-}
-
-fn type_json(data: &TypeData) -> Json {
-    json!({
-        "name": data.name,
-        "base": data.base,
-        "description": data.description,
-        "attributes": data.attributes.iter().map(|a| json!({
-            "name": a.name, "type": a.attr_type, "description": a.description,
-        })).collect::<Vec<_>>(),
-    })
-}
-
 fn object_text(object: &ObjectData) -> String {
     let mut text = format!(
         "{} ({}) version {} at {}\n",
@@ -184,103 +163,4 @@ fn object_text(object: &ObjectData) -> String {
         text.push_str(&format!("  {name} = {}\n", value.to_text()));
     }
     text
-}
-
-/// Renders an object in the Information Service's XML style, with each attribute's type
-/// and description from the type (and its bases).
-pub fn object_xml(object: &ObjectData, types: &[TypeData]) -> String {
-    let describe = |attribute: &str| {
-        let mut type_name = Some(object.type_name.as_str());
-        while let Some(name) = type_name {
-            let Some(data) = types.iter().find(|t| t.name == name) else {
-                break;
-            };
-            if let Some(found) = data.attributes.iter().find(|a| a.name == attribute) {
-                return (found.attr_type.clone(), found.description.clone());
-            }
-            type_name = data.base.as_deref();
-        }
-        (String::new(), String::new())
-    };
-    let mut xml = format!(
-        "<obj name=\"{}\" type=\"{}\" time=\"{}\">\n",
-        escape(&object.name),
-        escape(&object.type_name),
-        format_iso8601(object.time)
-    );
-    for (name, value) in &object.attributes {
-        let (attr_type, description) = describe(name);
-        let values = match value {
-            herald_proto::Value::Array(items) => items.iter().map(|v| v.to_text()).collect(),
-            other => vec![other.to_text()],
-        };
-        let values: String = values
-            .iter()
-            .map(|v| format!("<v>{}</v>", escape(v)))
-            .collect();
-        xml.push_str(&format!(
-            "  <attr name=\"{}\" descr=\"{}\" type=\"{}\">{values}</attr>\n",
-            escape(name),
-            escape(&description),
-            escape(&attr_type)
-        ));
-    }
-    xml.push_str("</obj>\n");
-    xml
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use herald_proto::info::AttributeData;
-    use herald_proto::Value;
-
-    #[test]
-    fn xml_names_types_and_descriptions_from_the_type_chain() {
-        let types = vec![
-            TypeData {
-                name: "Base".into(),
-                base: None,
-                description: String::new(),
-                attributes: vec![AttributeData {
-                    name: "ok".into(),
-                    attr_type: "bool".into(),
-                    description: "all good".into(),
-                }],
-            },
-            TypeData {
-                name: "RunInfo".into(),
-                base: Some("Base".into()),
-                description: String::new(),
-                attributes: vec![AttributeData {
-                    name: "run".into(),
-                    attr_type: "u32".into(),
-                    description: "run <number>".into(),
-                }],
-            },
-        ];
-        let object = ObjectData {
-            name: "RunParams.RunInfo".into(),
-            type_name: "RunInfo".into(),
-            time: 0,
-            version: 1,
-            attributes: vec![
-                ("ok".into(), Value::Bool(true)),
-                ("run".into(), Value::Int(42)),
-            ],
-        };
-        assert_eq!(
-            object_xml(&object, &types),
-            "<obj name=\"RunParams.RunInfo\" type=\"RunInfo\" time=\"1970-01-01T00:00:00.000Z\">\n  \
-             <attr name=\"ok\" descr=\"all good\" type=\"bool\"><v>true</v></attr>\n  \
-             <attr name=\"run\" descr=\"run &lt;number&gt;\" type=\"u32\"><v>42</v></attr>\n</obj>\n"
-        );
-    }
 }

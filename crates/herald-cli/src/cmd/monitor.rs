@@ -8,7 +8,7 @@ use herald_proto::value::Field;
 use herald_proto::Value;
 
 use super::ServerArgs;
-use crate::json;
+use herald_info::json::fields_json;
 
 /// Show the server's state.
 #[derive(Debug, clap::Args)]
@@ -28,7 +28,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     loop {
         let data = client.monitor().await?;
         if args.json {
-            println!("{}", serde_json::Value::Object(json::object(&data)));
+            println!("{}", serde_json::Value::Object(fields_json(&data)));
         } else {
             print!("{}", render(&data));
         }

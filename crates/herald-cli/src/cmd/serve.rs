@@ -16,6 +16,9 @@ pub struct Args {
     /// Address for the native protocol (default 127.0.0.1:7400).
     #[arg(long)]
     listen: Option<String>,
+    /// Address for HTTP: API, UI, WebSocket, metrics (default 127.0.0.1:7480).
+    #[arg(long)]
+    http: Option<String>,
     /// Server name shown to clients.
     #[arg(long)]
     name: Option<String>,
@@ -54,6 +57,7 @@ fn load(args: &Args) -> anyhow::Result<Config> {
     let mut flags = toml::Table::new();
     let given = [
         ("listen", &args.listen),
+        ("http", &args.http),
         ("name", &args.name),
         ("log_level", &args.log_level),
         ("data_dir", &args.data_dir),
@@ -81,8 +85,11 @@ fn init_tracing(level: &str) {
 async fn serve(config: Config) -> anyhow::Result<()> {
     let server = Server::start(config).await?;
     let addr = server.local_addr();
+    // Tests and scripts read these two lines to learn the ports: keep them first.
     eprintln!("herald serving on {addr}");
+    eprintln!("herald http on {}", server.http_addr());
     eprintln!("  watch:  herald tail --server herald://{addr}");
+    eprintln!("  info:   curl http://{}/info", server.http_addr());
     eprintln!("  send:   herald log --server herald://{addr} --priority WARNING --subject ANTENNA.DV01 \"encoder fault\"");
     eprintln!("  stop:   Ctrl-C");
     shutdown_signal().await;

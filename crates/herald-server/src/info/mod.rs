@@ -86,12 +86,26 @@ impl InfoService {
         router: &Router,
         context: &mut RouteContext,
     ) -> Result<InfoReply, InfoFailure> {
+        self.execute(request, router, context).map_err(failure)
+    }
+
+    /// As [`InfoService::handle`], with the store's own error, whose kind the HTTP front
+    /// door turns into a status (404 for a missing object, 409 for an existing one …).
+    ///
+    /// # Errors
+    /// The [`InfoError`]; the store is unchanged.
+    pub fn execute(
+        &self,
+        request: InfoRequest,
+        router: &Router,
+        context: &mut RouteContext,
+    ) -> Result<InfoReply, InfoError> {
         let mut state = self.lock();
         let mut reply = InfoReply::default();
         match request {
             InfoRequest::Declare(data) => {
-                let def = TypeDef::from_data(data).map_err(failure)?;
-                state.store.declare_type(def).map_err(failure)?;
+                let def = TypeDef::from_data(data)?;
+                state.store.declare_type(def)?;
             }
             InfoRequest::Update {
                 mode,
@@ -106,12 +120,12 @@ impl InfoService {
                     time,
                     attributes,
                 };
-                let (object, change) = state.store.update(update, mode).map_err(failure)?;
+                let (object, change) = state.store.update(update, mode)?;
                 publish(&state, &object, change.name(), router, context);
                 reply.objects.push(Some(object.clone().into()));
             }
             InfoRequest::Delete { name, time } => {
-                let object = state.store.delete(&name, time).map_err(failure)?;
+                let object = state.store.delete(&name, time)?;
                 publish(&state, &object, Change::Deleted.name(), router, context);
                 reply.objects.push(Some(object.clone().into()));
             }
@@ -122,7 +136,7 @@ impl InfoService {
                     .collect();
             }
             InfoRequest::List(data) => {
-                let selection = Selection::from_data(&data).map_err(failure)?;
+                let selection = Selection::from_data(&data)?;
                 reply.objects = state
                     .store
                     .list(&selection)
@@ -196,6 +210,12 @@ impl InfoService {
         self.lock()
             .subscribers
             .retain(|s| s.connection != connection);
+    }
+
+    /// Runs `read` with the store locked, e.g. to render an object with its type's
+    /// descriptions. Every change waits meanwhile: keep `read` short.
+    pub fn read<R>(&self, read: impl FnOnce(&InfoStore) -> R) -> R {
+        read(&self.lock().store)
     }
 
     /// Flushes the store's log to disk now.

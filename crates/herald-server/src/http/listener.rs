@@ -1,0 +1,165 @@
+//! [`CuttableListener`]: accepts like a `TcpListener`, and hands out connections the server
+//! can cut at the end of its shutdown grace period.
+//!
+//! axum's graceful shutdown waits for every request in flight, and a client that never
+//! finishes its request would hold it up forever; axum spawns each connection as a task of
+//! its own, out of the server's reach. So each socket is wrapped in a [`CuttableStream`]:
+//! once the cut signal is sent, every read and write fails, hyper drops the connection, and
+//! the serve future can end.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::serve::Listener;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// A listener whose connections end when `cut` turns true (or its sender is dropped).
+#[derive(Debug)]
+pub struct CuttableListener {
+    inner: TcpListener,
+    cut: watch::Receiver<bool>,
+}
+
+impl CuttableListener {
+    /// Wraps `inner`; `cut` is the signal that ends every connection.
+    pub fn new(inner: TcpListener, cut: watch::Receiver<bool>) -> Self {
+        CuttableListener { inner, cut }
+    }
+}
+
+impl Listener for CuttableListener {
+    type Io = CuttableStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (CuttableStream, SocketAddr) {
+        // axum's own accept retries (with a pause) on errors such as too many open files.
+        let (stream, peer) = Listener::accept(&mut self.inner).await;
+        (CuttableStream::new(stream, self.cut.clone()), peer)
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+}
+
+type CutFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A TCP stream whose reads and writes fail once the cut signal is sent.
+pub struct CuttableStream {
+    inner: TcpStream,
+    /// Completes at the cut; `None` once it has (a finished future must not be polled).
+    cut: Option<CutFuture>,
+}
+
+impl std::fmt::Debug for CuttableStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CuttableStream")
+            .field("inner", &self.inner)
+            .field("cut", &self.cut.is_none())
+            .finish()
+    }
+}
+
+impl CuttableStream {
+    fn new(inner: TcpStream, mut cut: watch::Receiver<bool>) -> Self {
+        let cut: CutFuture = Box::pin(async move {
+            // An error means the server is gone: a cut too.
+            let _ = cut.wait_for(|cut| *cut).await;
+        });
+        CuttableStream {
+            inner,
+            cut: Some(cut),
+        }
+    }
+
+    /// Fails once the cut has come; otherwise registers the waker, so that a read or write
+    /// waiting on the socket wakes up at the cut.
+    fn check(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
+        if let Some(cut) = self.cut.as_mut() {
+            if cut.as_mut().poll(cx).is_pending() {
+                return Ok(());
+            }
+            self.cut = None;
+        }
+        Err(io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            "the server is shutting down",
+        ))
+    }
+}
+
+impl AsyncRead for CuttableStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.check(cx)?;
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for CuttableStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        this.check(cx)?;
+        Pin::new(&mut this.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        this.check(cx)?;
+        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.check(cx)?;
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn a_waiting_read_fails_at_the_cut() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let (cut, receiver) = watch::channel(false);
+        let mut listener = CuttableListener::new(listener, receiver);
+        let addr = listener.local_addr().unwrap();
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        let (mut server_side, _) = Listener::accept(&mut listener).await;
+        client.write_all(b"x").await.unwrap();
+        let mut byte = [0; 1];
+        server_side.read_exact(&mut byte).await.unwrap();
+        let waiting = tokio::spawn(async move { server_side.read(&mut byte).await });
+        cut.send(true).unwrap();
+        let err = waiting.await.unwrap().unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionAborted);
+    }
+}

@@ -1,0 +1,114 @@
+//! The HTTP front door, on its own port (default `127.0.0.1:7480`): the information service
+//! as JSON and XML, later the archive, ingest, live tail, metrics and the browser UI.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /info/{name}` | the object as JSON; `?format=xml` as Information-Service XML |
+//! | `GET /info?match=REGEX&type=SEL&combine=and\|or` | a JSON array of the selected objects, by name |
+//! | `PUT /info/{name}` | creates or updates the object from a JSON body; answers with it |
+//! | `DELETE /info/{name}` | deletes the object; answers with it as it was |
+//! | `GET /info-types` | a JSON array of the declared types |
+//!
+//! Every error is JSON `{"error": "<message>", "code": "<snake_case>"}` with a fitting status
+//! ([`error`]). Changes go through [`InfoService::execute`](crate::info::InfoService::execute),
+//! as the native protocol's do, so info subscribers and ordinary subscribers see them.
+//!
+//! # Layout
+//! - [`error`]: [`HttpError`], the JSON error and the status of each problem.
+//! - [`info`]: `GET`/`DELETE /info/{name}`, `GET /info`, `GET /info-types`.
+//! - [`info_update`]: `PUT /info/{name}`, the JSON body and its conversion.
+//! - [`listener`]: [`CuttableListener`], connections the server can cut when a request
+//!   outlasts the shutdown grace period.
+
+pub mod error;
+pub mod info;
+pub mod info_update;
+pub mod listener;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, Uri};
+use axum::routing::get;
+use herald_proto::info::{InfoReply, InfoRequest};
+use herald_router::RouteContext;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use error::HttpError;
+pub use listener::CuttableListener;
+
+use crate::events;
+use crate::server::Shared;
+use crate::shutdown::Shutdown;
+
+/// The connection id that changes made over HTTP are counted under in the monitor's events
+/// (sessions are numbered from 1).
+pub const HTTP_CONNECTION_ID: u64 = 0;
+
+/// Returns the routes, sharing `shared` with the native protocol.
+pub fn router(shared: Arc<Shared>) -> axum::Router {
+    let body_limit = shared.config.max_frame_bytes as usize;
+    axum::Router::new()
+        .route("/info", get(info::list))
+        .route(
+            "/info/{name}",
+            get(info::get).put(info_update::put).delete(info::delete),
+        )
+        .route("/info-types", get(info::types))
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(shared)
+}
+
+/// Serves HTTP on `listener` until shutdown; then stops accepting and lets requests in
+/// flight finish, until `cut` ends the connections still open.
+pub async fn run(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: Shutdown,
+    cut: watch::Receiver<bool>,
+) {
+    let app = router(shared);
+    let stopped = async move { shutdown.recv().await };
+    let listener = CuttableListener::new(listener, cut);
+    if let Err(error) = axum::serve(listener, app)
+        .with_graceful_shutdown(stopped)
+        .await
+    {
+        tracing::error!(%error, "http server failed");
+    }
+}
+
+/// Applies an information-service request as a publisher of its own: changes are routed to
+/// ordinary subscribers (waiting, as a native publisher would, for those with policy
+/// `block`) and queued for info subscribers.
+pub(crate) async fn apply(shared: &Shared, request: InfoRequest) -> Result<InfoReply, HttpError> {
+    let mut context = RouteContext::default();
+    let reply = shared.info.execute(request, &shared.router, &mut context)?;
+    let started = tokio::time::Instant::now();
+    for (queue, blocked) in context.take_blocked() {
+        let drops = queue.push_blocking(blocked, started).await;
+        if drops.total() > 0 {
+            events::records_dropped(&shared.monitor, HTTP_CONNECTION_ID, &drops);
+        }
+    }
+    Ok(reply)
+}
+
+async fn unknown_route(method: Method, uri: Uri) -> HttpError {
+    HttpError::new(
+        axum::http::StatusCode::NOT_FOUND,
+        "unknown_route",
+        format!("no route for {method} `{}`", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> HttpError {
+    HttpError::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("method {method} is not allowed on `{}`", uri.path()),
+    )
+}
