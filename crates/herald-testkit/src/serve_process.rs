@@ -32,7 +32,21 @@ impl ServeProcess {
     /// # Panics
     /// If the process does not start or does not print its address.
     pub fn start_with_env(binary: &str, extra: &[&str], env: &[(&str, &str)]) -> ServeProcess {
-        let data_dir = crate::temp_dir("serve");
+        ServeProcess::start_in(binary, &crate::temp_dir("serve"), extra, env)
+    }
+
+    /// As [`ServeProcess::start_with_env`], on the data directory `data_dir` (e.g. that of
+    /// a server killed before, to test what survives a restart).
+    ///
+    /// # Panics
+    /// If the process does not start or does not print its address.
+    pub fn start_in(
+        binary: &str,
+        data_dir: &std::path::Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> ServeProcess {
+        let data_dir = data_dir.to_path_buf();
         let mut child = Command::new(binary)
             .args(["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
             .args(["--log-level", "warn"])
