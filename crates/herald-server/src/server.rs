@@ -17,6 +17,8 @@ use crate::shutdown::Shutdown;
 
 /// How often the monitor's record rates are sampled.
 const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
+/// How often the information store's log is fsynced.
+const INFO_SYNC_INTERVAL: Duration = Duration::from_millis(100);
 /// How long shutdown waits for sessions to say goodbye, and for HTTP requests in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How long shutdown waits for the HTTP server to end once its connections are cut.
@@ -96,7 +98,8 @@ impl Server {
             Shutdown::new(receiver.clone()),
             cut,
         ));
-        let sampler = tokio::spawn(sample(Arc::clone(&shared), Shutdown::new(receiver)));
+        let sampler = tokio::spawn(sample(Arc::clone(&shared), Shutdown::new(receiver.clone())));
+        let syncer = tokio::spawn(sync_info(Arc::clone(&shared), Shutdown::new(receiver)));
         tracing::info!(listen = %local_addr, http = %http_addr, "herald server ready");
         Ok(Server {
             shared,
@@ -104,7 +107,7 @@ impl Server {
             http_addr,
             shutdown,
             sessions_done,
-            tasks: vec![accept, sampler],
+            tasks: vec![accept, sampler, syncer],
             http,
             http_cut,
         })
@@ -164,14 +167,28 @@ async fn sample(shared: Arc<Shared>, mut shutdown: Shutdown) {
     loop {
         tokio::select! {
             _ = tick.tick() => {
-                shared.info.sync();
                 shared.monitor.sample(last.elapsed());
                 last = tokio::time::Instant::now();
             }
-            () = shutdown.recv() => {
-                shared.info.sync();
-                return;
-            }
+            () = shutdown.recv() => return,
+        }
+    }
+}
+
+/// Fsyncs the information store's log every [`INFO_SYNC_INTERVAL`] (and once more at
+/// shutdown), on the blocking pool: updates are written before they are answered, and this
+/// bounds what a machine crash could take.
+async fn sync_info(shared: Arc<Shared>, mut shutdown: Shutdown) {
+    let mut tick = tokio::time::interval(INFO_SYNC_INTERVAL);
+    loop {
+        let stopping = tokio::select! {
+            _ = tick.tick() => false,
+            () = shutdown.recv() => true,
+        };
+        let shared = Arc::clone(&shared);
+        let _ = tokio::task::spawn_blocking(move || shared.info.sync()).await;
+        if stopping {
+            return;
         }
     }
 }

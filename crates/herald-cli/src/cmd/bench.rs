@@ -108,6 +108,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     if let Some(server) = server {
         server_runtime.block_on(server.shutdown());
+        // What the bench's own server stored is of no further use.
+        let _ = std::fs::remove_dir_all(
+            std::env::temp_dir().join(format!("herald-bench-{}", std::process::id())),
+        );
     }
     if args.json {
         println!("{}", report.json);
