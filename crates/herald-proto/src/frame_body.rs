@@ -219,7 +219,8 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
     Ok(frame)
 }
 
-fn expect_array(
+/// Reads an array header and checks it has `expected` elements.
+pub(crate) fn expect_array(
     reader: &mut Reader<'_>,
     message: &'static str,
     expected: u32,

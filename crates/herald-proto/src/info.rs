@@ -3,6 +3,7 @@
 //! only encodes and decodes.
 
 use crate::error::DecodeError;
+use crate::frame_body::expect_array;
 use crate::msgpack::{self, Reader};
 use crate::value::{self, Field};
 
@@ -99,22 +100,6 @@ fn read_opt_str(reader: &mut Reader<'_>) -> Result<Option<String>, DecodeError> 
     Ok(Some(reader.read_str()?.to_string()))
 }
 
-pub(crate) fn expect_len(
-    reader: &mut Reader<'_>,
-    message: &'static str,
-    expected: u32,
-) -> Result<(), DecodeError> {
-    let found = reader.read_array_len()?;
-    if found != expected {
-        return Err(DecodeError::WrongLength {
-            message,
-            expected,
-            found,
-        });
-    }
-    Ok(())
-}
-
 impl ObjectData {
     /// Appends `[name, type, time, version, attributes]`.
     pub fn encode(&self, out: &mut Vec<u8>) {
@@ -131,7 +116,7 @@ impl ObjectData {
     /// # Errors
     /// [`DecodeError`] for malformed bytes.
     pub fn decode(reader: &mut Reader<'_>) -> Result<ObjectData, DecodeError> {
-        expect_len(reader, "info object", 5)?;
+        expect_array(reader, "info object", 5)?;
         Ok(ObjectData {
             name: reader.read_str()?.to_string(),
             type_name: reader.read_str()?.to_string(),
@@ -163,7 +148,7 @@ impl TypeData {
     /// # Errors
     /// [`DecodeError`] for malformed bytes.
     pub fn decode(reader: &mut Reader<'_>) -> Result<TypeData, DecodeError> {
-        expect_len(reader, "type", 4)?;
+        expect_array(reader, "type", 4)?;
         let mut data = TypeData {
             name: reader.read_str()?.to_string(),
             base: read_opt_str(reader)?,
@@ -171,7 +156,7 @@ impl TypeData {
             attributes: Vec::new(),
         };
         for _ in 0..reader.read_array_len()? {
-            expect_len(reader, "attribute", 3)?;
+            expect_array(reader, "attribute", 3)?;
             data.attributes.push(AttributeData {
                 name: reader.read_str()?.to_string(),
                 attr_type: reader.read_str()?.to_string(),
@@ -196,7 +181,7 @@ impl SelectionData {
     /// # Errors
     /// [`DecodeError`] for malformed bytes.
     pub fn decode(reader: &mut Reader<'_>) -> Result<SelectionData, DecodeError> {
-        expect_len(reader, "selection", 3)?;
+        expect_array(reader, "selection", 3)?;
         Ok(SelectionData {
             name_regex: read_opt_str(reader)?,
             types: read_opt_str(reader)?,
@@ -292,11 +277,11 @@ impl InfoRequest {
     /// # Errors
     /// [`DecodeError`] for malformed bytes or an unknown operation.
     pub fn decode(reader: &mut Reader<'_>) -> Result<InfoRequest, DecodeError> {
-        expect_len(reader, "info request", 2)?;
+        expect_array(reader, "info request", 2)?;
         let request = match reader.read_uint()? {
             0 => InfoRequest::Declare(TypeData::decode(reader)?),
             1 => {
-                expect_len(reader, "info update", 5)?;
+                expect_array(reader, "info update", 5)?;
                 InfoRequest::Update {
                     mode: UpdateMode::from_u64(reader.read_uint()?)?,
                     name: reader.read_str()?.to_string(),
@@ -306,7 +291,7 @@ impl InfoRequest {
                 }
             }
             2 => {
-                expect_len(reader, "info delete", 2)?;
+                expect_array(reader, "info delete", 2)?;
                 InfoRequest::Delete {
                     name: reader.read_str()?.to_string(),
                     time: reader.read_int()?,
@@ -371,7 +356,7 @@ impl InfoReply {
     /// # Errors
     /// [`DecodeError`] for malformed bytes.
     pub fn decode(reader: &mut Reader<'_>) -> Result<InfoReply, DecodeError> {
-        expect_len(reader, "info reply", 2)?;
+        expect_array(reader, "info reply", 2)?;
         let mut reply = InfoReply::default();
         for _ in 0..reader.read_array_len()? {
             reply.objects.push(if reader.read_nil()? {
