@@ -34,6 +34,8 @@ enum Command {
     Get(cmd::info::GetArgs),
     /// List information objects by name (regex) and type.
     Ls(cmd::info::LsArgs),
+    /// Declare an information type: its name and attributes as name:type[:description].
+    Declare(cmd::info::DeclareArgs),
     /// List the declared information types.
     Types(cmd::info::TypesArgs),
     /// Set the priority threshold of running loggers whose subject matches a glob.
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Set(args) => cmd::client_runtime(cmd::info::set(args)),
         Command::Get(args) => cmd::client_runtime(cmd::info::get(args)),
         Command::Ls(args) => cmd::client_runtime(cmd::info::ls(args)),
+        Command::Declare(args) => cmd::client_runtime(cmd::info::declare(args)),
         Command::Types(args) => cmd::client_runtime(cmd::info::types(args)),
         Command::Threshold(args) => cmd::client_runtime(cmd::threshold::run(args)),
         Command::Bench(args) => cmd::bench::run(args),

@@ -268,3 +268,67 @@ fn serve_reports_a_taken_port() {
         text(&output.stderr)
     );
 }
+
+#[test]
+fn information_objects_from_the_command_line() {
+    let server = ServeProcess::start();
+    let declared = server.herald(&[
+        "declare",
+        "RunInfo",
+        "run:u32:run number",
+        "partition:string",
+        "--description",
+        "the run",
+    ]);
+    assert!(declared.status.success(), "{}", text(&declared.stderr));
+    let set = server.herald(&[
+        "set",
+        "RunParams.RunInfo",
+        "RunInfo",
+        "run=42",
+        "partition=ATLAS",
+    ]);
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    assert_eq!(text(&set.stdout).trim(), "RunParams.RunInfo version 1");
+    let update = server.herald(&["set", "RunParams.RunInfo", "run=43"]);
+    assert_eq!(text(&update.stdout).trim(), "RunParams.RunInfo version 2");
+
+    let json: serde_json::Value = serde_json::from_slice(
+        &server
+            .herald(&["get", "RunParams.RunInfo", "--json"])
+            .stdout,
+    )
+    .expect("JSON");
+    assert_eq!(json["attributes"]["run"], 43);
+    assert_eq!(json["attributes"]["partition"], "ATLAS");
+    assert_eq!(json["version"], 2);
+    let xml = text(&server.herald(&["get", "RunParams.RunInfo", "--xml"]).stdout);
+    assert!(
+        xml.contains("<attr name=\"run\" descr=\"run number\" type=\"u32\"><v>43</v></attr>"),
+        "{xml}"
+    );
+    let listed = text(
+        &server
+            .herald(&["ls", "RunParams\\..*", "--type", "RunInfo+"])
+            .stdout,
+    );
+    assert!(listed.starts_with("RunParams.RunInfo"), "{listed}");
+    let types = text(&server.herald(&["types"]).stdout);
+    assert!(
+        types.contains("RunInfo") && types.contains("run number"),
+        "{types}"
+    );
+
+    let wrong = server.herald(&["set", "RunParams.RunInfo", "run=-1"]);
+    assert!(!wrong.status.success());
+    assert!(
+        text(&wrong.stderr).contains("-1"),
+        "{}",
+        text(&wrong.stderr)
+    );
+    let missing = server.herald(&["get", "RunParams.Nothing"]);
+    assert_eq!(
+        text(&missing.stderr).trim(),
+        "error: no information object `RunParams.Nothing`"
+    );
+}

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use herald_info::json::{object_json, type_json};
 use herald_info::xml::object_xml;
 use herald_info::TypeRegistry;
-use herald_proto::info::{ObjectData, SelectionData, UpdateMode};
+use herald_proto::info::{AttributeData, ObjectData, SelectionData, TypeData, UpdateMode};
 use herald_proto::time::format_iso8601;
 use serde_json::Value as Json;
 
@@ -57,6 +57,23 @@ pub struct LsArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// Declare an information type.
+#[derive(Debug, clap::Args)]
+pub struct DeclareArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// The type's name.
+    name: String,
+    /// Attributes as `name:type` or `name:type:description`, e.g. `run:u32:run number`.
+    attributes: Vec<String>,
+    /// Base type, whose attributes come first.
+    #[arg(long)]
+    base: Option<String>,
+    /// What the type is, for people.
+    #[arg(long, default_value = "")]
+    description: String,
 }
 
 /// List declared types.
@@ -124,6 +141,31 @@ pub async fn ls(args: LsArgs) -> anyhow::Result<ExitCode> {
             format_iso8601(object.time)
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn declare(args: DeclareArgs) -> anyhow::Result<ExitCode> {
+    let mut attributes = Vec::new();
+    for text in &args.attributes {
+        let mut parts = text.splitn(3, ':');
+        let (Some(name), Some(attr_type)) = (parts.next(), parts.next()) else {
+            anyhow::bail!("bad attribute `{text}` (expected name:type or name:type:description)");
+        };
+        attributes.push(AttributeData {
+            name: name.to_string(),
+            attr_type: attr_type.to_string(),
+            description: parts.next().unwrap_or_default().to_string(),
+        });
+    }
+    let data = TypeData {
+        name: args.name,
+        base: args.base,
+        description: args.description,
+        attributes,
+    };
+    let client = args.server.connect("herald-declare").await?;
+    client.declare_type(data.clone()).await?;
+    println!("declared {}", data.name);
     Ok(ExitCode::SUCCESS)
 }
 
