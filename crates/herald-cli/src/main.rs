@@ -34,7 +34,7 @@ enum Command {
     Get(cmd::info::GetArgs),
     /// List information objects by name (regex) and type.
     Ls(cmd::info::LsArgs),
-    /// Declare an information type: its name and attributes as name:type[:description].
+    /// Declare an information type: its name, then attributes as `name:type[:description]`.
     Declare(cmd::info::DeclareArgs),
     /// List the declared information types.
     Types(cmd::info::TypesArgs),
