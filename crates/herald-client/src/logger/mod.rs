@@ -279,11 +279,22 @@ impl Logger {
     /// [`ClientError::Timeout`], [`ClientError::Closed`] if the logger is closed, or the
     /// connection's error.
     pub async fn flush(&self, timeout: Duration) -> Result<(), ClientError> {
-        let deadline = tokio::time::Instant::now() + timeout;
         let (reply, answer) = oneshot::channel();
+        self.hand_over(Command::Flush(reply), answer, timeout).await
+    }
+
+    /// Sends `command` to the background side, waits for its `answer`, then flushes the
+    /// client — all within `timeout`.
+    async fn hand_over(
+        &self,
+        command: Command,
+        answer: oneshot::Receiver<()>,
+        timeout: Duration,
+    ) -> Result<(), ClientError> {
+        let deadline = tokio::time::Instant::now() + timeout;
         self.guard
             .commands
-            .send(Command::Flush(reply))
+            .send(command)
             .map_err(|_| logger_closed())?;
         let answered = tokio::time::timeout_at(deadline, answer).await;
         answered
@@ -299,20 +310,10 @@ impl Logger {
     /// # Errors
     /// As [`Logger::flush`]; the logger is closed either way.
     pub async fn close(self, timeout: Duration) -> Result<(), ClientError> {
-        let deadline = tokio::time::Instant::now() + timeout;
         self.shared.close();
         let (reply, answer) = oneshot::channel();
-        let ack = CloseAck::Async(reply);
-        self.guard
-            .commands
-            .send(Command::Close(ack))
-            .map_err(|_| logger_closed())?;
-        let answered = tokio::time::timeout_at(deadline, answer).await;
-        answered
-            .map_err(|_| ClientError::Timeout(timeout))?
-            .map_err(|_| logger_closed())?;
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        self.guard.client.flush(left).await
+        self.hand_over(Command::Close(CloseAck::Async(reply)), answer, timeout)
+            .await
     }
 }
 
