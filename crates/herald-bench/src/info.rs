@@ -11,7 +11,7 @@ use herald_proto::Value;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
-use crate::report::{percentiles, Report};
+use crate::report::{percentiles, resident_kib, Report};
 
 /// Updates or creations in flight at once.
 const IN_FLIGHT: usize = 32;
@@ -60,9 +60,9 @@ pub async fn info(
         .await?;
     let (p50, p99, lost) = notification_latency(url, &client, updates, rate).await?;
     let (get50, get99) = get_latency(&client, gets).await?;
-    let before = rss_kib(pid);
+    let before = resident_kib(pid).unwrap_or(0);
     let created = fill(&client, objects).await?;
-    let after = rss_kib(pid);
+    let after = resident_kib(pid).unwrap_or(0);
     let per_object = (after.saturating_sub(before) * 1024) as f64 / created.max(1) as f64;
     let us = |ns: u64| ns as f64 / 1000.0;
     Ok(Report {
@@ -181,15 +181,4 @@ async fn fill(client: &Client, count: u64) -> anyhow::Result<u64> {
         created += u64::from(done?);
     }
     Ok(created)
-}
-
-/// Returns the resident memory of process `pid` in KiB (0 if unknown).
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|line| line.starts_with("VmRSS:"))
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|kib| kib.parse().ok())
-        .unwrap_or(0)
 }

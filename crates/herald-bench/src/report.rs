@@ -21,6 +21,16 @@ pub fn percentiles<const N: usize>(values: &mut [u64], quantiles: [f64; N]) -> [
     })
 }
 
+/// Returns the resident memory of process `pid` in KiB (`VmRSS` in `/proc/PID/status`), or
+/// `None` where it cannot be read.
+pub fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))?;
+    line.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -30,5 +40,10 @@ mod tests {
         let mut values: Vec<u64> = (1..=1000).rev().collect();
         assert_eq!(percentiles(&mut values, [0.5, 0.99, 1.0]), [501, 990, 1000]);
         assert_eq!(percentiles(&mut [], [0.5]), [0]);
+    }
+
+    #[test]
+    fn reads_this_process_resident_memory() {
+        assert!(resident_kib(std::process::id()).is_some_and(|kib| kib > 0));
     }
 }

@@ -12,6 +12,53 @@ pub const STALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Subject every scenario publishes on; subscribers listen on exactly this subject.
 pub const SUBJECT: &str = "bench.pub";
 
+/// The scenarios every system runs (Herald's own `logger` and `info` are separate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scenario {
+    /// Messages/s into the server, no subscriber.
+    Pub,
+    /// 1 publisher → 1 subscriber, messages/s delivered.
+    Pubsub,
+    /// 1 publisher → `subscribers` subscribers.
+    Fanout,
+    /// 5 fast subscribers alone, then beside one that reads at 1/5 of their rate.
+    Slow,
+    /// End-to-end latency at `rate` messages/s.
+    Latency,
+}
+
+/// The sizes a scenario runs with.
+#[derive(Debug, Clone, Copy)]
+pub struct Workload {
+    /// Messages to send.
+    pub messages: u64,
+    /// Bytes of payload per message (Herald: bytes of record text).
+    pub size: usize,
+    /// Subscribers for `fanout`.
+    pub subscribers: usize,
+    /// Messages per second for `latency`.
+    pub rate: f64,
+}
+
+/// Runs `scenario` against `system`.
+///
+/// # Errors
+/// The system's error, e.g. when it cannot be reached.
+pub async fn run<S: System>(
+    system: &S,
+    scenario: Scenario,
+    workload: &Workload,
+) -> anyhow::Result<Report> {
+    let (messages, size) = (workload.messages, workload.size);
+    match scenario {
+        Scenario::Pub => publish_only(system, messages, size).await,
+        Scenario::Pubsub => fanout_report(system, messages, size, 1).await,
+        Scenario::Fanout => fanout_report(system, messages, size, workload.subscribers).await,
+        Scenario::Slow => slow(system, messages, size).await,
+        Scenario::Latency => latency(system, messages, size, workload.rate).await,
+    }
+}
+
 /// Returns the wall-clock time in ns since the epoch.
 fn now_ns() -> i64 {
     herald_proto::time::now_nanos()

@@ -13,7 +13,8 @@ use clap::{Parser, ValueEnum};
 use herald_bench::herald::Herald;
 use herald_bench::nats::Nats;
 use herald_bench::redis::Redis;
-use herald_bench::{scenarios, Report, System};
+use herald_bench::report::resident_kib;
+use herald_bench::scenarios::{self, Scenario, Workload};
 
 /// Run one benchmark scenario against Herald, NATS or Redis.
 #[derive(Debug, Parser)]
@@ -51,20 +52,6 @@ enum SystemName {
     Redis,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Scenario {
-    /// Messages/s into the server, no subscriber.
-    Pub,
-    /// 1 publisher → 1 subscriber, messages/s delivered.
-    Pubsub,
-    /// 1 publisher → `--subscribers` subscribers.
-    Fanout,
-    /// 5 fast subscribers alone, then beside one that reads at 1/5 of their rate.
-    Slow,
-    /// End-to-end latency at `--rate` messages/s.
-    Latency,
-}
-
 fn main() -> anyhow::Result<ExitCode> {
     let args = Args::parse();
     // The same client runtime as `herald bench`: two worker threads.
@@ -74,43 +61,25 @@ fn main() -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the bench runtime")?;
     let url = args.url.clone();
+    let workload = Workload {
+        messages: args.messages,
+        size: args.size,
+        subscribers: args.subscribers,
+        rate: args.rate,
+    };
     let report = runtime.block_on(async {
         match args.system {
-            SystemName::Herald => run(&Herald { url }, &args).await,
-            SystemName::Nats => run(&Nats { url }, &args).await,
-            SystemName::Redis => run(&Redis { url }, &args).await,
+            SystemName::Herald => scenarios::run(&Herald { url }, args.scenario, &workload).await,
+            SystemName::Nats => scenarios::run(&Nats { url }, args.scenario, &workload).await,
+            SystemName::Redis => scenarios::run(&Redis { url }, args.scenario, &workload).await,
         }
     })?;
     let mut json = report.json;
     if let Some(pid) = args.pid {
-        json["server_rss_kib"] = resident_kib(pid)?.into();
+        let kib = resident_kib(pid)
+            .with_context(|| format!("cannot read the memory of process {pid}"))?;
+        json["server_rss_kib"] = kib.into();
     }
     println!("{json}");
     Ok(ExitCode::SUCCESS)
-}
-
-async fn run<S: System>(system: &S, args: &Args) -> anyhow::Result<Report> {
-    let (messages, size) = (args.messages, args.size);
-    match args.scenario {
-        Scenario::Pub => scenarios::publish_only(system, messages, size).await,
-        Scenario::Pubsub => scenarios::fanout_report(system, messages, size, 1).await,
-        Scenario::Fanout => {
-            scenarios::fanout_report(system, messages, size, args.subscribers).await
-        }
-        Scenario::Slow => scenarios::slow(system, messages, size).await,
-        Scenario::Latency => scenarios::latency(system, messages, size, args.rate).await,
-    }
-}
-
-/// Returns the resident memory of process `pid` in KiB (`VmRSS` in `/proc/PID/status`).
-fn resident_kib(pid: u32) -> anyhow::Result<u64> {
-    let path = format!("/proc/{pid}/status");
-    let status = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
-    let line = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .with_context(|| format!("no VmRSS in {path}"))?;
-    let kib = line.trim().trim_end_matches("kB").trim();
-    kib.parse()
-        .with_context(|| format!("VmRSS `{kib}` in {path} is not a number"))
 }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use herald_bench::herald::Herald;
-use herald_bench::scenarios;
+use herald_bench::scenarios::{self, Scenario as Shared, Workload};
 use herald_server::{Config, Server};
 
 /// Measure throughput and latency.
@@ -60,14 +60,27 @@ enum Scenario {
     Info,
 }
 
+impl Scenario {
+    /// Returns the shared scenario this is, or `None` for Herald's own.
+    fn shared(self) -> Option<Shared> {
+        match self {
+            Scenario::Pub => Some(Shared::Pub),
+            Scenario::Pubsub => Some(Shared::Pubsub),
+            Scenario::Fanout => Some(Shared::Fanout),
+            Scenario::Slow => Some(Shared::Slow),
+            Scenario::Latency => Some(Shared::Latency),
+            Scenario::Logger | Scenario::Info => None,
+        }
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let server_runtime = runtime("herald-server")?;
     let (url, server) = match &args.server {
         Some(url) => (url.clone(), None),
         None => {
             // The bench's own server keeps its data in a directory of its own.
-            let data_dir =
-                std::env::temp_dir().join(format!("herald-bench-{}", std::process::id()));
+            let data_dir = own_data_dir();
             // Free ports for both front doors: the bench must not clash with a running server.
             let loopback = "127.0.0.1:0".parse()?;
             let config = Config {
@@ -81,18 +94,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let herald = Herald { url };
-    let (records, size) = (args.records, args.size);
+    let workload = Workload {
+        messages: args.records,
+        size: args.size,
+        subscribers: args.subscribers,
+        rate: args.rate,
+    };
     let report = runtime("herald-bench")?.block_on(async {
-        match args.scenario {
-            Scenario::Pub => scenarios::publish_only(&herald, records, size).await,
-            Scenario::Pubsub => scenarios::fanout_report(&herald, records, size, 1).await,
-            Scenario::Fanout => {
-                scenarios::fanout_report(&herald, records, size, args.subscribers).await
-            }
-            Scenario::Slow => scenarios::slow(&herald, records, size).await,
-            Scenario::Latency => scenarios::latency(&herald, records, size, args.rate).await,
-            Scenario::Logger => herald_bench::logger::logger(&herald.url, &[1, 2, 8]).await,
-            Scenario::Info => {
+        match (args.scenario.shared(), args.scenario) {
+            (Some(shared), _) => scenarios::run(&herald, shared, &workload).await,
+            (None, Scenario::Logger) => herald_bench::logger::logger(&herald.url, &[1, 2, 8]).await,
+            (None, _) => {
                 // The server runs in this process unless --server says otherwise; then its
                 // memory is not ours to measure, and 0 is reported.
                 let pid = if args.server.is_none() {
@@ -100,18 +112,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 } else {
                     0
                 };
-                let gets = (records / 10).max(1);
-                herald_bench::info::info(&herald.url, records, args.rate, gets, args.objects, pid)
-                    .await
+                let gets = (args.records / 10).max(1);
+                herald_bench::info::info(
+                    &herald.url,
+                    args.records,
+                    args.rate,
+                    gets,
+                    args.objects,
+                    pid,
+                )
+                .await
             }
         }
     })?;
     if let Some(server) = server {
         server_runtime.block_on(server.shutdown());
         // What the bench's own server stored is of no further use.
-        let _ = std::fs::remove_dir_all(
-            std::env::temp_dir().join(format!("herald-bench-{}", std::process::id())),
-        );
+        let _ = std::fs::remove_dir_all(own_data_dir());
     }
     if args.json {
         println!("{}", report.json);
@@ -119,6 +136,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         report.lines.iter().for_each(|line| println!("{line}"));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Returns the data directory of the bench's own server.
+fn own_data_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("herald-bench-{}", std::process::id()))
 }
 
 fn runtime(name: &str) -> anyhow::Result<tokio::runtime::Runtime> {
