@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use herald_client::{Client, ClientOptions, Event};
+use herald_client::{Client, ClientOptions, Event, Subscription};
 use herald_proto::{AckLevel, Filter, Kind, Record, Value};
 use herald_testkit::ServeProcess;
 
@@ -19,6 +19,18 @@ fn start(name: &str) -> ServeProcess {
     ServeProcess::start(HERALD, &["--name", name])
 }
 
+/// Starts two servers and subscribes to `stream.*` on the second; returns the servers, the
+/// subscribing client (keep it alive) and its subscription.
+async fn two_servers() -> (ServeProcess, ServeProcess, Client, Subscription) {
+    let (first, second) = (start("first"), start("second"));
+    let subscriber = Client::connect(&second.url()).await.unwrap();
+    let subscription = subscriber
+        .subscribe(Filter::subject("stream.*").unwrap())
+        .await
+        .unwrap();
+    (first, second, subscriber, subscription)
+}
+
 fn numbered(n: i64) -> Record {
     Record {
         fields: vec![("n".to_string(), Value::Int(n))],
@@ -29,15 +41,7 @@ fn numbered(n: i64) -> Record {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_records_survive_the_first_server_being_killed() {
-    let mut first = start("first");
-    let second = start("second");
-    let subscriber = Client::connect(&format!("herald://{}", second.addr))
-        .await
-        .unwrap();
-    let mut subscription = subscriber
-        .subscribe(Filter::subject("stream.*").unwrap())
-        .await
-        .unwrap();
+    let (mut first, second, _subscriber, mut subscription) = two_servers().await;
 
     let url = format!("herald://{},{}", first.addr, second.addr);
     let options = ClientOptions {
@@ -100,15 +104,7 @@ async fn acknowledged_records_survive_the_first_server_being_killed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fast_stream_is_resent_from_what_the_dead_server_had_not_acknowledged() {
-    let mut first = start("first");
-    let second = start("second");
-    let subscriber = Client::connect(&format!("herald://{}", second.addr))
-        .await
-        .unwrap();
-    let mut subscription = subscriber
-        .subscribe(Filter::subject("stream.*").unwrap())
-        .await
-        .unwrap();
+    let (mut first, second, _subscriber, mut subscription) = two_servers().await;
     let url = format!("herald://{},{}", first.addr, second.addr);
     let publisher = Client::connect(&url).await.unwrap();
 
