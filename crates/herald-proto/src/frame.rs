@@ -51,6 +51,10 @@ pub enum FrameType {
     /// Client → server: subscribe to information objects — their current values, then
     /// every change.
     InfoSubscribe = 0x52,
+    /// Client → server: an archive query.
+    Query = 0x60,
+    /// Server → client: the answer to a `QUERY`.
+    QueryReply = 0x61,
     /// Either way: are you alive?
     Ping = 0x40,
     /// Either way: yes.
@@ -81,6 +85,8 @@ impl FrameType {
             Info,
             InfoReply,
             InfoSubscribe,
+            Query,
+            QueryReply,
             Ping,
             Pong,
             Error,
@@ -107,6 +113,8 @@ impl FrameType {
             FrameType::Info => "INFO",
             FrameType::InfoReply => "INFO_REPLY",
             FrameType::InfoSubscribe => "INFO_SUBSCRIBE",
+            FrameType::Query => "QUERY",
+            FrameType::QueryReply => "QUERY_REPLY",
             FrameType::Ping => "PING",
             FrameType::Pong => "PONG",
             FrameType::Error => "ERROR",
@@ -425,6 +433,20 @@ pub enum Frame {
         /// Which objects.
         selection: crate::info::SelectionData,
     },
+    /// An archive query.
+    Query {
+        /// Correlation id.
+        cid: u64,
+        /// The query.
+        request: crate::archive::ArchiveRequest,
+    },
+    /// The answer to a `QUERY`.
+    QueryReply {
+        /// Correlation id.
+        cid: u64,
+        /// The answer.
+        reply: crate::archive::ArchiveReply,
+    },
     /// Heartbeat request.
     Ping,
     /// Heartbeat answer.
@@ -517,6 +539,8 @@ impl Frame {
             Frame::Info { .. } => FrameType::Info,
             Frame::InfoReply { .. } => FrameType::InfoReply,
             Frame::InfoSubscribe { .. } => FrameType::InfoSubscribe,
+            Frame::Query { .. } => FrameType::Query,
+            Frame::QueryReply { .. } => FrameType::QueryReply,
             Frame::Ping => FrameType::Ping,
             Frame::Pong => FrameType::Pong,
             Frame::Error(_) => FrameType::Error,

@@ -2,6 +2,7 @@
 
 use bytes::Bytes;
 
+use crate::archive::{ArchiveReply, ArchiveRequest};
 use crate::delivery_options::DeliveryOptions;
 use crate::error::DecodeError;
 use crate::filter::Filter;
@@ -88,6 +89,16 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             request.encode(out);
         }
         Frame::InfoReply { cid, reply } => {
+            msgpack::write_array_len(out, 2);
+            msgpack::write_uint(out, *cid);
+            reply.encode(out);
+        }
+        Frame::Query { cid, request } => {
+            msgpack::write_array_len(out, 2);
+            msgpack::write_uint(out, *cid);
+            request.encode(out);
+        }
+        Frame::QueryReply { cid, reply } => {
             msgpack::write_array_len(out, 2);
             msgpack::write_uint(out, *cid);
             reply.encode(out);
@@ -185,6 +196,21 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
             Frame::InfoReply {
                 cid: reader.read_uint()?,
                 reply: InfoReply::decode(&mut reader)?,
+            }
+        }
+        FrameType::Query => {
+            expect_array(&mut reader, "QUERY", 2)?;
+            let cid = read_request_cid(&mut reader)?;
+            Frame::Query {
+                cid,
+                request: ArchiveRequest::decode(&mut reader)?,
+            }
+        }
+        FrameType::QueryReply => {
+            expect_array(&mut reader, "QUERY_REPLY", 2)?;
+            Frame::QueryReply {
+                cid: reader.read_uint()?,
+                reply: ArchiveReply::decode(&mut reader, body)?,
             }
         }
         FrameType::InfoSubscribe => {

@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod delivery_options;
 pub mod error;
 pub mod filter;

@@ -44,6 +44,64 @@ pub fn format_iso8601_exact(nanos: i64) -> String {
     format!("{}.{digits}Z", &millis_text[..seconds_end])
 }
 
+/// Parses a time as people type it in a query: `now`; relative to `now` (`-1h`, `-30m`,
+/// `-2d`, `-10s`, `-500ms`, also with `+`); ISO 8601 as [`parse_iso8601`] takes it; or the
+/// same without seconds (`2026-11-20T02:00`), without a time (`2026-11-20`, midnight) or
+/// without a zone, which then means UTC.
+///
+/// # Errors
+/// [`TimeError`] quoting the text and the accepted forms.
+pub fn parse_time_spec(text: &str, now: i64) -> Result<i64, TimeError> {
+    let trimmed = text.trim();
+    if trimmed.eq_ignore_ascii_case("now") {
+        return Ok(now);
+    }
+    if let Some(sign) = trimmed.chars().next().filter(|c| matches!(c, '-' | '+')) {
+        let offset = parse_span(&trimmed[1..]).ok_or_else(|| TimeError {
+            text: text.chars().take(64).collect(),
+            reason: "a relative time is a sign, a number and a unit: `-1h`, `-30m`, `-2d`, \
+                     `-10s`, `-500ms`"
+                .to_string(),
+        })?;
+        let signed = if sign == '-' { -offset } else { offset };
+        return Ok(now.saturating_add(signed));
+    }
+    let has_zone = trimmed.ends_with(['Z', 'z'])
+        || (trimmed.len() > 6 && matches!(&trimmed[trimmed.len() - 6..][..1], "+" | "-"));
+    let mut full = trimmed.to_string();
+    if full.len() == 10 {
+        full.push_str("T00:00:00");
+    } else if full.len() == 16 || (has_zone && full.len() > 16 && full.as_bytes()[16] != b':') {
+        full.insert_str(16, ":00");
+    }
+    if !has_zone {
+        full.push('Z');
+    }
+    parse_iso8601(&full).map_err(|err| TimeError {
+        text: text.chars().take(64).collect(),
+        reason: format!(
+            "{} (also accepted: `now`, `-1h`, `2026-11-20`, `2026-11-20T02:00` in UTC)",
+            err.reason
+        ),
+    })
+}
+
+/// Parses `90m`, `2d`, `500ms` into nanoseconds.
+fn parse_span(text: &str) -> Option<i64> {
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let number: i64 = text[..split].parse().ok()?;
+    let unit: i64 = match &text[split..] {
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
+        "w" => 7 * 86_400_000_000_000,
+        _ => return None,
+    };
+    number.checked_mul(unit)
+}
+
 /// Why text is not a time [`parse_iso8601`] accepts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -263,5 +321,32 @@ mod tests {
             parse_iso8601("soon-ish and later").unwrap_err().to_string(),
             "bad time `soon-ish and later`: too short or not ASCII (expected ISO 8601 with a zone, e.g. `2026-11-20T02:00:00.123Z`)"
         );
+    }
+
+    #[test]
+    fn query_times_take_relative_and_short_forms() {
+        let now = parse_iso8601("2026-11-20T03:00:00Z").unwrap();
+        let at = |text: &str| parse_time_spec(text, now).unwrap();
+        assert_eq!(at("now"), now);
+        assert_eq!(at("-1h"), parse_iso8601("2026-11-20T02:00:00Z").unwrap());
+        assert_eq!(at("-2d"), parse_iso8601("2026-11-18T03:00:00Z").unwrap());
+        assert_eq!(at("+500ms"), now + 500_000_000);
+        assert_eq!(
+            at("2026-11-20T02:00"),
+            parse_iso8601("2026-11-20T02:00:00Z").unwrap()
+        );
+        assert_eq!(
+            at("2026-11-20"),
+            parse_iso8601("2026-11-20T00:00:00Z").unwrap()
+        );
+        assert_eq!(at("2026-11-20T02:00:30"), now - 3570 * 1_000_000_000);
+        assert_eq!(
+            at("2026-11-20T11:00+09:00"),
+            parse_iso8601("2026-11-20T02:00:00Z").unwrap()
+        );
+        for bad in ["-1x", "-h", "yesterday", "2026-13-01", ""] {
+            let err = parse_time_spec(bad, now).unwrap_err();
+            assert!(err.to_string().contains("bad time"), "{bad}: {err}");
+        }
     }
 }

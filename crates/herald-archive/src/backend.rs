@@ -1,0 +1,125 @@
+//! [`Backend`]: what a store must do. Deliberately small — write, list, read one partition,
+//! look back in one partition, expire — so that paging, merging across retention classes,
+//! filters and decimation are written once (in [`crate::query`]) and the conformance suite
+//! checks both stores through the same code.
+
+use herald_proto::archive::Cursor;
+use herald_proto::PrioritySet;
+
+use crate::entry::{Entry, Row, Table};
+use crate::error::ArchiveError;
+use crate::keep::Keep;
+
+/// What a read is about: one name's samples, or the log records of all subjects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source<'a> {
+    /// The samples of this name.
+    Samples(&'a str),
+    /// Log records.
+    Logs,
+}
+
+impl Source<'_> {
+    /// Returns the table read.
+    pub fn table(self) -> Table {
+        match self {
+            Source::Samples(_) => Table::Samples,
+            Source::Logs => Table::Logs,
+        }
+    }
+}
+
+/// One day of one retention class: the unit stores write together and expire together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Slot {
+    /// Day since the epoch (UTC).
+    pub day: i32,
+    /// Retention class.
+    pub keep: Keep,
+}
+
+impl Slot {
+    /// Returns whether everything in the slot is past its retention at `now`.
+    pub fn expired(self, now: i64) -> bool {
+        crate::entry::day_start(self.day.saturating_add(1)).saturating_add(self.keep.as_nanos())
+            <= now
+    }
+}
+
+/// Which rows of a partition to read: producer's time in `[from, to)`, strictly after
+/// `after`, with a priority in `priorities` (logs only; samples ignore it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowRange {
+    /// Start, inclusive.
+    pub from: i64,
+    /// End, exclusive.
+    pub to: i64,
+    /// Only rows after this position.
+    pub after: Option<Cursor>,
+    /// Only these priorities (logs).
+    pub priorities: PrioritySet,
+}
+
+/// What [`Backend::expire`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Expired {
+    /// Slots (days of a retention class) dropped.
+    pub slots: u64,
+}
+
+/// A store for the archive. Every method may block; callers keep them off async threads.
+pub trait Backend: Send + Sync {
+    /// Names the store and where it keeps its data, for logs and the monitor.
+    fn describe(&self) -> String;
+
+    /// Writes `entries` (any mix of tables, days and classes). On success they survive a
+    /// crash of this process; [`Backend::sync`] makes them survive a crash of the machine.
+    ///
+    /// # Errors
+    /// [`ArchiveError`]; nothing of a failed call may be assumed written, and writing the
+    /// same entries again must be harmless (rows are keyed by name, time and sequence).
+    fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError>;
+
+    /// Makes everything written so far durable.
+    ///
+    /// # Errors
+    /// [`ArchiveError`].
+    fn sync(&self) -> Result<(), ArchiveError>;
+
+    /// Returns the slots holding data of `source` between `first_day` and `last_day`
+    /// (inclusive), in any order. May include slots that turn out to hold nothing for it.
+    ///
+    /// # Errors
+    /// [`ArchiveError`].
+    fn slots(
+        &self,
+        source: Source<'_>,
+        first_day: i32,
+        last_day: i32,
+    ) -> Result<Vec<Slot>, ArchiveError>;
+
+    /// Returns up to `limit` rows of `source` in `slot` within `range`, ordered by time and
+    /// then sequence.
+    ///
+    /// # Errors
+    /// [`ArchiveError`].
+    fn read(
+        &self,
+        source: Source<'_>,
+        slot: Slot,
+        range: &RowRange,
+        limit: usize,
+    ) -> Result<Vec<Row>, ArchiveError>;
+
+    /// Returns the last sample of `name` in `slot` at or before `time`.
+    ///
+    /// # Errors
+    /// [`ArchiveError`].
+    fn last_at(&self, name: &str, slot: Slot, time: i64) -> Result<Option<Row>, ArchiveError>;
+
+    /// Drops every slot past its retention at `now` (whole days, never single rows).
+    ///
+    /// # Errors
+    /// [`ArchiveError`].
+    fn expire(&self, now: i64) -> Result<Expired, ArchiveError>;
+}

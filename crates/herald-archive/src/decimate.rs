@@ -1,0 +1,225 @@
+//! Decimation: a name's samples folded into N equal time buckets, with min, max, mean,
+//! count, first and last of every numeric field — what a chart needs, without shipping every
+//! point. Numeric fields are read straight from the stored bytes; nothing else is decoded.
+
+use herald_proto::archive::{Bucket, BucketQuery, FieldStats, MAX_BUCKETS};
+use herald_proto::msgpack::{Kind as Marker, Reader};
+use herald_proto::record::key;
+use herald_proto::{DecodeError, PrioritySet};
+
+use crate::backend::{Backend, RowRange, Source};
+use crate::error::{ArchiveError, ArchiveErrorKind};
+use crate::query::{check_range, read_rows, Budget};
+
+/// Rows read per page while folding.
+const FOLD_PAGE_ROWS: usize = 16_384;
+
+/// Folds `query.name`'s samples into buckets; buckets without samples are left out.
+///
+/// # Errors
+/// `BadQuery` for a bad range or bucket count, or the store's error.
+pub fn buckets(backend: &dyn Backend, query: &BucketQuery) -> Result<Vec<Bucket>, ArchiveError> {
+    check_range(query.from, query.to)?;
+    if query.buckets == 0 || query.buckets > MAX_BUCKETS {
+        return Err(ArchiveError::bad_query(format!(
+            "{} buckets asked; give 1 to {MAX_BUCKETS}",
+            query.buckets
+        )));
+    }
+    let mut folder = Folder::new(query.from, query.to, query.buckets);
+    let mut range = RowRange {
+        from: query.from,
+        to: query.to,
+        after: None,
+        priorities: PrioritySet::ALL,
+    };
+    loop {
+        let source = Source::Samples(&query.name);
+        let budget = Budget::records(FOLD_PAGE_ROWS);
+        let (rows, next) = read_rows(backend, source, &range, budget, |_| Ok(true))?;
+        for row in &rows {
+            folder.add(row.time, &row.stored.record, query.field.as_deref())?;
+        }
+        match next {
+            Some(next) => range.after = Some(next),
+            None => return Ok(folder.finish()),
+        }
+    }
+}
+
+fn corrupt(err: DecodeError) -> ArchiveError {
+    ArchiveError::new(
+        ArchiveErrorKind::Corrupt,
+        format!("archived record does not decode: {err}"),
+    )
+}
+
+/// Calls `each` with every numeric top-level field of the encoded record (integers, floats
+/// and booleans as 0/1), or only the one named `wanted`.
+///
+/// # Errors
+/// [`DecodeError`] for bytes that are not a record.
+pub fn numeric_fields(
+    bytes: &[u8],
+    wanted: Option<&str>,
+    mut each: impl FnMut(&str, f64),
+) -> Result<(), DecodeError> {
+    let mut reader = Reader::new(bytes);
+    for _ in 0..reader.read_map_len()? {
+        let field = reader.read_uint()?;
+        if field != key::FIELDS {
+            reader.skip_value(1)?;
+            continue;
+        }
+        for _ in 0..reader.read_map_len()? {
+            let name = reader.read_str()?;
+            if wanted.is_some_and(|w| w != name) {
+                reader.skip_value(2)?;
+                continue;
+            }
+            match reader.peek_kind()? {
+                Marker::Int => each(name, reader.read_int()? as f64),
+                Marker::Float => each(name, reader.read_f64()?),
+                Marker::Bool => each(name, f64::from(u8::from(reader.read_bool()?))),
+                _ => reader.skip_value(2)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Buckets being filled, in time order.
+struct Folder {
+    from: i64,
+    span: i128,
+    count: u32,
+    buckets: Vec<Bucket>,
+}
+
+impl Folder {
+    fn new(from: i64, to: i64, count: u32) -> Folder {
+        let span = i128::from(to) - i128::from(from);
+        Folder {
+            from,
+            span,
+            count,
+            buckets: Vec::new(),
+        }
+    }
+
+    fn bounds(&self, index: i128) -> (i64, i64) {
+        let start = i128::from(self.from) + index * self.span / i128::from(self.count);
+        let end = i128::from(self.from) + (index + 1) * self.span / i128::from(self.count);
+        (start as i64, end as i64)
+    }
+
+    fn add(&mut self, time: i64, bytes: &[u8], field: Option<&str>) -> Result<(), ArchiveError> {
+        let offset = i128::from(time) - i128::from(self.from);
+        let mut index =
+            (offset * i128::from(self.count) / self.span).min(i128::from(self.count) - 1);
+        // Integer division may put a sample one bucket off; the bounds decide.
+        while index > 0 && self.bounds(index).0 > time {
+            index -= 1;
+        }
+        while index + 1 < i128::from(self.count) && self.bounds(index).1 <= time {
+            index += 1;
+        }
+        let (start, end) = self.bounds(index);
+        if self.buckets.last().is_none_or(|b| b.start != start) {
+            self.buckets.push(Bucket {
+                start,
+                end,
+                ..Bucket::default()
+            });
+        }
+        let bucket = self.buckets.last_mut().expect("pushed above");
+        bucket.count += 1;
+        numeric_fields(bytes, field, |name, value| fold(bucket, name, value)).map_err(corrupt)
+    }
+
+    fn finish(mut self) -> Vec<Bucket> {
+        for bucket in &mut self.buckets {
+            for stats in &mut bucket.fields {
+                stats.mean /= stats.count as f64;
+            }
+        }
+        self.buckets
+    }
+}
+
+/// Adds `value` to `bucket`'s statistics of `name`; `mean` holds the sum until `finish`.
+fn fold(bucket: &mut Bucket, name: &str, value: f64) {
+    let stats = match bucket.fields.iter().position(|s| s.name == name) {
+        Some(index) => &mut bucket.fields[index],
+        None => {
+            bucket.fields.push(FieldStats {
+                name: name.to_string(),
+                min: value,
+                max: value,
+                first: value,
+                ..FieldStats::default()
+            });
+            bucket.fields.last_mut().expect("pushed above")
+        }
+    };
+    stats.count += 1;
+    stats.min = stats.min.min(value);
+    stats.max = stats.max.max(value);
+    stats.mean += value;
+    stats.last = value;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herald_proto::{Kind, Record, Value};
+
+    #[test]
+    fn numeric_fields_are_read_without_decoding_the_rest() {
+        let mut record = Record::new(Kind::Info, "RunParams.Rate");
+        record.text = "updated".into();
+        record.fields = vec![
+            ("rate".into(), Value::Float(2.5)),
+            ("label".into(), Value::Str("x".into())),
+            ("count".into(), Value::Int(-3)),
+            ("on".into(), Value::Bool(true)),
+            ("list".into(), Value::Array(vec![Value::Int(1)])),
+        ];
+        let bytes = record.to_bytes();
+        let mut seen = Vec::new();
+        numeric_fields(&bytes, None, |name, value| {
+            seen.push((name.to_string(), value))
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            vec![
+                ("rate".into(), 2.5),
+                ("count".into(), -3.0),
+                ("on".into(), 1.0)
+            ]
+        );
+        seen.clear();
+        numeric_fields(&bytes, Some("count"), |n, v| seen.push((n.to_string(), v))).unwrap();
+        assert_eq!(seen, vec![("count".into(), -3.0)]);
+    }
+
+    #[test]
+    fn buckets_split_the_range_evenly_and_keep_every_sample() {
+        let mut folder = Folder::new(0, 10, 3);
+        for time in 0..10 {
+            let mut record = Record::new(Kind::Info, "a");
+            record.fields = vec![("v".into(), Value::Int(time))];
+            folder.add(time, &record.to_bytes(), None).unwrap();
+        }
+        let buckets = folder.finish();
+        let shape: Vec<(i64, i64, u64)> =
+            buckets.iter().map(|b| (b.start, b.end, b.count)).collect();
+        assert_eq!(shape, vec![(0, 3, 3), (3, 6, 3), (6, 10, 4)]);
+        let last = &buckets[2].fields[0];
+        assert_eq!(
+            (last.min, last.max, last.first, last.last, last.mean),
+            (6.0, 9.0, 6.0, 9.0, 7.5)
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! The embedded store: SQLite files under the data directory, one per retention class and
+//! day (see [`layout`]). Chosen by measurement (docs/benchmarks.md, "Embedded archive
+//! engine"): clustered primary keys make a day of one signal one contiguous range, and
+//! expiring is deleting files.
+//!
+//! One connection per open day file writes (the archive has one writer); readers take
+//! read-only connections from a small pool, so queries run beside the writer (WAL mode).
+
+mod day_file;
+pub mod layout;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::Connection;
+
+use crate::backend::{Backend, Expired, RowRange, Slot, Source};
+use crate::entry::{Entry, Row};
+use crate::error::ArchiveError;
+
+/// Day files kept open for writing; producers' clocks rarely spread wider.
+const OPEN_WRITERS: usize = 16;
+/// Idle read connections kept per day file.
+const IDLE_READERS: usize = 4;
+
+/// The embedded SQLite store.
+#[derive(Debug)]
+pub struct EmbeddedBackend {
+    root: PathBuf,
+    writers: Mutex<Writers>,
+    readers: Mutex<HashMap<Slot, Vec<Connection>>>,
+}
+
+#[derive(Debug, Default)]
+struct Writers {
+    open: HashMap<Slot, Connection>,
+    order: VecDeque<Slot>,
+    /// Slots written since the last sync.
+    dirty: HashSet<Slot>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl EmbeddedBackend {
+    /// Opens the store under `root` (created on first write).
+    pub fn open(root: &Path) -> EmbeddedBackend {
+        EmbeddedBackend {
+            root: root.to_path_buf(),
+            writers: Mutex::new(Writers::default()),
+            readers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Returns the directory the store keeps its files in.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn with_reader<T>(
+        &self,
+        slot: Slot,
+        read: impl FnOnce(&Connection) -> Result<T, ArchiveError>,
+    ) -> Result<Option<T>, ArchiveError> {
+        let pooled = lock(&self.readers).get_mut(&slot).and_then(Vec::pop);
+        let connection = match pooled {
+            Some(connection) => connection,
+            None => match day_file::open_for_read(&layout::slot_path(&self.root, slot))? {
+                Some(connection) => connection,
+                None => return Ok(None),
+            },
+        };
+        let result = read(&connection);
+        let mut readers = lock(&self.readers);
+        let idle = readers.entry(slot).or_default();
+        if idle.len() < IDLE_READERS {
+            idle.push(connection);
+        }
+        result.map(Some)
+    }
+}
+
+impl Writers {
+    fn connection(&mut self, root: &Path, slot: Slot) -> Result<&mut Connection, ArchiveError> {
+        if !self.open.contains_key(&slot) {
+            if self.open.len() >= OPEN_WRITERS {
+                if let Some(oldest) = self.order.pop_front() {
+                    // Closing is only allowed once its commits are durable.
+                    if self.dirty.remove(&oldest) {
+                        sync_wal(root, oldest)?;
+                    }
+                    self.open.remove(&oldest);
+                }
+            }
+            let connection = day_file::open_for_write(&layout::slot_path(root, slot))?;
+            self.open.insert(slot, connection);
+            self.order.push_back(slot);
+        }
+        Ok(self.open.get_mut(&slot).expect("inserted above"))
+    }
+}
+
+/// Fsyncs `slot`'s write-ahead log: commits made with `synchronous=NORMAL` are in it.
+fn sync_wal(root: &Path, slot: Slot) -> Result<(), ArchiveError> {
+    let mut wal = layout::slot_path(root, slot).into_os_string();
+    wal.push("-wal");
+    let what = || format!("syncing {}", PathBuf::from(&wal).display());
+    match std::fs::File::open(&wal) {
+        Ok(file) => file
+            .sync_data()
+            .map_err(|err| ArchiveError::io(&what(), err)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(ArchiveError::io(&what(), err)),
+    }
+}
+
+impl Backend for EmbeddedBackend {
+    fn describe(&self) -> String {
+        format!("embedded SQLite in {}", self.root.display())
+    }
+
+    fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
+        let mut by_slot: HashMap<Slot, Vec<&Entry>> = HashMap::new();
+        for entry in entries {
+            let slot = Slot {
+                day: entry.day(),
+                keep: entry.keep,
+            };
+            by_slot.entry(slot).or_default().push(entry);
+        }
+        let mut writers = lock(&self.writers);
+        for (slot, group) in by_slot {
+            let connection = writers.connection(&self.root, slot)?;
+            day_file::insert(connection, &group)?;
+            writers.dirty.insert(slot);
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), ArchiveError> {
+        let mut writers = lock(&self.writers);
+        for slot in std::mem::take(&mut writers.dirty) {
+            sync_wal(&self.root, slot)?;
+        }
+        Ok(())
+    }
+
+    fn slots(
+        &self,
+        _source: Source<'_>,
+        first_day: i32,
+        last_day: i32,
+    ) -> Result<Vec<Slot>, ArchiveError> {
+        let mut slots = layout::list_slots(&self.root)?;
+        slots.retain(|slot| (first_day..=last_day).contains(&slot.day));
+        Ok(slots)
+    }
+
+    fn read(
+        &self,
+        source: Source<'_>,
+        slot: Slot,
+        range: &RowRange,
+        limit: usize,
+    ) -> Result<Vec<Row>, ArchiveError> {
+        let rows = self.with_reader(slot, |c| day_file::read(c, source, range, limit))?;
+        Ok(rows.unwrap_or_default())
+    }
+
+    fn last_at(&self, name: &str, slot: Slot, time: i64) -> Result<Option<Row>, ArchiveError> {
+        Ok(self
+            .with_reader(slot, |c| day_file::last_at(c, name, time))?
+            .flatten())
+    }
+
+    fn expire(&self, now: i64) -> Result<Expired, ArchiveError> {
+        let mut expired = Expired::default();
+        for slot in layout::list_slots(&self.root)? {
+            if !slot.expired(now) {
+                continue;
+            }
+            {
+                let mut writers = lock(&self.writers);
+                writers.open.remove(&slot);
+                writers.order.retain(|s| *s != slot);
+                writers.dirty.remove(&slot);
+            }
+            lock(&self.readers).remove(&slot);
+            layout::remove_slot(&self.root, slot)?;
+            expired.slots += 1;
+        }
+        Ok(expired)
+    }
+}

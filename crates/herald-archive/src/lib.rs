@@ -1,0 +1,39 @@
+//! Herald's archive: which records are kept ([`Rules`]), for how long ([`Keep`]), and the
+//! stores that keep them — the embedded SQLite store by default ([`EmbeddedBackend`]) and
+//! Apache Cassandra / ScyllaDB behind the `cql` feature — behind one [`Backend`] trait that
+//! one conformance suite ([`conformance`]) checks.
+//!
+//! # Layout
+//! - [`rules`], [`keep`]: what to archive and for how long.
+//! - [`entry`]: [`Entry`] (a record on its way in), [`Row`] (one coming out), days, tables.
+//! - [`backend`]: the [`Backend`] trait: write, sync, slots, read one slot, look back, expire.
+//! - [`query`]: pages merged across slots, log filters, instant lookups — once for all stores.
+//! - [`decimate`]: samples folded into buckets (min/max/mean/count/first/last).
+//! - [`writer`]: [`Archive`], the bounded buffer and the writer thread in front of a store,
+//!   with the durability watermark that `stored` acknowledgements wait on.
+//! - [`embedded`]: the SQLite store, one file per retention class and day.
+//! - `cql`: the Cassandra store (feature `cql`).
+//! - [`conformance`]: the suite every store must pass.
+//! - [`error`]: [`ArchiveError`], a kind and a message.
+
+#![deny(missing_docs)]
+
+pub mod backend;
+pub mod conformance;
+pub mod decimate;
+pub mod embedded;
+pub mod entry;
+pub mod error;
+pub mod keep;
+pub mod query;
+pub mod rules;
+pub mod writer;
+
+pub use backend::{Backend, Expired, RowRange, Slot, Source};
+pub use embedded::EmbeddedBackend;
+pub use entry::{Entry, Row, Table};
+pub use error::{ArchiveError, ArchiveErrorKind};
+pub use keep::Keep;
+pub use query::Budget;
+pub use rules::{Rule, Rules};
+pub use writer::{Archive, ArchiveOptions, ArchiveStats, FsyncPolicy};

@@ -1,0 +1,474 @@
+//! [`Archive`]: the bounded buffer and the writer thread in front of a [`Backend`].
+//!
+//! The router's side only appends to the buffer (one short lock per batch) and never waits on
+//! the store. The writer thread takes batches, writes them, makes them durable according to
+//! the [`FsyncPolicy`], and raises the durability watermark that `stored` acknowledgements
+//! wait on. If the store is slow or down, records wait in the buffer; past its bound new
+//! records are dropped and counted — except those a producer waits on as `stored`, which
+//! are always kept (their producers' in-flight windows bound them).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use herald_proto::frame::RawRecord;
+use herald_proto::time::now_nanos;
+use tokio::sync::watch;
+
+use crate::backend::{Backend, Slot};
+use crate::entry::Entry;
+use crate::error::ArchiveError;
+use crate::rules::Rules;
+
+/// When the writer makes what it wrote durable (fsync, or the store's equivalent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FsyncPolicy {
+    /// At once for batches holding a record a producer waits on as `stored`; every
+    /// `fsync_interval` for the rest (default).
+    #[default]
+    Stored,
+    /// After every batch.
+    Always,
+    /// Only every `fsync_interval`; `stored` acknowledgements wait for it.
+    Interval,
+}
+
+/// How the archive buffers, batches and syncs.
+#[derive(Debug, Clone)]
+pub struct ArchiveOptions {
+    /// What to archive.
+    pub rules: Rules,
+    /// Records the buffer holds before new ones are dropped.
+    pub buffer_records: usize,
+    /// Bytes the buffer holds before new ones are dropped.
+    pub buffer_bytes: usize,
+    /// Records written per batch at most.
+    pub batch_records: usize,
+    /// When to make writes durable.
+    pub fsync: FsyncPolicy,
+    /// How often to sync what no one waits on.
+    pub fsync_interval: Duration,
+    /// How often to drop expired days.
+    pub expire_interval: Duration,
+}
+
+impl Default for ArchiveOptions {
+    fn default() -> Self {
+        ArchiveOptions {
+            rules: Rules::default(),
+            buffer_records: 1_000_000,
+            buffer_bytes: 256 * 1024 * 1024,
+            batch_records: 20_000,
+            fsync: FsyncPolicy::Stored,
+            fsync_interval: Duration::from_secs(1),
+            expire_interval: Duration::from_secs(600),
+        }
+    }
+}
+
+/// A snapshot of the archive's counters, for the monitor.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ArchiveStats {
+    /// The store, for people.
+    pub backend: String,
+    /// Records waiting to be written (buffered and in the batch being written).
+    pub backlog_records: u64,
+    /// Their bytes.
+    pub backlog_bytes: u64,
+    /// Records written.
+    pub written: u64,
+    /// Records dropped because the buffer was full, or left unwritten at shutdown.
+    pub dropped: u64,
+    /// Records already past their retention when they arrived (not written).
+    pub expired_on_arrival: u64,
+    /// Failed write or sync attempts (each retried).
+    pub write_errors: u64,
+    /// The last failure, if the last attempt failed.
+    pub last_error: Option<String>,
+    /// Days of a retention class dropped by expiry.
+    pub slots_expired: u64,
+}
+
+/// What [`Archive::offer`] did with a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Offer {
+    /// Records the rules matched and the buffer took.
+    pub archived: u64,
+    /// Records the rules matched but the full buffer dropped.
+    pub dropped: u64,
+    /// Durability ticket: the batch is durable once [`Archive::durable`] reaches it.
+    pub ticket: u64,
+}
+
+#[derive(Debug, Default)]
+struct Buffer {
+    entries: VecDeque<Entry>,
+    bytes: usize,
+    in_flight: usize,
+    in_flight_bytes: usize,
+    /// Tickets handed out: entries ever taken.
+    issued: u64,
+    /// Highest ticket a producer waits on as `stored`.
+    wanted: u64,
+    closing: bool,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    written: AtomicU64,
+    dropped: AtomicU64,
+    expired_on_arrival: AtomicU64,
+    write_errors: AtomicU64,
+    slots_expired: AtomicU64,
+}
+
+struct Inner {
+    backend: Arc<dyn Backend>,
+    options: ArchiveOptions,
+    buffer: Mutex<Buffer>,
+    ready: Condvar,
+    durable: watch::Sender<u64>,
+    counters: Counters,
+    last_error: Mutex<Option<String>>,
+}
+
+/// The archive: rules, buffer and writer thread in front of a store.
+pub struct Archive {
+    inner: Arc<Inner>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Archive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Archive")
+            .field("backend", &self.inner.backend.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Archive {
+    /// Starts the writer thread in front of `backend`.
+    ///
+    /// # Errors
+    /// The thread could not be spawned.
+    pub fn start(backend: Arc<dyn Backend>, options: ArchiveOptions) -> std::io::Result<Archive> {
+        let inner = Arc::new(Inner {
+            backend,
+            options,
+            buffer: Mutex::new(Buffer::default()),
+            ready: Condvar::new(),
+            durable: watch::Sender::new(0),
+            counters: Counters::default(),
+            last_error: Mutex::new(None),
+        });
+        let thread = std::thread::Builder::new()
+            .name("herald-archive".into())
+            .spawn({
+                let inner = Arc::clone(&inner);
+                move || inner.run()
+            })?;
+        Ok(Archive {
+            inner,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Returns the store, for queries.
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.inner.backend
+    }
+
+    /// Returns the rules.
+    pub fn rules(&self) -> &Rules {
+        &self.inner.options.rules
+    }
+
+    /// Returns the subject of the first of `records` no rule archives, if any.
+    pub fn unarchived<'a>(&self, records: &'a [RawRecord]) -> Option<&'a str> {
+        records
+            .iter()
+            .find(|record| self.inner.options.rules.keep_for(record).is_none())
+            .map(RawRecord::subject)
+    }
+
+    /// Takes the records the rules match (numbered from `first_seq`, received at
+    /// `received`) into the buffer. With `stored`, they are taken even over the bound and
+    /// the writer syncs them at once (under [`FsyncPolicy::Stored`]).
+    pub fn offer(
+        &self,
+        records: &[RawRecord],
+        first_seq: u64,
+        received: i64,
+        stored: bool,
+    ) -> Offer {
+        let rules = &self.inner.options.rules;
+        let mut offer = Offer::default();
+        let mut buffer = lock(&self.inner.buffer);
+        for (offset, record) in records.iter().enumerate() {
+            let Some(keep) = rules.keep_for(record) else {
+                continue;
+            };
+            let size = record.bytes.len();
+            if !stored && self.inner.over_bound(&buffer, size) {
+                offer.dropped += 1;
+                continue;
+            }
+            buffer.entries.push_back(Entry {
+                seq: first_seq + offset as u64,
+                received,
+                keep,
+                record: record.clone(),
+            });
+            buffer.bytes += size;
+            buffer.issued += 1;
+            offer.archived += 1;
+        }
+        offer.ticket = buffer.issued;
+        if stored {
+            buffer.wanted = buffer.issued;
+        }
+        drop(buffer);
+        if offer.dropped > 0 {
+            self.inner
+                .counters
+                .dropped
+                .fetch_add(offer.dropped, Ordering::Relaxed);
+        }
+        if offer.archived > 0 {
+            self.inner.ready.notify_one();
+        }
+        offer
+    }
+
+    /// Returns a watch of the durability watermark: every ticket up to its value is durable.
+    pub fn durable(&self) -> watch::Receiver<u64> {
+        self.inner.durable.subscribe()
+    }
+
+    /// Returns the counters.
+    pub fn stats(&self) -> ArchiveStats {
+        let buffer = lock(&self.inner.buffer);
+        let counters = &self.inner.counters;
+        ArchiveStats {
+            backend: self.inner.backend.describe(),
+            backlog_records: (buffer.entries.len() + buffer.in_flight) as u64,
+            backlog_bytes: (buffer.bytes + buffer.in_flight_bytes) as u64,
+            written: counters.written.load(Ordering::Relaxed),
+            dropped: counters.dropped.load(Ordering::Relaxed),
+            expired_on_arrival: counters.expired_on_arrival.load(Ordering::Relaxed),
+            write_errors: counters.write_errors.load(Ordering::Relaxed),
+            last_error: lock(&self.inner.last_error).clone(),
+            slots_expired: counters.slots_expired.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Writes what is buffered, syncs, and stops the writer; gives up on a store that stays
+    /// down for `grace` and counts what it could not write as dropped.
+    pub fn close(&self, grace: Duration) {
+        lock(&self.inner.buffer).closing = true;
+        self.inner.ready.notify_one();
+        let Some(thread) = lock(&self.thread).take() else {
+            return;
+        };
+        let deadline = Instant::now() + grace;
+        while !thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if thread.is_finished() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Archive {
+    fn drop(&mut self) {
+        self.close(Duration::from_secs(5));
+    }
+}
+
+/// Backoff between attempts while the store fails.
+const RETRY_MIN: Duration = Duration::from_millis(50);
+const RETRY_MAX: Duration = Duration::from_secs(2);
+
+impl Inner {
+    fn over_bound(&self, buffer: &Buffer, size: usize) -> bool {
+        let records = buffer.entries.len() + buffer.in_flight;
+        let bytes = buffer.bytes + buffer.in_flight_bytes + size;
+        records >= self.options.buffer_records || bytes > self.options.buffer_bytes
+    }
+
+    fn run(self: Arc<Self>) {
+        let mut last_sync = Instant::now();
+        let mut last_expire: Option<Instant> = None;
+        let mut committed = 0u64;
+        loop {
+            if last_expire.is_none_or(|at| at.elapsed() >= self.options.expire_interval) {
+                self.expire();
+                last_expire = Some(Instant::now());
+            }
+            let Some((batch, end, wanted, closing)) = self.next_batch(last_sync) else {
+                self.sync(committed, &mut last_sync);
+                return;
+            };
+            if !batch.is_empty() {
+                if !self.write(&batch, closing) {
+                    self.abandon(batch.len());
+                    return;
+                }
+                committed = end;
+            }
+            let due = last_sync.elapsed() >= self.options.fsync_interval;
+            let sync_now = match self.options.fsync {
+                FsyncPolicy::Always => !batch.is_empty(),
+                FsyncPolicy::Stored => due || wanted > *self.durable.borrow(),
+                FsyncPolicy::Interval => due,
+            };
+            if sync_now && committed > *self.durable.borrow() {
+                self.sync(committed, &mut last_sync);
+            } else if due {
+                last_sync = Instant::now();
+            }
+        }
+    }
+
+    /// Waits for records (or the sync interval) and takes a batch. Returns `None` when
+    /// closing with nothing left.
+    fn next_batch(&self, last_sync: Instant) -> Option<(Vec<Entry>, u64, u64, bool)> {
+        let mut buffer = lock(&self.buffer);
+        while buffer.entries.is_empty() && !buffer.closing {
+            let wait = self
+                .options
+                .fsync_interval
+                .saturating_sub(last_sync.elapsed());
+            if wait.is_zero() {
+                break;
+            }
+            buffer = self
+                .ready
+                .wait_timeout(buffer, wait)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        if buffer.entries.is_empty() && buffer.closing {
+            return None;
+        }
+        let count = buffer.entries.len().min(self.options.batch_records);
+        let batch: Vec<Entry> = buffer.entries.drain(..count).collect();
+        let bytes: usize = batch.iter().map(|e| e.record.bytes.len()).sum();
+        buffer.bytes -= bytes;
+        buffer.in_flight = count;
+        buffer.in_flight_bytes = bytes;
+        let end = buffer.issued - buffer.entries.len() as u64;
+        Some((batch, end, buffer.wanted, buffer.closing))
+    }
+
+    /// Writes `batch`, retrying while the store fails. Returns false if it gave up (only
+    /// when closing).
+    fn write(&self, batch: &[Entry], closing: bool) -> bool {
+        let now = now_nanos();
+        let live: Vec<Entry> = batch
+            .iter()
+            .filter(|entry| {
+                let slot = Slot {
+                    day: entry.day(),
+                    keep: entry.keep,
+                };
+                !slot.expired(now)
+            })
+            .cloned()
+            .collect();
+        let expired = (batch.len() - live.len()) as u64;
+        self.counters
+            .expired_on_arrival
+            .fetch_add(expired, Ordering::Relaxed);
+        let mut backoff = RETRY_MIN;
+        let mut attempts = 0;
+        loop {
+            match self.backend.write(&live) {
+                Ok(()) => break,
+                Err(err) => {
+                    attempts += 1;
+                    self.failed("write", &err);
+                    if closing && attempts >= 3 {
+                        return false;
+                    }
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(RETRY_MAX);
+                }
+            }
+        }
+        *lock(&self.last_error) = None;
+        self.counters
+            .written
+            .fetch_add(live.len() as u64, Ordering::Relaxed);
+        let mut buffer = lock(&self.buffer);
+        buffer.in_flight = 0;
+        buffer.in_flight_bytes = 0;
+        true
+    }
+
+    /// Syncs the store and raises the watermark to `target` (every ticket written so far).
+    fn sync(&self, target: u64, last_sync: &mut Instant) {
+        let mut backoff = RETRY_MIN;
+        loop {
+            match self.backend.sync() {
+                Ok(()) => break,
+                Err(err) => {
+                    self.failed("sync", &err);
+                    if lock(&self.buffer).closing {
+                        return;
+                    }
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(RETRY_MAX);
+                }
+            }
+        }
+        *last_sync = Instant::now();
+        self.durable.send_if_modified(|durable| {
+            let raised = target > *durable;
+            *durable = (*durable).max(target);
+            raised
+        });
+    }
+
+    fn failed(&self, what: &str, err: &ArchiveError) {
+        self.counters.write_errors.fetch_add(1, Ordering::Relaxed);
+        let message = format!("archive {what} failed: {err}");
+        tracing::warn!(backend = %self.backend.describe(), "{message}");
+        *lock(&self.last_error) = Some(message);
+    }
+
+    /// Counts what is left unwritten at shutdown as dropped.
+    fn abandon(&self, in_flight: usize) {
+        let mut buffer = lock(&self.buffer);
+        let lost = (in_flight + buffer.entries.len()) as u64;
+        buffer.entries.clear();
+        buffer.bytes = 0;
+        buffer.in_flight = 0;
+        buffer.in_flight_bytes = 0;
+        self.counters.dropped.fetch_add(lost, Ordering::Relaxed);
+        tracing::error!(
+            lost,
+            "archive store unavailable at shutdown; records not archived"
+        );
+    }
+
+    fn expire(&self) {
+        match self.backend.expire(now_nanos()) {
+            Ok(expired) => {
+                self.counters
+                    .slots_expired
+                    .fetch_add(expired.slots, Ordering::Relaxed);
+            }
+            Err(err) => self.failed("expire", &err),
+        }
+    }
+}

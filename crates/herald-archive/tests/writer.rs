@@ -1,0 +1,158 @@
+//! The archive writer in front of a store that can be made to fail: `stored` tickets become
+//! durable, a full buffer drops and counts, and a store that comes back gets everything kept.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use herald_archive::conformance::{all_samples, BASE, SECOND};
+use herald_archive::{
+    Archive, ArchiveError, ArchiveErrorKind, ArchiveOptions, Backend, EmbeddedBackend, Entry,
+    Expired, Row, RowRange, Slot, Source,
+};
+use herald_proto::frame::RawRecord;
+use herald_proto::{Kind, Record, Value};
+
+/// The embedded store, unavailable while `down` is set.
+struct Flaky {
+    store: EmbeddedBackend,
+    down: AtomicBool,
+}
+
+impl Flaky {
+    fn check(&self) -> Result<(), ArchiveError> {
+        match self.down.load(Ordering::SeqCst) {
+            true => Err(ArchiveError::new(
+                ArchiveErrorKind::Unavailable,
+                "store is down",
+            )),
+            false => Ok(()),
+        }
+    }
+}
+
+impl Backend for Flaky {
+    fn describe(&self) -> String {
+        "flaky embedded".into()
+    }
+    fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
+        self.check()?;
+        self.store.write(entries)
+    }
+    fn sync(&self) -> Result<(), ArchiveError> {
+        self.check()?;
+        self.store.sync()
+    }
+    fn slots(&self, source: Source<'_>, first: i32, last: i32) -> Result<Vec<Slot>, ArchiveError> {
+        self.store.slots(source, first, last)
+    }
+    fn read(
+        &self,
+        source: Source<'_>,
+        slot: Slot,
+        range: &RowRange,
+        limit: usize,
+    ) -> Result<Vec<Row>, ArchiveError> {
+        self.store.read(source, slot, range, limit)
+    }
+    fn last_at(&self, name: &str, slot: Slot, time: i64) -> Result<Option<Row>, ArchiveError> {
+        self.store.last_at(name, slot, time)
+    }
+    fn expire(&self, now: i64) -> Result<Expired, ArchiveError> {
+        self.store.expire(now)
+    }
+}
+
+fn records(name: &str, from: i64, count: i64) -> Vec<RawRecord> {
+    (from..from + count)
+        .map(|i| {
+            let record = Record {
+                time: BASE + i * SECOND,
+                fields: vec![("value".into(), Value::Int(i))],
+                ..Record::new(Kind::Info, name)
+            };
+            RawRecord::new(Bytes::from(record.to_bytes())).unwrap()
+        })
+        .collect()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn stored_batches_become_durable_and_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Arc::new(EmbeddedBackend::open(dir.path()));
+    let archive = Archive::start(backend.clone(), ArchiveOptions::default()).unwrap();
+    let offer = archive.offer(&records("A.b", 0, 100), 1, 0, true);
+    assert_eq!((offer.archived, offer.dropped, offer.ticket), (100, 0, 100));
+    let durable = archive.durable();
+    wait_until("the durable watermark", || {
+        *durable.borrow() >= offer.ticket
+    });
+    assert_eq!(
+        all_samples(&*backend, "A.b", BASE, BASE + 100 * SECOND, 1000).len(),
+        100
+    );
+    let unmatched = Record::new(Kind::Message, "chat");
+    let raw = RawRecord::new(Bytes::from(unmatched.to_bytes())).unwrap();
+    assert_eq!(archive.unarchived(&[raw]), Some("chat"));
+}
+
+#[test]
+fn a_store_that_is_down_fills_the_buffer_then_drops_and_counts_and_catches_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let flaky = Arc::new(Flaky {
+        store: EmbeddedBackend::open(dir.path()),
+        down: AtomicBool::new(true),
+    });
+    let options = ArchiveOptions {
+        buffer_records: 1_000,
+        batch_records: 100,
+        ..ArchiveOptions::default()
+    };
+    let archive = Archive::start(flaky.clone(), options).unwrap();
+    let first = archive.offer(&records("A.b", 0, 1_500), 1, 0, false);
+    assert_eq!((first.archived, first.dropped), (1_000, 500));
+    // A producer waiting on `stored` is never dropped, even over the bound.
+    let stored = archive.offer(&records("A.b", 1_500, 10), 1_501, 0, true);
+    assert_eq!((stored.archived, stored.dropped), (10, 0));
+    wait_until("a failed attempt", || archive.stats().write_errors > 0);
+    let stats = archive.stats();
+    assert_eq!((stats.backlog_records, stats.dropped), (1_010, 500));
+    assert!(stats.last_error.unwrap().contains("store is down"));
+    assert!(*archive.durable().borrow() < stored.ticket);
+    flaky.down.store(false, Ordering::SeqCst);
+    let durable = archive.durable();
+    wait_until("catching up", || *durable.borrow() >= stored.ticket);
+    let stats = archive.stats();
+    assert_eq!(
+        (stats.written, stats.backlog_records, stats.last_error),
+        (1_010, 0, None)
+    );
+    let kept = all_samples(&flaky.store, "A.b", BASE, BASE + 2_000 * SECOND, 10_000);
+    assert_eq!(kept.len(), 1_010);
+}
+
+#[test]
+fn records_past_their_retention_on_arrival_are_counted_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Arc::new(EmbeddedBackend::open(dir.path()));
+    let archive = Archive::start(backend.clone(), ArchiveOptions::default()).unwrap();
+    let old = Record {
+        time: 0,
+        ..Record::new(Kind::Info, "A.old")
+    };
+    let raw = RawRecord::new(Bytes::from(old.to_bytes())).unwrap();
+    let offer = archive.offer(&[raw], 1, 0, true);
+    let durable = archive.durable();
+    wait_until("the batch", || *durable.borrow() >= offer.ticket);
+    assert_eq!(archive.stats().expired_on_arrival, 1);
+    assert_eq!(archive.stats().written, 0);
+}
