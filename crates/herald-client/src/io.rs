@@ -264,6 +264,7 @@ async fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
         Frame::Ok { cid } => answer(inner, cid, Ok(Frame::Ok { cid })),
         frame @ Frame::MonitorReply { cid, .. } => answer(inner, cid, Ok(frame)),
         frame @ Frame::InfoReply { cid, .. } => answer(inner, cid, Ok(frame)),
+        frame @ Frame::QueryReply { cid, .. } => answer(inner, cid, Ok(frame)),
         other => {
             let name = other.frame_type().name();
             return Err(ClientError::BadFrame(FrameError::Malformed {

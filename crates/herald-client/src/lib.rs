@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod client;
 pub mod delivered;
 pub mod error;
@@ -42,6 +43,7 @@ mod outbox;
 pub mod subscription;
 pub mod url;
 
+pub use archive::Pages;
 pub use client::{monitor_value, Client, ClientOptions};
 pub use delivered::Delivered;
 pub use error::{ClientError, ConnectError};

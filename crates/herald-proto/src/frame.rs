@@ -319,12 +319,17 @@ pub enum ErrorCode {
     BadInfo,
     /// The server is shutting down.
     ShuttingDown,
+    /// An archive query was refused (empty range, bad limit or pattern).
+    BadQuery,
+    /// The archive cannot do what was asked: there is none, or no rule keeps a record sent
+    /// with acknowledgement level `stored`, or its store failed.
+    Archive,
     /// A code this version does not know.
     Other,
 }
 
 impl ErrorCode {
-    const ALL: [(ErrorCode, &'static str); 13] = [
+    const ALL: [(ErrorCode, &'static str); 15] = [
         (ErrorCode::BadFrame, "bad_frame"),
         (ErrorCode::FrameTooLarge, "frame_too_large"),
         (ErrorCode::Handshake, "handshake"),
@@ -338,6 +343,8 @@ impl ErrorCode {
         (ErrorCode::SlowConsumer, "slow_consumer"),
         (ErrorCode::BadInfo, "bad_info"),
         (ErrorCode::ShuttingDown, "shutting_down"),
+        (ErrorCode::BadQuery, "bad_query"),
+        (ErrorCode::Archive, "archive"),
     ];
 
     /// Returns the wire string (`bad_frame`).

@@ -126,3 +126,15 @@ pub fn queue_discarded(
         "queued records discarded"
     );
 }
+
+/// The archive's buffer was full (its store slow or down): `count` records were routed but
+/// not archived. Counted by the archive (the monitor's `archive.dropped`); logged at most
+/// once a second.
+pub fn archive_dropped(count: u64) {
+    static LAST_WARNING_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let now = herald_proto::time::now_nanos() as u64 / 1_000_000_000;
+    let last = LAST_WARNING_SECS.swap(now, std::sync::atomic::Ordering::Relaxed);
+    if last != now {
+        tracing::warn!(count, "archive buffer full: records not archived");
+    }
+}

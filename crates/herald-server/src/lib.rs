@@ -28,6 +28,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod archive;
 pub mod command;
 pub mod config;
 pub mod connection;

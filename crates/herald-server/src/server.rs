@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use herald_archive::Archive;
 use herald_router::Router;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
@@ -35,6 +36,8 @@ pub struct Shared {
     pub monitor: Monitor,
     /// Information objects: latest values, types, info subscribers.
     pub info: InfoService,
+    /// The archive, unless turned off.
+    pub archive: Option<Arc<Archive>>,
     next_connection: AtomicU64,
 }
 
@@ -69,8 +72,9 @@ impl Server {
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;
         let http_addr = http_listener.local_addr()?;
+        let archive = crate::archive::open(&config).await?;
         let info_dir = config.data_dir.join("info");
-        let info = InfoService::open(&info_dir).map_err(|err| {
+        let info = InfoService::open(&info_dir, archive.clone()).map_err(|err| {
             std::io::Error::other(format!(
                 "cannot open the information store in {}: {err}",
                 info_dir.display()
@@ -78,6 +82,7 @@ impl Server {
         })?;
         let shared = Arc::new(Shared {
             info,
+            archive,
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,
@@ -150,6 +155,11 @@ impl Server {
             {
                 self.http.abort();
             }
+        }
+        if let Some(archive) = self.shared.archive.clone() {
+            let closing =
+                tokio::task::spawn_blocking(move || archive.close(crate::archive::CLOSE_GRACE));
+            let _ = closing.await;
         }
         tracing::info!("herald server stopped");
     }

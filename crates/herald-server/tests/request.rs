@@ -213,7 +213,7 @@ async fn sync_send_received_is_acknowledged_with_the_count() {
 }
 
 #[tokio::test]
-async fn sync_send_stored_is_refused_without_an_archive_and_the_connection_stays() {
+async fn sync_send_stored_of_a_record_no_rule_keeps_is_refused_and_the_connection_stays() {
     let server = TestServer::start().await;
     let subscriber = connect(&server, "subscriber").await;
     let mut subscription = subscriber
@@ -221,41 +221,42 @@ async fn sync_send_stored_is_refused_without_an_archive_and_the_connection_stays
         .await
         .unwrap();
     let sender = connect(&server, "sender").await;
+    // The default rules keep logs from INFO up and info changes; not DEBUG logs.
     let err = sender
         .sync_send(
-            &log("sync.stored", Priority::Info, "wants storage"),
+            &log("sync.stored", Priority::Debug, "wants storage"),
             AckLevel::Stored,
             WAIT,
         )
         .await
         .unwrap_err();
-    let expected = "acknowledgement level `stored` needs an archive, and this server has \
-                    none; the records were routed but not stored";
+    let expected = "acknowledgement level `stored` for a record about `sync.stored`, which no \
+                    archive rule keeps; add a rule for it ([[archive.rules]]) or send it as \
+                    `received`; nothing was routed";
     assert_eq!(
         err,
         ClientError::Server {
-            code: ErrorCode::Other,
+            code: ErrorCode::Archive,
             message: expected.into(),
         }
     );
-    assert_eq!(err.to_string(), format!("server error: {expected} (other)"));
     assert_eq!(sender.error(), None, "a refused level closes nothing");
     let ack = sender
         .sync_send(
-            &log("sync.received", Priority::Info, "then received"),
-            AckLevel::Received,
+            &log("sync.received", Priority::Info, "then stored"),
+            AckLevel::Stored,
             WAIT,
         )
         .await
         .unwrap();
-    assert_eq!(ack.count, 1);
+    assert_eq!((ack.count, ack.level), (1, AckLevel::Stored));
     assert_eq!(
         texts(&take_records(&subscriber, &mut subscription).await),
-        ["wants storage", "then received"],
-        "the refused record was still routed, as the message says"
+        ["then stored"],
+        "the refused record was not routed, as the message says"
     );
     let snapshot = server.monitor().snapshot();
-    assert_eq!(int(&snapshot, "records_in"), 2);
+    assert_eq!(int(&snapshot, "records_in"), 1);
     assert_eq!(int(&snapshot, "rejected_frames"), 0);
     server.stop().await;
 }

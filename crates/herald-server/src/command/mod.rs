@@ -4,6 +4,7 @@
 mod info;
 mod monitor;
 mod publish;
+mod query;
 mod subscribe;
 mod unsubscribe;
 
@@ -31,6 +32,7 @@ pub async fn apply(session: &mut Session, frame: Frame) -> Result<(), Close> {
             subscription,
             selection,
         } => info::subscribe(session, cid, subscription, selection).await,
+        Frame::Query { cid, request } => query::apply(session, cid, request).await,
         Frame::Ping => {
             session.reply(Frame::Pong).await;
             Ok(())

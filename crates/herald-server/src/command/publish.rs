@@ -1,4 +1,5 @@
-//! `PUBLISH`: route a batch of records, then acknowledge it if asked.
+//! `PUBLISH`: route a batch of records, offer it to the archive, then acknowledge it if
+//! asked — at once for `received`, once the archive has it durably for `stored`.
 
 use std::sync::atomic::Ordering;
 
@@ -11,9 +12,28 @@ use crate::session::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, publish: Publish) -> Result<(), Close> {
     let shared = &session.shared;
+    if publish.ack == AckLevel::Stored {
+        if let Some(message) = refuse_stored(session, &publish) {
+            let error = ErrorFrame {
+                cid: publish.ack_id,
+                code: ErrorCode::Archive,
+                message,
+            };
+            session.reply(Frame::Error(error)).await;
+            return Ok(());
+        }
+    }
+    let received = now_nanos();
     let mut stats = shared
         .router
-        .route(&mut session.route, &publish.records, now_nanos());
+        .route(&mut session.route, &publish.records, received);
+    let offer = shared.archive.as_ref().map(|archive| {
+        let stored = publish.ack == AckLevel::Stored;
+        archive.offer(&publish.records, stats.first_seq, received, stored)
+    });
+    if let Some(dropped) = offer.map(|o| o.dropped).filter(|d| *d > 0) {
+        events::archive_dropped(dropped);
+    }
     // Subscribers with policy `block` and a full queue make this publisher wait, each at
     // most its block timeout, counted from the same start so the waits overlap.
     let started = tokio::time::Instant::now();
@@ -34,28 +54,41 @@ pub(super) async fn apply(session: &mut Session, publish: Publish) -> Result<(),
     if stats.dropped.total() > 0 {
         events::records_dropped(&shared.monitor, session.state.id, &stats.dropped);
     }
-    match publish.ack {
-        AckLevel::None => {}
-        AckLevel::Received => {
-            let ack = Ack {
-                ack_id: publish.ack_id,
-                level: AckLevel::Received,
-                count: stats.records,
-            };
-            session.reply(Frame::Ack(ack)).await;
+    let ack = Ack {
+        ack_id: publish.ack_id,
+        level: publish.ack,
+        count: stats.records,
+    };
+    match (publish.ack, offer, &shared.archive) {
+        (AckLevel::None, ..) => {}
+        (AckLevel::Received, ..) => session.reply(Frame::Ack(ack)).await,
+        (AckLevel::Stored, Some(offer), Some(archive)) => {
+            // Answered when durable, without holding up this connection's next frames.
+            let (archive, replies) = (archive.clone(), session.replies.clone());
+            tokio::spawn(async move {
+                crate::archive::durable(&archive, offer.ticket).await;
+                let _ = replies.send(Frame::Ack(ack)).await;
+            });
         }
-        AckLevel::Stored => {
-            // The records were routed; only the durability promise cannot be made yet.
-            let error = ErrorFrame {
-                cid: publish.ack_id,
-                code: ErrorCode::Other,
-                message:
-                    "acknowledgement level `stored` needs an archive, and this server has none; \
-                          the records were routed but not stored"
-                        .to_string(),
-            };
-            session.reply(Frame::Error(error)).await;
-        }
+        (AckLevel::Stored, ..) => unreachable!("refused above without an archive"),
     }
     Ok(())
+}
+
+/// Says why a `stored` acknowledgement cannot be promised for this batch, if it cannot:
+/// there is no archive, or a record matches no archive rule. Nothing is routed then.
+fn refuse_stored(session: &Session, publish: &Publish) -> Option<String> {
+    let Some(archive) = &session.shared.archive else {
+        return Some(
+            "acknowledgement level `stored` needs an archive, and this server has none \
+             (archive.backend = \"none\"); nothing was routed"
+                .to_string(),
+        );
+    };
+    let subject = archive.unarchived(&publish.records)?;
+    Some(format!(
+        "acknowledgement level `stored` for a record about `{subject}`, which no archive \
+         rule keeps; add a rule for it ([[archive.rules]]) or send it as `received`; \
+         nothing was routed"
+    ))
 }

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
+use herald_archive::Archive;
 use herald_info::{
     Change, FsyncPolicy, InfoError, InfoObject, InfoStore, ObjectUpdate, Selection, StoreOptions,
     TypeDef,
@@ -42,6 +43,8 @@ struct State {
 /// The information service of one server.
 pub struct InfoService {
     state: Mutex<State>,
+    /// Where changes are archived, if anywhere.
+    archive: Option<Arc<Archive>>,
     /// The store's log, which [`InfoService::sync`] fsyncs through a handle of its own.
     log_path: std::path::PathBuf,
 }
@@ -61,7 +64,7 @@ impl InfoService {
     ///
     /// # Errors
     /// The store's error: unreadable or corrupt files.
-    pub fn open(dir: &Path) -> Result<InfoService, InfoError> {
+    pub fn open(dir: &Path, archive: Option<Arc<Archive>>) -> Result<InfoService, InfoError> {
         // Every change is written to the log before it is answered, so a killed server
         // loses nothing it acknowledged. The fsync that guards against a machine crash runs
         // outside the store's lock ([`InfoService::sync`]), so no update waits for the disk.
@@ -72,6 +75,7 @@ impl InfoService {
         let store = InfoStore::open(dir, options)?;
         tracing::info!(objects = store.len(), dir = %dir.display(), "information store open");
         Ok(InfoService {
+            archive,
             log_path: dir.join(herald_info::persist::LOG_FILE),
             state: Mutex::new(State {
                 store,
@@ -132,12 +136,26 @@ impl InfoService {
                     attributes,
                 };
                 let (object, change) = state.store.update(update, mode)?;
-                publish(&state, &object, change.name(), router, context);
+                publish(
+                    self.archive.as_deref(),
+                    &state,
+                    &object,
+                    change.name(),
+                    router,
+                    context,
+                );
                 reply.objects.push(Some(object.clone().into()));
             }
             InfoRequest::Delete { name, time } => {
                 let object = state.store.delete(&name, time)?;
-                publish(&state, &object, Change::Deleted.name(), router, context);
+                publish(
+                    self.archive.as_deref(),
+                    &state,
+                    &object,
+                    Change::Deleted.name(),
+                    router,
+                    context,
+                );
                 reply.objects.push(Some(object.clone().into()));
             }
             InfoRequest::Get(names) => {
@@ -271,6 +289,7 @@ fn delivery(object: &InfoObject, reason: &str, seq: u64, received: i64) -> Deliv
 
 /// Routes a change to ordinary subscribers and queues it for matching info subscribers.
 fn publish(
+    archive: Option<&Archive>,
     state: &State,
     object: &InfoObject,
     reason: &str,
@@ -281,6 +300,9 @@ fn publish(
         .expect("the store's names are valid subjects");
     let received = now_nanos();
     let stats = router.route(context, std::slice::from_ref(&raw), received);
+    if let Some(archive) = archive {
+        archive.offer(std::slice::from_ref(&raw), stats.first_seq, received, false);
+    }
     for subscriber in &state.subscribers {
         if subscriber
             .selection

@@ -16,6 +16,10 @@ use serde::Deserialize;
 
 use crate::units::{parse_bytes, parse_duration};
 
+pub mod archive;
+
+pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
+
 /// Default data directory, relative to where the server starts.
 pub const DEFAULT_DATA_DIR: &str = "./herald-data";
 /// Default address of the native protocol.
@@ -46,7 +50,7 @@ pub const ENV_CONFIG_FILE: &str = "HERALD_CONFIG";
 pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 16] = [
+pub const KEYS: [&str; 17] = [
     "name",
     "listen",
     "http",
@@ -63,6 +67,7 @@ pub const KEYS: [&str; 16] = [
     "heartbeat_timeout",
     "handshake_timeout",
     "log_level",
+    "archive",
 ];
 
 /// Why the configuration was refused.
@@ -147,8 +152,10 @@ pub struct RawConfig {
     pub handshake_timeout: Option<Quantity>,
     /// Diagnostics log level.
     pub log_level: Option<String>,
-    /// Where the server keeps its data (information objects, later the archive).
+    /// Where the server keeps its data (information objects, the embedded archive).
     pub data_dir: Option<String>,
+    /// The `[archive]` section.
+    pub archive: Option<RawArchiveConfig>,
 }
 
 /// The validated configuration.
@@ -181,6 +188,8 @@ pub struct Config {
     pub log_level: String,
     /// Where the server keeps its data.
     pub data_dir: PathBuf,
+    /// The archive: store, rules, buffer and sync.
+    pub archive: ArchiveConfig,
 }
 
 impl Default for Config {
@@ -215,6 +224,10 @@ impl Config {
                 continue;
             }
             let key = key.to_ascii_lowercase();
+            if let Some(sub) = key.strip_prefix("archive_") {
+                set_archive_key(&mut table, sub, &value, &name)?;
+                continue;
+            }
             if !KEYS.contains(&key.as_str()) {
                 let origin = format!("environment variable {name}");
                 return Err(ConfigError::UnknownKey { key, origin });
@@ -342,6 +355,7 @@ impl Config {
             )?,
             log_level,
             data_dir: PathBuf::from(raw.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.to_string())),
+            archive: archive::from_raw(raw.archive)?,
         })
     }
 }
@@ -366,6 +380,42 @@ fn check_keys(table: &toml::Table, source: &str) -> Result<(), ConfigError> {
         }),
         None => Ok(()),
     }
+}
+
+/// Sets `[archive]`'s `key` from variable `name` (`HERALD_ARCHIVE_KEYSPACE=site_a`);
+/// `contact_points` takes a comma-separated list. Rules only come from the file.
+fn set_archive_key(
+    table: &mut toml::Table,
+    key: &str,
+    value: &str,
+    name: &str,
+) -> Result<(), ConfigError> {
+    if !ARCHIVE_KEYS.contains(&key) || key == "rules" {
+        return Err(ConfigError::UnknownKey {
+            key: format!("archive.{key}"),
+            origin: format!("environment variable {name}"),
+        });
+    }
+    let section = table
+        .entry("archive")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let Some(section) = section.as_table_mut() else {
+        return Err(invalid(
+            "archive",
+            "must be a table (`[archive]`)".to_string(),
+        ));
+    };
+    let parsed = match key {
+        "contact_points" => toml::Value::Array(
+            value
+                .split(',')
+                .map(|point| toml::Value::String(point.trim().to_string()))
+                .collect(),
+        ),
+        _ => env_value(value),
+    };
+    section.insert(key.to_string(), parsed);
+    Ok(())
 }
 
 /// Reads an environment value as TOML would: integers and booleans typed, the rest text.

@@ -1,0 +1,117 @@
+//! The server's archive: opening the configured store, answering queries off the async
+//! threads, and the acknowledgements that wait until records are durable.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use herald_archive::{Archive, ArchiveError, Backend, Budget, EmbeddedBackend};
+use herald_proto::archive::{ArchiveReply, ArchiveRequest};
+
+use crate::config::{ArchiveBackendConfig, ArchiveConfig, Config};
+
+/// How long shutdown waits for the archive to write what it holds.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(10);
+
+/// Opens the configured store and starts the archive's writer; `None` when the archive is
+/// turned off (`backend = "none"`).
+///
+/// # Errors
+/// The store cannot be opened or reached, with the reason.
+pub async fn open(config: &Config) -> std::io::Result<Option<Arc<Archive>>> {
+    let backend: Arc<dyn Backend> = match &config.archive.backend {
+        ArchiveBackendConfig::None => return Ok(None),
+        ArchiveBackendConfig::Embedded => {
+            let dir = ArchiveConfig::embedded_dir(&config.data_dir);
+            Arc::new(EmbeddedBackend::open(&dir))
+        }
+        ArchiveBackendConfig::Cassandra { .. } => cassandra(&config.archive.backend).await?,
+    };
+    tracing::info!(backend = %backend.describe(), rules = config.archive.options.rules.rules().len(), "archive open");
+    let archive = Archive::start(backend, config.archive.options.clone())?;
+    Ok(Some(Arc::new(archive)))
+}
+
+#[cfg(feature = "cql")]
+async fn cassandra(backend: &ArchiveBackendConfig) -> std::io::Result<Arc<dyn Backend>> {
+    use herald_archive::cql::{CqlBackend, CqlOptions};
+    let ArchiveBackendConfig::Cassandra {
+        contact_points,
+        keyspace,
+        replication_factor,
+    } = backend.clone()
+    else {
+        unreachable!("called for the cassandra backend only");
+    };
+    let options = CqlOptions {
+        contact_points: contact_points.clone(),
+        keyspace,
+        replication_factor,
+        ..CqlOptions::default()
+    };
+    let connected = tokio::task::spawn_blocking(move || CqlBackend::connect(options))
+        .await
+        .map_err(std::io::Error::other)?;
+    let backend = connected.map_err(|err| {
+        std::io::Error::other(format!(
+            "cannot open the Cassandra archive at {}: {err}",
+            contact_points.join(",")
+        ))
+    })?;
+    Ok(Arc::new(backend))
+}
+
+#[cfg(not(feature = "cql"))]
+async fn cassandra(_backend: &ArchiveBackendConfig) -> std::io::Result<Arc<dyn Backend>> {
+    Err(std::io::Error::other(
+        "this herald was built without the Cassandra archive (cargo feature `cql`)",
+    ))
+}
+
+/// Answers `request` on the blocking pool, each page at most `max_bytes` of records.
+///
+/// # Errors
+/// The archive's error (`BadQuery` for a query that cannot be answered as asked).
+pub async fn query(
+    archive: &Arc<Archive>,
+    request: ArchiveRequest,
+    max_bytes: usize,
+) -> Result<ArchiveReply, ArchiveError> {
+    let backend = Arc::clone(archive.backend());
+    let budget = Budget {
+        records: usize::MAX,
+        bytes: max_bytes,
+        scanned: 1_000_000,
+    };
+    tokio::task::spawn_blocking(move || herald_archive::query::answer(&*backend, &request, budget))
+        .await
+        .map_err(|err| ArchiveError::io("query task", err))?
+}
+
+/// Waits until the archive has made every record up to `ticket` durable.
+pub async fn durable(archive: &Archive, ticket: u64) {
+    let mut watermark = archive.durable();
+    let _ = watermark.wait_for(|durable| *durable >= ticket).await;
+}
+
+/// The archive's counters as the monitor shows them.
+pub fn stats_value(stats: &herald_archive::ArchiveStats) -> herald_proto::Value {
+    use herald_proto::Value;
+    let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    let mut fields = vec![
+        ("backend".to_string(), Value::Str(stats.backend.clone())),
+        ("backlog".to_string(), int(stats.backlog_records)),
+        ("backlog_bytes".to_string(), int(stats.backlog_bytes)),
+        ("written".to_string(), int(stats.written)),
+        ("dropped".to_string(), int(stats.dropped)),
+        (
+            "expired_on_arrival".to_string(),
+            int(stats.expired_on_arrival),
+        ),
+        ("write_errors".to_string(), int(stats.write_errors)),
+        ("days_expired".to_string(), int(stats.slots_expired)),
+    ];
+    if let Some(error) = &stats.last_error {
+        fields.push(("last_error".to_string(), Value::Str(error.clone())));
+    }
+    Value::Map(fields)
+}

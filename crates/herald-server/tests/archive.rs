@@ -1,0 +1,210 @@
+//! The archive through a running server: `stored` acknowledgements, and samples, buckets,
+//! instant values and filtered logs queried back over the native protocol.
+
+mod common;
+
+use common::{connect, int, map, WAIT};
+use herald_client::{Client, ClientError};
+use herald_proto::archive::{BucketQuery, LogQuery, SampleQuery};
+use herald_proto::{AckLevel, ErrorCode, Kind, Priority, PrioritySet, Record, Value};
+use herald_testkit::TestServer;
+
+const SECOND: i64 = 1_000_000_000;
+/// 2026-11-20T02:00:00Z.
+const NIGHT: i64 = 1_795_658_400 * SECOND;
+
+async fn archive_int(client: &Client, name: &str) -> i64 {
+    int(map(&client.monitor().await.unwrap(), "archive"), name)
+}
+
+async fn wait_written(client: &Client, count: i64) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while archive_int(client, "written").await < count {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "archive never wrote {count}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+fn sample(name: &str, time: i64, value: f64) -> Record {
+    Record {
+        time,
+        fields: vec![("value".into(), Value::Float(value))],
+        ..Record::new(Kind::Info, name)
+    }
+}
+
+fn mount_log(time: i64, priority: Priority, host: &str, text: &str) -> Record {
+    let mut record = Record {
+        time,
+        priority,
+        text: text.into(),
+        ..Record::new(Kind::Log, "ANTENNA.DV01.Mount")
+    };
+    record.origin.host = host.into();
+    record
+}
+
+#[tokio::test]
+async fn a_stored_acknowledgement_means_the_record_can_be_queried_back() {
+    let server = TestServer::start().await;
+    let client = connect(&server, "producer").await;
+    let record = sample("RunParams.Rate", NIGHT, 2.5);
+    let ack = client
+        .sync_send(&record, AckLevel::Stored, WAIT)
+        .await
+        .unwrap();
+    assert_eq!((ack.level, ack.count), (AckLevel::Stored, 1));
+    let found = client
+        .samples("RunParams.Rate", NIGHT, NIGHT + SECOND)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].decode().unwrap(), record);
+    assert!(found[0].received > 0);
+    let monitor = client.monitor().await.unwrap();
+    let archive = map(&monitor, "archive");
+    assert_eq!(int(archive, "written"), 1);
+    assert_eq!(int(archive, "dropped"), 0);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn samples_page_buckets_and_values_at_an_instant() {
+    let server = TestServer::start().await;
+    let client = connect(&server, "producer").await;
+    for i in 0..3_600 {
+        let record = sample("Beam.Current", NIGHT + i * SECOND, (i % 100) as f64);
+        client.publish(&record).await.unwrap();
+    }
+    client
+        .publish(&sample("Beam.Energy", NIGHT - 3_600 * SECOND, 7.0))
+        .await
+        .unwrap();
+    client.flush(WAIT).await.unwrap();
+    wait_written(&client, 3_601).await;
+    let hour = NIGHT + 3_600 * SECOND;
+    let mut pages = client.sample_pages(SampleQuery {
+        name: "Beam.Current".into(),
+        from: NIGHT,
+        to: hour,
+        after: None,
+        limit: 1_000,
+    });
+    let mut times = Vec::new();
+    let mut page_count = 0;
+    while let Some(page) = pages.next_page().await.unwrap() {
+        page_count += 1;
+        times.extend(page.records.iter().map(|s| s.decode().unwrap().time));
+    }
+    assert_eq!(page_count, 4);
+    assert_eq!(
+        times,
+        (0..3_600).map(|i| NIGHT + i * SECOND).collect::<Vec<_>>()
+    );
+    let buckets = client
+        .buckets(BucketQuery {
+            name: "Beam.Current".into(),
+            from: NIGHT,
+            to: hour,
+            buckets: 36,
+            field: Some("value".into()),
+        })
+        .await
+        .unwrap();
+    assert_eq!(buckets.len(), 36);
+    let stats = &buckets[0].fields[0];
+    assert_eq!(
+        (buckets[0].count, stats.min, stats.max, stats.mean),
+        (100, 0.0, 99.0, 49.5)
+    );
+    let names = [
+        "Beam.Current".to_string(),
+        "Beam.Energy".into(),
+        "Beam.None".into(),
+    ];
+    let values = client.values_at(&names, NIGHT + 90 * SECOND).await.unwrap();
+    let times: Vec<Option<i64>> = values
+        .iter()
+        .map(|v| v.as_ref().map(|s| s.decode().unwrap().time))
+        .collect();
+    assert_eq!(
+        times,
+        vec![
+            Some(NIGHT + 90 * SECOND),
+            Some(NIGHT - 3_600 * SECOND),
+            None
+        ]
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn logs_are_queried_by_priority_subject_host_and_text() {
+    let server = TestServer::start().await;
+    let client = connect(&server, "mount").await;
+    let plan = [
+        (Priority::Error, "ctl1", "axis stuck"),
+        (Priority::Info, "ctl1", "tracking"),
+        (Priority::Critical, "ctl2", "axis stuck again"),
+        (Priority::Debug, "ctl1", "not archived by default"),
+        (Priority::Warning, "ctl2", "wind"),
+    ];
+    for (i, (priority, host, text)) in plan.iter().enumerate() {
+        let record = mount_log(NIGHT + i as i64 * SECOND, *priority, host, text);
+        client.publish(&record).await.unwrap();
+    }
+    client
+        .publish(&Record {
+            time: NIGHT,
+            ..Record::new(Kind::Log, "DAQ.Run")
+        })
+        .await
+        .unwrap();
+    client.flush(WAIT).await.unwrap();
+    wait_written(&client, 5).await;
+    let query = LogQuery {
+        from: NIGHT,
+        to: NIGHT + 600 * SECOND,
+        priorities: PrioritySet::at_least(Priority::Error),
+        subject: Some("ANTENNA.*".into()),
+        limit: 100,
+        ..LogQuery::default()
+    };
+    let texts = |page: herald_proto::archive::Page| -> Vec<String> {
+        page.records
+            .iter()
+            .map(|s| s.decode().unwrap().text)
+            .collect()
+    };
+    let mut pages = client.log_pages(query.clone());
+    let errors = texts(pages.next_page().await.unwrap().unwrap());
+    assert_eq!(errors, ["axis stuck", "axis stuck again"]);
+    assert!(pages.next_page().await.unwrap().is_none());
+    let on_ctl2 = LogQuery {
+        priorities: PrioritySet::ALL,
+        host: Some("ctl2".into()),
+        text: Some("wind".into()),
+        ..query.clone()
+    };
+    let found = texts(
+        client
+            .log_pages(on_ctl2)
+            .next_page()
+            .await
+            .unwrap()
+            .unwrap(),
+    );
+    assert_eq!(found, ["wind"]);
+    let empty = LogQuery { to: NIGHT, ..query };
+    let err = client.log_pages(empty).next_page().await.unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Server { code: ErrorCode::BadQuery, message }
+            if message.starts_with("empty time range")),
+        "{err}"
+    );
+    assert_eq!(client.error(), None, "a bad query closes nothing");
+    server.stop().await;
+}
