@@ -59,7 +59,7 @@ impl Default for ArchiveOptions {
         ArchiveOptions {
             rules: Rules::default(),
             buffer_records: 1_000_000,
-            buffer_bytes: 256 * 1024 * 1024,
+            buffer_bytes: 128 * 1024 * 1024,
             batch_records: 20_000,
             fsync: FsyncPolicy::Stored,
             fsync_interval: Duration::from_secs(1),

@@ -66,8 +66,12 @@ pub fn parse_time_spec(text: &str, now: i64) -> Result<i64, TimeError> {
         let signed = if sign == '-' { -offset } else { offset };
         return Ok(now.saturating_add(signed));
     }
+    // A zone offset (`+09:00`) can only follow a time of day, past the date's own dashes.
+    let offset_at = trimmed.len().saturating_sub(6);
     let has_zone = trimmed.ends_with(['Z', 'z'])
-        || (trimmed.len() > 6 && matches!(&trimmed[trimmed.len() - 6..][..1], "+" | "-"));
+        || (offset_at > 10
+            && trimmed.is_char_boundary(offset_at)
+            && matches!(&trimmed[offset_at..offset_at + 1], "+" | "-"));
     let mut full = trimmed.to_string();
     if full.len() == 10 {
         full.push_str("T00:00:00");

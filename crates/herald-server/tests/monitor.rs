@@ -331,6 +331,24 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "rate_out",
             "closes",
             "clients",
+            "archive",
+        ]
+    );
+    let archive: Vec<&str> = common::map(&data, "archive")
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(
+        archive,
+        [
+            "backend",
+            "backlog",
+            "backlog_bytes",
+            "written",
+            "dropped",
+            "expired_on_arrival",
+            "write_errors",
+            "days_expired"
         ]
     );
     let entry = client_entry(&data, "raw-monitor");

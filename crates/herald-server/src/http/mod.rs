@@ -8,18 +8,21 @@
 //! | `PUT /info/{name}` | creates or updates the object from a JSON body; answers with it |
 //! | `DELETE /info/{name}` | deletes the object; answers with it as it was |
 //! | `GET /info-types` | a JSON array of the declared types |
+//! | `GET /archive/samples/{name}`, `/archive/logs`, `/archive/at` | archive queries ([`archive`]) |
 //!
 //! Every error is JSON `{"error": "<message>", "code": "<snake_case>"}` with a fitting status
 //! ([`error`]). Changes go through [`InfoService::execute`](crate::info::InfoService::execute),
 //! as the native protocol's do, so info subscribers and ordinary subscribers see them.
 //!
 //! # Layout
+//! - [`archive`]: the archive queries, as JSON pages or NDJSON/CSV streams.
 //! - [`error`]: [`HttpError`], the JSON error and the status of each problem.
 //! - [`info`]: `GET`/`DELETE /info/{name}`, `GET /info`, `GET /info-types`.
 //! - [`info_update`]: `PUT /info/{name}`, the JSON body and its conversion.
 //! - [`listener`]: [`CuttableListener`], connections the server can cut when a request
 //!   outlasts the shutdown grace period.
 
+pub mod archive;
 pub mod error;
 pub mod info;
 pub mod info_update;
@@ -56,6 +59,9 @@ pub fn router(shared: Arc<Shared>) -> axum::Router {
             get(info::get).put(info_update::put).delete(info::delete),
         )
         .route("/info-types", get(info::types))
+        .route("/archive/samples/{name}", get(archive::samples))
+        .route("/archive/logs", get(archive::logs))
+        .route("/archive/at", get(archive::at))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))

@@ -1,0 +1,237 @@
+//! The archive over HTTP:
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /archive/samples/{name}?from=&to=` | the samples of one name; `buckets=N` (and `field=`) folds them for a chart |
+//! | `GET /archive/logs?from=&to=&priority=&subject=&host=&process=&text=` | log records passing the filters |
+//! | `GET /archive/at?names=A,B&time=` | the value of each name at an instant |
+//!
+//! `format=json` (default) answers one page, `{"records": […], "next": "TIME_NS:SEQ" | null}`
+//! — pass `next` back as `after` for the following page. `format=ndjson` and `format=csv`
+//! stream the whole range, reading it page by page, so a year-long answer holds one page in
+//! memory at a time. Times are ISO 8601 (UTC when no zone is given) or relative (`-1h`).
+
+mod params;
+mod render;
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use herald_archive::Archive;
+use herald_proto::archive::{ArchiveReply, ArchiveRequest, AtQuery, Page, MAX_AT_NAMES};
+use serde_json::json;
+
+use params::{cursor_text, ArchiveParams, Format};
+use render::Columns;
+
+use crate::http::HttpError;
+use crate::server::Shared;
+
+/// Bytes of records read per page of a stream.
+const STREAM_PAGE_BYTES: usize = 4 << 20;
+
+fn archive_of(shared: &Shared) -> Result<Arc<Archive>, HttpError> {
+    shared.archive.clone().ok_or_else(|| {
+        HttpError::new(
+            StatusCode::NOT_FOUND,
+            "no_archive",
+            "this server has no archive (archive.backend = \"none\")",
+        )
+    })
+}
+
+async fn ask(archive: &Arc<Archive>, request: ArchiveRequest, bytes: usize) -> Result<ArchiveReply, HttpError> {
+    Ok(crate::archive::query(archive, request, bytes).await?)
+}
+
+fn page_of(reply: ArchiveReply) -> Page {
+    match reply {
+        ArchiveReply::Page(page) => page,
+        _ => Page::default(),
+    }
+}
+
+fn with_type(body: impl Into<Body>, content_type: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body.into()).into_response()
+}
+
+/// `GET /archive/samples/{name}`.
+pub async fn samples(
+    State(shared): State<Arc<Shared>>,
+    name: Result<Path<String>, PathRejection>,
+    params: Result<Query<ArchiveParams>, QueryRejection>,
+) -> Result<Response, HttpError> {
+    let (Path(name), Query(params)) = (name?, params?);
+    let archive = archive_of(&shared)?;
+    let format = params.format()?;
+    if let Some(query) = params.buckets(&name)? {
+        let buckets = match ask(&archive, ArchiveRequest::Buckets(query), usize::MAX).await? {
+            ArchiveReply::Buckets(buckets) => buckets,
+            _ => Vec::new(),
+        };
+        return Ok(match format {
+            Format::Json => {
+                let items: Vec<_> = buckets.iter().map(render::bucket_json).collect();
+                Json(json!({ "name": name, "buckets": items })).into_response()
+            }
+            Format::Ndjson => {
+                let lines: String = buckets.iter().map(|b| format!("{}\n", render::bucket_json(b))).collect();
+                with_type(lines, "application/x-ndjson")
+            }
+            Format::Csv => with_type(render::buckets_csv(&buckets), "text/csv"),
+        });
+    }
+    let request = ArchiveRequest::Samples(params.samples(&name)?);
+    answer_records(&shared, archive, request, format, Columns::Samples).await
+}
+
+/// `GET /archive/logs`.
+pub async fn logs(
+    State(shared): State<Arc<Shared>>,
+    params: Result<Query<ArchiveParams>, QueryRejection>,
+) -> Result<Response, HttpError> {
+    let Query(params) = params?;
+    let archive = archive_of(&shared)?;
+    let request = ArchiveRequest::Logs(params.logs()?);
+    answer_records(&shared, archive, request, params.format()?, Columns::Logs).await
+}
+
+/// `GET /archive/at`.
+pub async fn at(
+    State(shared): State<Arc<Shared>>,
+    params: Result<Query<ArchiveParams>, QueryRejection>,
+) -> Result<Response, HttpError> {
+    let Query(params) = params?;
+    let archive = archive_of(&shared)?;
+    let names: Vec<String> = params
+        .names
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(String::from)
+        .collect();
+    if names.is_empty() || names.len() > MAX_AT_NAMES {
+        return Err(HttpError::bad_request(
+            "bad_query",
+            format!("give 1 to {MAX_AT_NAMES} comma-separated `names`"),
+        ));
+    }
+    let now = herald_proto::time::now_nanos();
+    let time = match &params.time {
+        Some(text) => herald_proto::time::parse_time_spec(text, now)
+            .map_err(|err| HttpError::bad_request("bad_query", format!("`time`: {err}")))?,
+        None => now,
+    };
+    let request = ArchiveRequest::At(AtQuery { names: names.clone(), time });
+    let found = match ask(&archive, request, usize::MAX).await? {
+        ArchiveReply::At(found) => found,
+        _ => Vec::new(),
+    };
+    let items = render::at_json(&names, &found)?;
+    Ok(match params.format()? {
+        Format::Json => Json(items).into_response(),
+        Format::Ndjson | Format::Csv => {
+            let lines: String = items
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|item| format!("{item}\n"))
+                .collect();
+            with_type(lines, "application/x-ndjson")
+        }
+    })
+}
+
+async fn answer_records(
+    shared: &Shared,
+    archive: Arc<Archive>,
+    request: ArchiveRequest,
+    format: Format,
+    columns: Columns,
+) -> Result<Response, HttpError> {
+    if format == Format::Json {
+        let max_bytes = shared.config.max_frame_bytes as usize;
+        let page = page_of(ask(&archive, request, max_bytes).await?);
+        let records = page.records.iter().map(render::stored_json).collect::<Result<Vec<_>, _>>()?;
+        let next = page.next.map(cursor_text);
+        return Ok(Json(json!({ "records": records, "next": next })).into_response());
+    }
+    // Check the query before the status line goes out: a stream cannot turn into a 400.
+    let first = page_of(ask(&archive, request.clone(), STREAM_PAGE_BYTES).await?);
+    let content_type = match format {
+        Format::Csv => "text/csv",
+        _ => "application/x-ndjson",
+    };
+    let state = Stream {
+        archive,
+        request,
+        format,
+        columns,
+        pending: Some(first),
+        header: format == Format::Csv,
+    };
+    let body = futures_util::stream::unfold(Some(state), |state| async move {
+        let mut state = state?;
+        let (chunk, more) = state.next_chunk().await;
+        Some((Ok::<Bytes, std::convert::Infallible>(Bytes::from(chunk)), more.then_some(state)))
+    });
+    Ok(with_type(Body::from_stream(body), content_type))
+}
+
+/// A streamed answer: one page at a time.
+struct Stream {
+    archive: Arc<Archive>,
+    request: ArchiveRequest,
+    format: Format,
+    columns: Columns,
+    pending: Option<Page>,
+    header: bool,
+}
+
+impl Stream {
+    /// Renders the next page; says whether more follow. An error ends the stream with a
+    /// line saying what failed.
+    async fn next_chunk(&mut self) -> (String, bool) {
+        let page = match self.pending.take() {
+            Some(page) => page,
+            None => match ask(&self.archive, self.request.clone(), STREAM_PAGE_BYTES).await {
+                Ok(reply) => page_of(reply),
+                Err(err) => return (self.error_line(&err.message), false),
+            },
+        };
+        let mut out = String::new();
+        if std::mem::take(&mut self.header) {
+            out.push_str(render::csv_header(self.columns));
+        }
+        for stored in &page.records {
+            let written = match self.format {
+                Format::Csv => render::csv_lines(&mut out, self.columns, stored),
+                _ => render::stored_json(stored).map(|j| out.push_str(&format!("{j}\n"))),
+            };
+            if let Err(err) = written {
+                out.push_str(&self.error_line(&err.message));
+                return (out, false);
+            }
+        }
+        match (page.next, &mut self.request) {
+            (Some(next), ArchiveRequest::Samples(q)) => q.after = Some(next),
+            (Some(next), ArchiveRequest::Logs(q)) => q.after = Some(next),
+            _ => return (out, false),
+        }
+        (out, true)
+    }
+
+    fn error_line(&self, message: &str) -> String {
+        match self.format {
+            Format::Csv => format!("# error: {message}\n"),
+            _ => format!("{}\n", json!({ "error": message })),
+        }
+    }
+}
