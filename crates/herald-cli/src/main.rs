@@ -1,4 +1,4 @@
-//! `herald`: the command line of Herald — run the server, log, publish, tail, monitor, bench.
+//! `herald`: the command line of Herald — run the server, log, publish, tail, query, monitor, bench.
 
 mod cmd;
 mod json;
@@ -38,6 +38,8 @@ enum Command {
     Declare(cmd::info::DeclareArgs),
     /// List the declared information types.
     Types(cmd::info::TypesArgs),
+    /// Query the archive: samples (or buckets) of names, values at an instant, or logs.
+    Query(cmd::query::Args),
     /// Set the priority threshold of running loggers whose subject matches a glob.
     Threshold(cmd::threshold::Args),
     /// Measure throughput against a server.
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::Ls(args) => cmd::client_runtime(cmd::info::ls(args)),
         Command::Declare(args) => cmd::client_runtime(cmd::info::declare(args)),
         Command::Types(args) => cmd::client_runtime(cmd::info::types(args)),
+        Command::Query(args) => cmd::client_runtime(cmd::query::run(args)),
         Command::Threshold(args) => cmd::client_runtime(cmd::threshold::run(args)),
         Command::Bench(args) => cmd::bench::run(args),
     };

@@ -4,11 +4,15 @@
 use herald_client::Delivered;
 use herald_proto::frame::GapNotice;
 use herald_proto::time::format_iso8601;
-use herald_proto::Origin;
+use herald_proto::{Origin, Record};
 
 /// Renders one delivered record as one line.
 pub fn line(delivered: &Delivered) -> String {
-    let record = delivered.record();
+    record_line(delivered.record())
+}
+
+/// Renders one record as one line.
+pub fn record_line(record: &Record) -> String {
     let mut line = format!(
         "{} {:<9} {} {}",
         format_iso8601(record.time),

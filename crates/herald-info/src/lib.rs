@@ -21,6 +21,7 @@
 //! - [`json`], [`xml`]: the JSON form of objects, types and values (both ways, guided by the
 //!   type) and the Information Service's XML form of an object; the HTTP API and the CLI
 //!   share them.
+//! - [`csv`]: the CSV form of archived records and buckets, for the HTTP API and the CLI.
 //! - [`error`]: [`InfoError`], what can go wrong, each message quoting the value.
 //!
 //! # Example
@@ -61,6 +62,7 @@
 
 pub mod attr_type;
 pub mod check;
+pub mod csv;
 pub mod error;
 pub mod json;
 pub mod name;

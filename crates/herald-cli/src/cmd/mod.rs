@@ -5,6 +5,7 @@ pub mod info;
 pub mod log;
 pub mod monitor;
 pub mod publish;
+pub mod query;
 pub mod serve;
 pub mod tail;
 pub mod threshold;

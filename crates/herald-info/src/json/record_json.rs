@@ -33,7 +33,10 @@ pub fn record_json(record: &Record, seq: u64, received: i64) -> Json {
     map.insert("kind".into(), Json::String(record.kind.name().into()));
     map.insert("time".into(), Json::String(format_iso8601(record.time)));
     map.insert("time_ns".into(), json!(record.time));
-    map.insert("priority".into(), Json::String(record.priority.name().into()));
+    map.insert(
+        "priority".into(),
+        Json::String(record.priority.name().into()),
+    );
     map.insert("subject".into(), Json::String(record.subject.clone()));
     map.insert("type".into(), Json::String(record.type_name.clone()));
     map.insert("audience".into(), json!(record.audience));

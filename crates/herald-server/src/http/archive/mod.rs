@@ -45,7 +45,11 @@ fn archive_of(shared: &Shared) -> Result<Arc<Archive>, HttpError> {
     })
 }
 
-async fn ask(archive: &Arc<Archive>, request: ArchiveRequest, bytes: usize) -> Result<ArchiveReply, HttpError> {
+async fn ask(
+    archive: &Arc<Archive>,
+    request: ArchiveRequest,
+    bytes: usize,
+) -> Result<ArchiveReply, HttpError> {
     Ok(crate::archive::query(archive, request, bytes).await?)
 }
 
@@ -80,10 +84,13 @@ pub async fn samples(
                 Json(json!({ "name": name, "buckets": items })).into_response()
             }
             Format::Ndjson => {
-                let lines: String = buckets.iter().map(|b| format!("{}\n", render::bucket_json(b))).collect();
+                let lines: String = buckets
+                    .iter()
+                    .map(|b| format!("{}\n", render::bucket_json(b)))
+                    .collect();
                 with_type(lines, "application/x-ndjson")
             }
-            Format::Csv => with_type(render::buckets_csv(&buckets), "text/csv"),
+            Format::Csv => with_type(herald_info::csv::buckets(&buckets), "text/csv"),
         });
     }
     let request = ArchiveRequest::Samples(params.samples(&name)?);
@@ -129,7 +136,10 @@ pub async fn at(
             .map_err(|err| HttpError::bad_request("bad_query", format!("`time`: {err}")))?,
         None => now,
     };
-    let request = ArchiveRequest::At(AtQuery { names: names.clone(), time });
+    let request = ArchiveRequest::At(AtQuery {
+        names: names.clone(),
+        time,
+    });
     let found = match ask(&archive, request, usize::MAX).await? {
         ArchiveReply::At(found) => found,
         _ => Vec::new(),
@@ -159,7 +169,11 @@ async fn answer_records(
     if format == Format::Json {
         let max_bytes = shared.config.max_frame_bytes as usize;
         let page = page_of(ask(&archive, request, max_bytes).await?);
-        let records = page.records.iter().map(render::stored_json).collect::<Result<Vec<_>, _>>()?;
+        let records = page
+            .records
+            .iter()
+            .map(render::stored_json)
+            .collect::<Result<Vec<_>, _>>()?;
         let next = page.next.map(cursor_text);
         return Ok(Json(json!({ "records": records, "next": next })).into_response());
     }
@@ -180,7 +194,10 @@ async fn answer_records(
     let body = futures_util::stream::unfold(Some(state), |state| async move {
         let mut state = state?;
         let (chunk, more) = state.next_chunk().await;
-        Some((Ok::<Bytes, std::convert::Infallible>(Bytes::from(chunk)), more.then_some(state)))
+        Some((
+            Ok::<Bytes, std::convert::Infallible>(Bytes::from(chunk)),
+            more.then_some(state),
+        ))
     });
     Ok(with_type(Body::from_stream(body), content_type))
 }
@@ -208,7 +225,7 @@ impl Stream {
         };
         let mut out = String::new();
         if std::mem::take(&mut self.header) {
-            out.push_str(render::csv_header(self.columns));
+            out.push_str(herald_info::csv::header(self.columns));
         }
         for stored in &page.records {
             let written = match self.format {

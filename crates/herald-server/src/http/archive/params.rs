@@ -127,9 +127,11 @@ impl ArchiveParams {
                 seq: seq.parse().ok()?,
             })
         });
-        parsed
-            .map(Some)
-            .ok_or_else(|| bad(format!("bad cursor `{text}` (expected TIME_NS:SEQ from `next`)")))
+        parsed.map(Some).ok_or_else(|| {
+            bad(format!(
+                "bad cursor `{text}` (expected TIME_NS:SEQ from `next`)"
+            ))
+        })
     }
 
     /// Returns the samples query for `name`.
@@ -194,13 +196,4 @@ impl ArchiveParams {
 /// Encodes a cursor for `after`.
 pub fn cursor_text(cursor: Cursor) -> String {
     format!("{}:{}", cursor.time, cursor.seq)
-}
-
-/// Quotes a CSV cell when it needs it.
-pub fn csv_cell(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }

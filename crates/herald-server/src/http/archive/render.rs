@@ -6,17 +6,8 @@ use herald_proto::time::format_iso8601;
 use herald_proto::Record;
 use serde_json::{json, Map, Value as Json};
 
-use super::params::csv_cell;
 use crate::http::HttpError;
-
-/// Which columns a CSV of records has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Columns {
-    /// One line per field of each sample.
-    Samples,
-    /// One line per log record.
-    Logs,
-}
+pub use herald_info::csv::Columns;
 
 /// Decodes a stored record, or says the archive holds something broken.
 ///
@@ -40,45 +31,16 @@ pub fn stored_json(stored: &StoredRecord) -> Result<Json, HttpError> {
     Ok(record_json(&decode(stored)?, stored.seq, stored.received))
 }
 
-/// The CSV header for `columns`.
-pub fn csv_header(columns: Columns) -> &'static str {
-    match columns {
-        Columns::Samples => "time,time_ns,seq,name,field,value\n",
-        Columns::Logs => "time,time_ns,seq,priority,subject,host,process,text\n",
-    }
-}
-
 /// Appends the CSV lines of one record.
 ///
 /// # Errors
 /// As [`decode`].
-pub fn csv_lines(out: &mut String, columns: Columns, stored: &StoredRecord) -> Result<(), HttpError> {
-    let record = decode(stored)?;
-    let time = format_iso8601(record.time);
-    match columns {
-        Columns::Samples => {
-            for (name, value) in &record.fields {
-                out.push_str(&format!(
-                    "{time},{},{},{},{},{}\n",
-                    record.time,
-                    stored.seq,
-                    csv_cell(&record.subject),
-                    csv_cell(name),
-                    csv_cell(&value.to_text())
-                ));
-            }
-        }
-        Columns::Logs => out.push_str(&format!(
-            "{time},{},{},{},{},{},{},{}\n",
-            record.time,
-            stored.seq,
-            record.priority.name(),
-            csv_cell(&record.subject),
-            csv_cell(&record.origin.host),
-            csv_cell(&record.origin.process),
-            csv_cell(&record.text)
-        )),
-    }
+pub fn csv_lines(
+    out: &mut String,
+    columns: Columns,
+    stored: &StoredRecord,
+) -> Result<(), HttpError> {
+    herald_info::csv::record_lines(out, columns, &decode(stored)?, stored.seq);
     Ok(())
 }
 
@@ -101,30 +63,6 @@ pub fn bucket_json(bucket: &Bucket) -> Json {
         "count": bucket.count,
         "fields": fields,
     })
-}
-
-/// The buckets as CSV, one line per bucket and field.
-pub fn buckets_csv(buckets: &[Bucket]) -> String {
-    let mut out = String::from("start,start_ns,end_ns,count,field,field_count,min,max,mean,first,last\n");
-    for bucket in buckets {
-        for s in &bucket.fields {
-            out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{}\n",
-                format_iso8601(bucket.start),
-                bucket.start,
-                bucket.end,
-                bucket.count,
-                csv_cell(&s.name),
-                s.count,
-                s.min,
-                s.max,
-                s.mean,
-                s.first,
-                s.last
-            ));
-        }
-    }
-    out
 }
 
 /// The value of each name at an instant, as JSON: `[{"name", "record": {…} | null}]`.
