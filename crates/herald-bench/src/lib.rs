@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - [`system`]: the [`System`], [`Publisher`] and [`Subscriber`] traits an adapter implements.
+//! - [`archive`]: archive ingest beside live routing, and the read time of a day of a signal.
 //! - [`herald`]: the Herald adapter (native protocol, Rust client, full log records).
 //! - [`info`]: the information service's notification and get latency, and memory per object.
 //! - [`logger`]: the cost of the Herald logger's call from several threads.
@@ -15,6 +16,7 @@
 //! `herald bench` runs the scenarios against Herald; `bench/compare.sh` runs them against
 //! Herald, NATS and Redis in one go.
 
+pub mod archive;
 pub mod herald;
 pub mod info;
 pub mod logger;

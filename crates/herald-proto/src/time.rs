@@ -51,16 +51,15 @@ pub fn format_iso8601_exact(nanos: i64) -> String {
 ///
 /// # Errors
 /// [`TimeError`] quoting the text and the accepted forms.
-pub fn parse_time_spec(text: &str, now: i64) -> Result<i64, TimeError> {
+pub fn parse_time_spec(text: &str, now: i64) -> Result<i64, TimeSpecError> {
     let trimmed = text.trim();
     if trimmed.eq_ignore_ascii_case("now") {
         return Ok(now);
     }
     if let Some(sign) = trimmed.chars().next().filter(|c| matches!(c, '-' | '+')) {
-        let offset = parse_span(&trimmed[1..]).ok_or_else(|| TimeError {
+        let offset = parse_span(&trimmed[1..]).ok_or_else(|| TimeSpecError {
             text: text.chars().take(64).collect(),
-            reason: "a relative time is a sign, a number and a unit: `-1h`, `-30m`, `-2d`, \
-                     `-10s`, `-500ms`"
+            reason: "a relative time is a sign, a number and a unit (ms, s, m, h, d, w)"
                 .to_string(),
         })?;
         let signed = if sign == '-' { -offset } else { offset };
@@ -81,13 +80,23 @@ pub fn parse_time_spec(text: &str, now: i64) -> Result<i64, TimeError> {
     if !has_zone {
         full.push('Z');
     }
-    parse_iso8601(&full).map_err(|err| TimeError {
+    parse_iso8601(&full).map_err(|err| TimeSpecError {
         text: text.chars().take(64).collect(),
-        reason: format!(
-            "{} (also accepted: `now`, `-1h`, `2026-11-20`, `2026-11-20T02:00` in UTC)",
-            err.reason
-        ),
+        reason: err.reason,
     })
+}
+
+/// Why text is not a time [`parse_time_spec`] accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "bad time `{text}`: {reason} (expected `now`, a relative time such as `-1h`, or ISO 8601 \
+     such as `2026-11-20T02:00`, UTC unless a zone is given)"
+)]
+pub struct TimeSpecError {
+    /// The text as given (cut at 64 characters).
+    pub text: String,
+    /// What is wrong with it.
+    pub reason: String,
 }
 
 /// Parses `90m`, `2d`, `500ms` into nanoseconds.

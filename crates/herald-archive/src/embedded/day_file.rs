@@ -123,6 +123,10 @@ pub fn read(
     let (after_time, after_seq) = range
         .after
         .map_or((i64::MIN, -1), |c| (c.time, c.seq as i64));
+    // The cursor's time is also a plain lower bound on `time`, which SQLite turns into a
+    // range start on the primary key; the row-value test alone would make it scan from
+    // `from` on every page.
+    let from = range.from.max(after_time);
     let limit = limit as i64;
     let rows = match source {
         Source::Samples(name) => {
@@ -132,7 +136,7 @@ pub fn read(
                  ORDER BY time, seq LIMIT ?6",
             )?;
             let found = statement.query_map(
-                params![name, range.from, range.to, after_time, after_seq, limit],
+                params![name, from, range.to, after_time, after_seq, limit],
                 row,
             )?;
             found.collect::<rusqlite::Result<Vec<Row>>>()?
@@ -146,7 +150,7 @@ pub fn read(
             )?;
             let mask = i64::from(range.priorities.bits());
             let found = statement.query_map(
-                params![range.from, range.to, after_time, after_seq, mask, limit],
+                params![from, range.to, after_time, after_seq, mask, limit],
                 row,
             )?;
             found.collect::<rusqlite::Result<Vec<Row>>>()?

@@ -133,7 +133,16 @@ impl Backend for EmbeddedBackend {
             by_slot.entry(slot).or_default().push(entry);
         }
         let mut writers = lock(&self.writers);
-        for (slot, group) in by_slot {
+        for (slot, mut group) in by_slot {
+            // In key order, each insert lands next to the one before: B-tree pages are
+            // filled in turn instead of being touched all over for every row.
+            group.sort_unstable_by(|a, b| {
+                (a.record.subject(), a.record.meta.time, a.seq).cmp(&(
+                    b.record.subject(),
+                    b.record.meta.time,
+                    b.seq,
+                ))
+            });
             let connection = writers.connection(&self.root, slot)?;
             day_file::insert(connection, &group)?;
             writers.dirty.insert(slot);

@@ -58,6 +58,9 @@ enum Scenario {
     /// Information objects: notification latency at `--rate`, get latency, memory per
     /// object with `--objects` objects.
     Info,
+    /// The archive: sustained ingest beside live routing, and the read time of one day of a
+    /// 1 Hz signal, whole and in 1,000 buckets.
+    Archive,
 }
 
 impl Scenario {
@@ -69,7 +72,7 @@ impl Scenario {
             Scenario::Fanout => Some(Shared::Fanout),
             Scenario::Slow => Some(Shared::Slow),
             Scenario::Latency => Some(Shared::Latency),
-            Scenario::Logger | Scenario::Info => None,
+            Scenario::Logger | Scenario::Info | Scenario::Archive => None,
         }
     }
 }
@@ -104,6 +107,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         match (args.scenario.shared(), args.scenario) {
             (Some(shared), _) => scenarios::run(&herald, shared, &workload).await,
             (None, Scenario::Logger) => herald_bench::logger::logger(&herald.url, &[1, 2, 8]).await,
+            (None, Scenario::Archive) => {
+                // The embedded store of our own server can also be read directly.
+                let store = args
+                    .server
+                    .is_none()
+                    .then(|| herald_server::config::ArchiveConfig::embedded_dir(&own_data_dir()));
+                herald_bench::archive::archive(&herald.url, args.records, store.as_deref()).await
+            }
             (None, _) => {
                 // The server runs in this process unless --server says otherwise; then its
                 // memory is not ours to measure, and 0 is reported.

@@ -94,6 +94,21 @@ pub fn render(data: &[Field]) -> String {
             out.push_str(&line);
         }
     }
+    if let Some(Value::Map(archive)) = monitor_value(data, "archive") {
+        out.push_str(&format!(
+            "archive: {}  written {}  backlog {} ({} bytes)  dropped {}  write errors {}  days expired {}\n",
+            text(archive, "backend"),
+            int(archive, "written"),
+            int(archive, "backlog"),
+            int(archive, "backlog_bytes"),
+            int(archive, "dropped"),
+            int(archive, "write_errors"),
+            int(archive, "days_expired"),
+        ));
+        if let Some(Value::Str(error)) = monitor_value(archive, "last_error") {
+            out.push_str(&format!("archive last error: {error}\n"));
+        }
+    }
     let Some(Value::Array(clients)) = monitor_value(data, "clients") else {
         return out;
     };

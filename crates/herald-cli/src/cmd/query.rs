@@ -31,10 +31,10 @@ pub struct Args {
     /// Object names or subjects (samples, or values with --at).
     names: Vec<String>,
     /// Start (default: one hour before --to).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     from: Option<String>,
     /// End (default: now).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     to: Option<String>,
     /// Fold the samples into this many time buckets (min/max/mean/count/first/last).
     #[arg(long, conflicts_with_all = ["logs", "at"])]
@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long, requires = "buckets")]
     field: Option<String>,
     /// The value of each name at this instant (its last sample at or before it).
-    #[arg(long, conflicts_with = "logs")]
+    #[arg(long, conflicts_with = "logs", allow_hyphen_values = true)]
     at: Option<String>,
     /// Query log records instead of samples.
     #[arg(long)]

@@ -1,0 +1,226 @@
+//! `archive`: sustained ingest into the archive while the server routes the same records to
+//! a live subscriber, then the read time of one day of one 1 Hz signal (86,400 points) and of
+//! the same day folded into 1,000 buckets — end to end through the client, and (for the
+//! embedded store of a server in this process) straight from the store.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use herald_archive::query::{self, Budget};
+use herald_archive::{Backend, EmbeddedBackend};
+use herald_client::{monitor_value, Client, Event};
+use herald_proto::archive::{BucketQuery, SampleQuery};
+use herald_proto::time::now_nanos;
+use herald_proto::{Filter, Kind, Record, Value};
+use serde_json::json;
+
+use crate::report::Report;
+
+/// Signals the ingest spreads its records over.
+const SIGNALS: u64 = 1_000;
+/// Bytes of values per record: an 8-byte float and a 52-byte blob.
+const PAD_BYTES: usize = 52;
+/// Points in a day at 1 Hz.
+const DAY_POINTS: i64 = 86_400;
+/// Other signals written beside the day's signal, interleaved.
+const NEIGHBOURS: i64 = 9;
+/// Reads timed per measurement (the median is reported).
+const READS: usize = 5;
+/// Longest the archive may stay without progress before the run gives up.
+const STALL: Duration = Duration::from_secs(30);
+const SECOND: i64 = 1_000_000_000;
+const DAY: i64 = 86_400 * SECOND;
+
+fn sample(subject: String, time: i64, value: f64) -> Record {
+    Record {
+        time,
+        fields: vec![
+            ("value".into(), Value::Float(value)),
+            ("pad".into(), Value::Bytes(vec![0x5a; PAD_BYTES])),
+        ],
+        ..Record::new(Kind::Info, subject)
+    }
+}
+
+async fn archive_counter(client: &Client, name: &str) -> anyhow::Result<u64> {
+    let data = client.monitor().await?;
+    let Some(Value::Map(archive)) = monitor_value(&data, "archive") else {
+        anyhow::bail!("the server has no archive (archive.backend = \"none\"?)");
+    };
+    match monitor_value(archive, name) {
+        Some(Value::Int(n)) => Ok(*n as u64),
+        _ => anyhow::bail!("the monitor's archive has no `{name}`"),
+    }
+}
+
+/// Waits until the archive has written (or dropped) `target` records in all.
+async fn settled(client: &Client, target: u64) -> anyhow::Result<(u64, u64)> {
+    let mut last = (0, Instant::now());
+    loop {
+        let written = archive_counter(client, "written").await?;
+        let dropped = archive_counter(client, "dropped").await?;
+        if written + dropped >= target {
+            return Ok((written, dropped));
+        }
+        if written != last.0 {
+            last = (written, Instant::now());
+        } else if last.1.elapsed() > STALL {
+            anyhow::bail!("the archive stalled at {written} of {target} records");
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+async fn timed<T, F: std::future::Future<Output = anyhow::Result<T>>>(
+    mut run: impl FnMut() -> F,
+) -> anyhow::Result<(f64, T)> {
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..READS {
+        let started = Instant::now();
+        last = Some(run().await?);
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok((median(times), last.expect("READS > 0")))
+}
+
+/// Runs the measurements against the server at `url`; `store` is the embedded store's
+/// directory when the server runs in this process.
+pub async fn archive(url: &str, records: u64, store: Option<&Path>) -> anyhow::Result<Report> {
+    let client = Client::connect(url).await?;
+    let (ingest_rate, delivered, dropped) = ingest(&client, url, records).await?;
+    let day_start = (now_nanos() / DAY - 1) * DAY;
+    write_day(&client, day_start).await?;
+    let name = "DAY.Signal";
+    let (read_ms, read) = timed(|| async {
+        Ok(client
+            .samples(name, day_start, day_start + DAY)
+            .await?
+            .len())
+    })
+    .await?;
+    anyhow::ensure!(
+        read as i64 == DAY_POINTS,
+        "read {read} points, expected {DAY_POINTS}"
+    );
+    let buckets = BucketQuery {
+        name: name.into(),
+        from: day_start,
+        to: day_start + DAY,
+        buckets: 1_000,
+        field: Some("value".into()),
+    };
+    let (buckets_ms, _) = timed(|| async { Ok(client.buckets(buckets.clone()).await?) }).await?;
+    let mut lines = vec![
+        format!("archive ingest: {ingest_rate:.0} records/s sustained ({records} records of 60-byte values over {SIGNALS} signals), live subscriber got {delivered}, archive dropped {dropped}"),
+        format!("read one day of a 1 Hz signal ({DAY_POINTS} points) through the client: {read_ms:.1} ms"),
+        format!("the same day in 1,000 buckets through the client: {buckets_ms:.1} ms"),
+    ];
+    let mut report = json!({
+        "scenario": "archive", "records": records, "ingest_per_s": ingest_rate,
+        "delivered_live": delivered, "archive_dropped": dropped,
+        "day_read_client_ms": read_ms, "day_buckets_client_ms": buckets_ms,
+    });
+    if let Some(dir) = store {
+        let (store_read, store_buckets) = store_reads(dir, day_start, &buckets)?;
+        lines.push(format!("read one day straight from the embedded store: {store_read:.1} ms; in 1,000 buckets: {store_buckets:.1} ms"));
+        report["day_read_store_ms"] = json!(store_read);
+        report["day_buckets_store_ms"] = json!(store_buckets);
+    }
+    Ok(Report {
+        lines,
+        json: report,
+    })
+}
+
+/// Publishes `records` samples while a subscriber takes them live; returns the archive's
+/// sustained rate (records written per second from the first publish until the last is
+/// written), the deliveries and the archive's drops.
+async fn ingest(client: &Client, url: &str, records: u64) -> anyhow::Result<(f64, u64, u64)> {
+    let subscriber = Client::connect(url).await?;
+    let mut subscription = subscriber.subscribe(Filter::subject("SIG.*")?).await?;
+    let live = tokio::spawn(async move {
+        let mut delivered = 0u64;
+        while delivered < records {
+            match tokio::time::timeout(Duration::from_secs(2), subscription.next()).await {
+                Ok(Some(Event::Record(_))) => delivered += 1,
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        delivered
+    });
+    let before =
+        archive_counter(client, "written").await? + archive_counter(client, "dropped").await?;
+    let base = now_nanos() - 3_600 * SECOND;
+    let started = Instant::now();
+    for i in 0..records {
+        let subject = format!("SIG.{:04}", i % SIGNALS);
+        let time = base + (i / SIGNALS) as i64 * SECOND / 10 + (i % SIGNALS) as i64;
+        client.publish(&sample(subject, time, i as f64)).await?;
+    }
+    client.flush(Duration::from_secs(60)).await?;
+    let (written, dropped) = settled(client, before + records).await?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let delivered = live.await?;
+    let dropped_now = dropped.saturating_sub(before.saturating_sub(written.min(before)));
+    Ok((
+        (records - dropped_now.min(records)) as f64 / elapsed,
+        delivered,
+        dropped_now,
+    ))
+}
+
+/// Writes one day of `DAY.Signal` at 1 Hz, interleaved with its neighbours.
+async fn write_day(client: &Client, day_start: i64) -> anyhow::Result<()> {
+    let before =
+        archive_counter(client, "written").await? + archive_counter(client, "dropped").await?;
+    for second in 0..DAY_POINTS {
+        let time = day_start + second * SECOND;
+        client
+            .publish(&sample("DAY.Signal".into(), time, (second % 3_600) as f64))
+            .await?;
+        for k in 0..NEIGHBOURS {
+            client
+                .publish(&sample(format!("DAY.Other{k}"), time, k as f64))
+                .await?;
+        }
+    }
+    client.flush(Duration::from_secs(60)).await?;
+    settled(client, before + (DAY_POINTS * (NEIGHBOURS + 1)) as u64).await?;
+    Ok(())
+}
+
+/// Times the day's read and buckets straight from the embedded store in `dir`.
+fn store_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::Result<(f64, f64)> {
+    let store = EmbeddedBackend::open(dir);
+    let query = SampleQuery {
+        name: buckets.name.clone(),
+        from: day_start,
+        to: day_start + DAY,
+        after: None,
+        limit: 100_000,
+    };
+    let mut read_times = Vec::new();
+    let mut bucket_times = Vec::new();
+    for _ in 0..READS {
+        let started = Instant::now();
+        let page = query::samples(&store as &dyn Backend, &query, Budget::records(usize::MAX))?;
+        let bytes: usize = page.records.iter().map(|s| s.record.len()).sum();
+        anyhow::ensure!(
+            page.records.len() as i64 == DAY_POINTS && bytes > 0,
+            "store read {} points",
+            page.records.len()
+        );
+        read_times.push(started.elapsed().as_secs_f64() * 1e3);
+        let started = Instant::now();
+        herald_archive::decimate::buckets(&store, buckets)?;
+        bucket_times.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok((median(read_times), median(bucket_times)))
+}
