@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use bytes::Bytes;
+use herald_proto::archive::ArchiveReply;
 use herald_proto::frame::{check_frame, DEFAULT_MAX_FRAME_BYTES, LENGTH_BYTES};
 use herald_proto::frame_buffer::FrameBuffer;
 use herald_proto::{Frame, Record, Value};
@@ -21,6 +22,11 @@ fn records(frame: &Frame) -> Vec<Bytes> {
     match frame {
         Frame::Publish(publish) => publish.records.iter().map(|r| r.bytes.clone()).collect(),
         Frame::Deliver(entries) => entries.iter().map(|e| e.record.bytes.clone()).collect(),
+        Frame::QueryReply { reply, .. } => match reply {
+            ArchiveReply::Page(page) => page.records.iter().map(|s| s.record.clone()).collect(),
+            ArchiveReply::At(found) => found.iter().flatten().map(|s| s.record.clone()).collect(),
+            ArchiveReply::Buckets(_) => Vec::new(),
+        },
         _ => Vec::new(),
     }
 }
@@ -93,6 +99,8 @@ fn case_names_are_unique_and_every_frame_type_is_covered() {
         "INFO",
         "INFO_REPLY",
         "INFO_SUBSCRIBE",
+        "QUERY",
+        "QUERY_REPLY",
         "PING",
         "PONG",
         "ERROR",

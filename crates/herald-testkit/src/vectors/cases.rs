@@ -24,6 +24,12 @@ use super::{frame_to_json, to_hex};
 const TIME: i64 = 1_763_604_000_123_456_789;
 /// The server's receive time in the `DELIVER` vectors.
 const RECEIVED: i64 = 1_763_604_000_200_000_000;
+/// 2025-11-20T02:00:00Z: the start of the hour the archive queries ask about.
+const HOUR_START: i64 = 1_763_604_000_000_000_000;
+/// One hour in ns.
+const HOUR: i64 = 3_600_000_000_000;
+/// One second in ns.
+const SECOND: i64 = 1_000_000_000;
 /// The inbox subject prefix of the request/reply vectors.
 const INBOX: &str = "_INBOX.5f3a9c";
 
@@ -37,6 +43,7 @@ pub fn generate() -> Vec<(&'static str, Json)> {
         ("control.json", file(control())),
         ("errors.json", file(errors())),
         ("info.json", file(info())),
+        ("archive.json", file(archive())),
     ]
 }
 
@@ -114,6 +121,157 @@ fn info() -> Vec<Json> {
                 subscription: 7,
                 selection: SelectionData { name_regex: Some("SR\\..*".into()), types: Some("Info+".into()), any: true },
             },
+        ),
+    ]
+}
+
+fn archive() -> Vec<Json> {
+    use herald_proto::archive::{
+        ArchiveReply, ArchiveRequest, AtQuery, Bucket, BucketQuery, Cursor, FieldStats, LogQuery,
+        Page, SampleQuery, StoredRecord,
+    };
+    let stored = |n: i64, value: f64| StoredRecord {
+        seq: 1001 + n.unsigned_abs(),
+        received: RECEIVED + n * SECOND,
+        record: Bytes::from(beam_current_record(TIME + n * SECOND, n + 7, value).to_bytes()),
+    };
+    let samples = SampleQuery {
+        name: "Beam.Current".into(),
+        from: HOUR_START,
+        to: HOUR_START + HOUR,
+        after: None,
+        limit: 1000,
+    };
+    // Where the first page (query_reply_page) stopped: after its second record.
+    let cursor = Cursor {
+        time: TIME + SECOND,
+        seq: 1002,
+    };
+    let query = |cid, request| Frame::Query { cid, request };
+    let reply = |cid, reply| Frame::QueryReply { cid, reply };
+    let stats = |count, min, max, mean, first, last| FieldStats {
+        name: "value".into(),
+        count,
+        min,
+        max,
+        mean,
+        first,
+        last,
+    };
+    // 500 buckets of an hour are 7.2 s wide; the second bucket had no samples.
+    let width = HOUR / 500;
+    let buckets = vec![
+        Bucket {
+            start: HOUR_START,
+            end: HOUR_START + width,
+            count: 3,
+            fields: vec![stats(3, 200.5, 201.5, 201.0, 201.5, 200.5)],
+        },
+        Bucket {
+            start: HOUR_START + 2 * width,
+            end: HOUR_START + 3 * width,
+            count: 1,
+            fields: vec![stats(1, 199.25, 199.25, 199.25, 199.25, 199.25)],
+        },
+    ];
+    vec![
+        case(
+            "query_samples",
+            "QUERY samples of Beam.Current in the hour from 2025-11-20T02:00:00Z, at most 1000 \
+             records, from the start (no cursor)",
+            &query(1, ArchiveRequest::Samples(samples.clone())),
+        ),
+        case(
+            "query_samples_after",
+            "QUERY the next page of the same samples: after the cursor that query_reply_page \
+             returned",
+            &query(
+                2,
+                ArchiveRequest::Samples(SampleQuery {
+                    after: Some(cursor),
+                    ..samples
+                }),
+            ),
+        ),
+        case(
+            "query_buckets",
+            "QUERY Beam.Current over the hour in 500 buckets, statistics of the field `value` only",
+            &query(
+                3,
+                ArchiveRequest::Buckets(BucketQuery {
+                    name: "Beam.Current".into(),
+                    from: HOUR_START,
+                    to: HOUR_START + HOUR,
+                    buckets: 500,
+                    field: Some("value".into()),
+                }),
+            ),
+        ),
+        case(
+            "query_logs",
+            "QUERY log records of the hour: priority ERROR and above, subject ANTENNA.*, host \
+             dv01-lcu, any process, text containing `encoder`, at most 100",
+            &query(
+                4,
+                ArchiveRequest::Logs(LogQuery {
+                    from: HOUR_START,
+                    to: HOUR_START + HOUR,
+                    priorities: herald_proto::PrioritySet::at_least(Priority::Error),
+                    subject: Some("ANTENNA.*".into()),
+                    host: Some("dv01-lcu".into()),
+                    process: None,
+                    text: Some("encoder".into()),
+                    after: None,
+                    limit: 100,
+                }),
+            ),
+        ),
+        case(
+            "query_at",
+            "QUERY the values of Beam.Current and Beam.Energy at 2025-11-20T02:00:30Z",
+            &query(
+                5,
+                ArchiveRequest::At(AtQuery {
+                    names: vec!["Beam.Current".into(), "Beam.Energy".into()],
+                    time: HOUR_START + 30 * SECOND,
+                }),
+            ),
+        ),
+        case(
+            "query_reply_page",
+            "QUERY_REPLY to query_samples: two stored records and the cursor after the second \
+             (the server stopped early; ask again with it)",
+            &reply(
+                1,
+                ArchiveReply::Page(Page {
+                    records: vec![stored(0, 201.5), stored(1, 201.0)],
+                    next: Some(cursor),
+                }),
+            ),
+        ),
+        case(
+            "query_reply_last_page",
+            "QUERY_REPLY to query_samples_after: one stored record and no cursor (nil), the \
+             range is exhausted",
+            &reply(
+                2,
+                ArchiveReply::Page(Page {
+                    records: vec![stored(2, 200.5)],
+                    next: None,
+                }),
+            ),
+        ),
+        case(
+            "query_reply_buckets",
+            "QUERY_REPLY to query_buckets: two buckets with statistics of `value`; the empty \
+             bucket between them is left out",
+            &reply(3, ArchiveReply::Buckets(buckets)),
+        ),
+        case(
+            "query_reply_at",
+            "QUERY_REPLY to query_at: the last sample of Beam.Current, nil for Beam.Energy \
+             (nothing archived)",
+            &reply(5, ArchiveReply::At(vec![Some(stored(2, 200.5)), None])),
         ),
     ]
 }
@@ -216,8 +374,9 @@ fn publish() -> Vec<Json> {
         ),
         case(
             "publish_ack_stored",
-            "a record asking for `stored`; this server has no archive yet and answers with \
-             ERROR (see errors.json, error_ack_stored)",
+            "a record asking for `stored`: answered with ACK level 2 once the archive holds it \
+             durably, or, by a server without archive, with ERROR (see errors.json, \
+             error_ack_stored)",
             &publish_frame(45, AckLevel::Stored, &[log_record()]),
         ),
         case(
@@ -424,12 +583,13 @@ fn errors() -> Vec<Json> {
         ),
         case(
             "error_ack_stored",
-            "ERROR answering the PUBLISH with ack_id 45 that asked for `stored`: code `other`",
+            "ERROR answering the PUBLISH with ack_id 45 that asked for `stored` from a server \
+             without archive: code `archive`, nothing was routed",
             &error(
                 45,
-                ErrorCode::Other,
-                "acknowledgement level `stored` needs an archive, and this server has none; \
-                 the records were routed but not stored",
+                ErrorCode::Archive,
+                "acknowledgement level `stored` needs an archive, and this server has none \
+                 (archive.backend = \"none\"); nothing was routed",
             ),
         ),
     ]
@@ -566,6 +726,20 @@ fn every_value() -> Vec<(String, Value)> {
         ("text".into(), Value::from("Az")),
         ("when".into(), Value::Time(TIME)),
     ]
+}
+
+/// The change record of the information object `Beam.Current` as the archive keeps it.
+fn beam_current_record(time: i64, version: i64, value: f64) -> Record {
+    Record {
+        kind: Kind::Info,
+        subject: "Beam.Current".into(),
+        type_name: "Analog".into(),
+        time,
+        text: "updated".into(),
+        fields: vec![("value".into(), Value::Float(value))],
+        id: Some(version.unsigned_abs()),
+        ..Record::default()
+    }
 }
 
 fn reply_record() -> Record {

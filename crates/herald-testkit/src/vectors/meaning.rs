@@ -6,12 +6,13 @@
 //! float (always written with a `.` or an exponent), string, `{"bytes": "<hex>"}`,
 //! `{"time": <ns>}`, array, object (in wire order).
 
+use herald_proto::archive::{ArchiveReply, ArchiveRequest, Bucket, Cursor, StoredRecord};
 use herald_proto::frame::{DeliverEntry, GapNotice, Hello, Publish, Subscribe, Welcome};
 use herald_proto::info::{InfoRequest, ObjectData, SelectionData, TypeData, UpdateMode};
 use herald_proto::priority::ALL_PRIORITIES;
 use herald_proto::value::Field;
 use herald_proto::DeliveryOptions;
-use herald_proto::{AckLevel, Filter, Frame, Kind, Origin, Priority, Record, Value};
+use herald_proto::{AckLevel, Filter, Frame, Kind, Origin, Priority, PrioritySet, Record, Value};
 use serde_json::{json, Map, Value as Json};
 
 use super::to_hex;
@@ -19,7 +20,7 @@ use super::to_hex;
 /// Returns the meaning of `frame` as JSON: `{"type": "<FRAME NAME>", ...}`.
 ///
 /// # Panics
-/// If a record inside a `PUBLISH` or `DELIVER` does not decode, which `Frame::decode` has
+/// If a record inside a `PUBLISH`, `DELIVER` or `QUERY_REPLY` does not decode, which `Frame::decode` has
 /// already ruled out.
 pub fn frame_to_json(frame: &Frame) -> Json {
     let mut object = Map::new();
@@ -61,6 +62,10 @@ pub fn frame_to_json(frame: &Frame) -> Json {
             "subscription": subscription,
             "selection": selection_json(selection),
         }),
+        Frame::Query { cid, request } => json!({ "cid": cid, "query": query_json(request) }),
+        Frame::QueryReply { cid, reply } => {
+            json!({ "cid": cid, "reply": query_reply_json(reply) })
+        }
         Frame::Ping | Frame::Pong => json!({}),
         Frame::Error(error) => json!({
             "cid": error.cid,
@@ -215,6 +220,102 @@ fn selection_json(selection: &SelectionData) -> Json {
     json!({ "match": selection.name_regex, "type": selection.types, "combine": if selection.any { "or" } else { "and" } })
 }
 
+/// Returns an archive query's meaning: `op` (`samples`, `buckets`, `logs`, `at`) and its
+/// arguments, every one present (`null` when absent).
+fn query_json(request: &ArchiveRequest) -> Json {
+    match request {
+        ArchiveRequest::Samples(q) => json!({
+            "op": "samples",
+            "name": q.name,
+            "from": q.from,
+            "to": q.to,
+            "after": q.after.map(cursor_json),
+            "limit": q.limit,
+        }),
+        ArchiveRequest::Buckets(q) => json!({
+            "op": "buckets",
+            "name": q.name,
+            "from": q.from,
+            "to": q.to,
+            "buckets": q.buckets,
+            "field": q.field,
+        }),
+        ArchiveRequest::Logs(q) => {
+            json!({
+                "op": "logs",
+                "from": q.from,
+                "to": q.to,
+                "priority_bits": q.priorities.bits(),
+                "priorities": priority_names(q.priorities),
+                "subject": q.subject,
+                "host": q.host,
+                "process": q.process,
+                "text": q.text,
+                "after": q.after.map(cursor_json),
+                "limit": q.limit,
+            })
+        }
+        ArchiveRequest::At(q) => json!({ "op": "at", "names": q.names, "time": q.time }),
+    }
+}
+
+/// Returns an archive answer's meaning: `op` (`page`, `buckets`, `at`) and its contents.
+fn query_reply_json(reply: &ArchiveReply) -> Json {
+    match reply {
+        ArchiveReply::Page(page) => json!({
+            "op": "page",
+            "records": page.records.iter().map(stored_json).collect::<Vec<_>>(),
+            "next": page.next.map(cursor_json),
+        }),
+        ArchiveReply::Buckets(buckets) => json!({
+            "op": "buckets",
+            "buckets": buckets.iter().map(bucket_json).collect::<Vec<_>>(),
+        }),
+        ArchiveReply::At(found) => json!({
+            "op": "at",
+            "values": found.iter().map(|s| s.as_ref().map(stored_json)).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+fn cursor_json(cursor: Cursor) -> Json {
+    json!({ "time": cursor.time, "seq": cursor.seq })
+}
+
+fn stored_json(stored: &StoredRecord) -> Json {
+    json!({
+        "seq": stored.seq,
+        "received": stored.received,
+        "record": record_json(&decode_record(&stored.record, "QUERY_REPLY")),
+    })
+}
+
+/// Returns a bucket's meaning; its field statistics stay a list, in wire order.
+fn bucket_json(bucket: &Bucket) -> Json {
+    let float = |v: f64| value_json(&Value::Float(v));
+    let fields: Vec<Json> = bucket
+        .fields
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "count": s.count,
+                "min": float(s.min),
+                "max": float(s.max),
+                "mean": float(s.mean),
+                "first": float(s.first),
+                "last": float(s.last),
+            })
+        })
+        .collect();
+    json!({
+        "start": bucket.start,
+        "end": bucket.end,
+        "count": bucket.count,
+        "fields": fields,
+    })
+}
+
 fn decode_record(bytes: &[u8], frame: &str) -> Record {
     Record::from_bytes(bytes)
         .unwrap_or_else(|err| panic!("a record in a decoded {frame} frame does not decode: {err}"))
@@ -296,11 +397,6 @@ pub fn value_json(value: &Value) -> Json {
 /// Returns a filter's meaning with every dimension present: open patterns are `"*"`, an
 /// open priority set lists every priority, open kinds list every kind.
 pub fn filter_to_json(filter: &Filter) -> Json {
-    let priorities: Vec<&str> = ALL_PRIORITIES
-        .into_iter()
-        .filter(|p| filter.priorities.contains(*p))
-        .map(Priority::name)
-        .collect();
     let kinds: Vec<&str> = [Kind::Log, Kind::Message, Kind::Info]
         .into_iter()
         .filter(|k| filter.kinds.contains(*k))
@@ -310,8 +406,17 @@ pub fn filter_to_json(filter: &Filter) -> Json {
         "subject": filter.subject.as_str(),
         "type": filter.type_name.as_str(),
         "priority_bits": filter.priorities.bits(),
-        "priorities": priorities,
+        "priorities": priority_names(filter.priorities),
         "audience": filter.audience,
         "kinds": kinds,
     })
+}
+
+/// Returns the names of the priorities in `set`, ascending.
+fn priority_names(set: PrioritySet) -> Vec<&'static str> {
+    ALL_PRIORITIES
+        .into_iter()
+        .filter(|p| set.contains(*p))
+        .map(Priority::name)
+        .collect()
 }
