@@ -12,7 +12,7 @@
 //! - [`writer`]: [`Archive`], the bounded buffer and the writer thread in front of a store,
 //!   with the durability watermark that `stored` acknowledgements wait on.
 //! - [`embedded`]: the SQLite store, one file per retention class and day.
-//! - `cql`: the Cassandra store (feature `cql`).
+//! - `cql`: the Cassandra / ScyllaDB store (feature `cql`): `CqlBackend`.
 //! - [`conformance`]: the suite every store must pass.
 //! - [`error`]: [`ArchiveError`], a kind and a message.
 
@@ -20,6 +20,8 @@
 
 pub mod backend;
 pub mod conformance;
+#[cfg(feature = "cql")]
+pub mod cql;
 pub mod decimate;
 pub mod embedded;
 pub mod entry;
@@ -30,6 +32,8 @@ pub mod rules;
 pub mod writer;
 
 pub use backend::{Backend, Expired, RowRange, Slot, Source};
+#[cfg(feature = "cql")]
+pub use cql::{CqlBackend, CqlConsistency, CqlOptions};
 pub use embedded::EmbeddedBackend;
 pub use entry::{Entry, Row, Table};
 pub use error::{ArchiveError, ArchiveErrorKind};
