@@ -34,7 +34,8 @@ macro_rules! conformance_tests {
             write_then_range_read, pages_cover_days_and_classes_once, decimation_folds_samples,
             instant_lookup_finds_the_last_sample_at_or_before, log_filters_select_records,
             retention_drops_whole_expired_days, data_survives_a_restart,
-            writing_the_same_entries_twice_stores_them_once);
+            writing_the_same_entries_twice_stores_them_once,
+            records_arriving_out_of_order_read_back_in_order);
     };
     (@each $harness:expr; $($check:ident),*) => {
         $(
@@ -502,4 +503,57 @@ pub fn writing_the_same_entries_twice_stores_them_once(harness: &dyn Harness) {
         10
     );
     let _ = Cursor::default();
+}
+
+/// Records that arrive late, in later batches, interleave in time order with earlier ones —
+/// for samples, logs and instant lookups — whatever the store groups them into.
+pub fn records_arriving_out_of_order_read_back_in_order(harness: &dyn Harness) {
+    let backend = harness.open();
+    let prefix = unique("late");
+    let name = format!("{prefix}.Signal");
+    let at = BASE + 5 * 3_600 * SECOND;
+    for parity in [0, 1] {
+        let batch: Vec<Entry> = (0..300)
+            .filter(|i| i % 2 == parity)
+            .flat_map(|i| {
+                let time = at + i * SECOND / 2;
+                [
+                    entry(Kind::Info, &name, time, value(i), LONG),
+                    log(
+                        &format!("{prefix}.Log"),
+                        time,
+                        Priority::Info,
+                        "h",
+                        &format!("{i}"),
+                    ),
+                ]
+            })
+            .collect();
+        backend.write(&batch).expect("write");
+    }
+    let expected: Vec<i64> = (0..300).map(|i| at + i * SECOND / 2).collect();
+    for limit in [7, 1_000] {
+        let found = all_samples(&*backend, &name, at, at + 3_600 * SECOND, limit);
+        assert_eq!(times(&found), expected, "samples in pages of {limit}");
+    }
+    let logs = all_logs(
+        &*backend,
+        LogQuery {
+            from: at,
+            to: at + 3_600 * SECOND,
+            priorities: PrioritySet::ALL,
+            subject: Some(format!("{prefix}.*")),
+            limit: 13,
+            ..LogQuery::default()
+        },
+    );
+    assert_eq!(logs.iter().map(|r| r.time).collect::<Vec<_>>(), expected);
+    let query = AtQuery {
+        names: vec![name],
+        time: at + 101 * SECOND / 2,
+    };
+    let found = query::at(&*backend, &query).expect("at")[0]
+        .clone()
+        .expect("a value");
+    assert_eq!(found.decode().unwrap().time, at + 101 * SECOND / 2);
 }

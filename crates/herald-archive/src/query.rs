@@ -14,7 +14,7 @@ use crate::entry::{day_of, Row};
 use crate::error::{ArchiveError, ArchiveErrorKind};
 
 /// Rows read from one slot at a time.
-const CHUNK_ROWS: usize = 4096;
+const CHUNK_ROWS: usize = 16_384;
 /// Bytes a stored record adds to an answer besides the record itself.
 const ROW_OVERHEAD_BYTES: usize = 24;
 

@@ -60,7 +60,7 @@ impl Default for ArchiveOptions {
             rules: Rules::default(),
             buffer_records: 1_000_000,
             buffer_bytes: 128 * 1024 * 1024,
-            batch_records: 20_000,
+            batch_records: 100_000,
             fsync: FsyncPolicy::Stored,
             fsync_interval: Duration::from_secs(1),
             expire_interval: Duration::from_secs(600),

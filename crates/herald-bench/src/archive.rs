@@ -6,10 +6,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use herald_archive::query::{self, Budget};
-use herald_archive::{Backend, EmbeddedBackend};
+use herald_archive::{Backend, EmbeddedBackend, Entry, Keep};
 use herald_client::{monitor_value, Client, Event};
 use herald_proto::archive::{BucketQuery, SampleQuery};
+use herald_proto::frame::RawRecord;
 use herald_proto::time::now_nanos;
 use herald_proto::{Filter, Kind, Record, Value};
 use serde_json::json;
@@ -91,9 +93,14 @@ async fn timed<T, F: std::future::Future<Output = anyhow::Result<T>>>(
 
 /// Runs the measurements against the server at `url`; `store` is the embedded store's
 /// directory when the server runs in this process.
-pub async fn archive(url: &str, records: u64, store: Option<&Path>) -> anyhow::Result<Report> {
+pub async fn archive(
+    url: &str,
+    records: u64,
+    rate: Option<f64>,
+    store: Option<&Path>,
+) -> anyhow::Result<Report> {
     let client = Client::connect(url).await?;
-    let (ingest_rate, delivered, dropped) = ingest(&client, url, records).await?;
+    let (ingest_rate, delivered, dropped) = ingest(&client, url, records, rate).await?;
     let day_start = (now_nanos() / DAY - 1) * DAY;
     write_day(&client, day_start).await?;
     let name = "DAY.Signal";
@@ -117,7 +124,10 @@ pub async fn archive(url: &str, records: u64, store: Option<&Path>) -> anyhow::R
     };
     let (buckets_ms, _) = timed(|| async { Ok(client.buckets(buckets.clone()).await?) }).await?;
     let mut lines = vec![
-        format!("archive ingest: {ingest_rate:.0} records/s sustained ({records} records of 60-byte values over {SIGNALS} signals), live subscriber got {delivered}, archive dropped {dropped}"),
+        format!(
+            "archive ingest: {ingest_rate:.0} records/s written ({records} records of 60-byte values over {SIGNALS} signals, offered {}), live subscriber got {delivered}, archive dropped {dropped}",
+            rate.map_or("as fast as the client can".to_string(), |r| format!("at {r:.0}/s"))
+        ),
         format!("read one day of a 1 Hz signal ({DAY_POINTS} points) through the client: {read_ms:.1} ms"),
         format!("the same day in 1,000 buckets through the client: {buckets_ms:.1} ms"),
     ];
@@ -131,6 +141,13 @@ pub async fn archive(url: &str, records: u64, store: Option<&Path>) -> anyhow::R
         lines.push(format!("read one day straight from the embedded store: {store_read:.1} ms; in 1,000 buckets: {store_buckets:.1} ms"));
         report["day_read_store_ms"] = json!(store_read);
         report["day_buckets_store_ms"] = json!(store_buckets);
+        // The same day written as it arrives live: one batch per second, so one row per point.
+        let live_dir = dir.with_file_name("archive-live-day");
+        let (live_read, live_buckets) = live_day_reads(&live_dir, day_start, &buckets)?;
+        let _ = std::fs::remove_dir_all(&live_dir);
+        lines.push(format!("the day written live (one batch per second, one row per point), from the store: {live_read:.1} ms; in 1,000 buckets: {live_buckets:.1} ms"));
+        report["day_read_live_store_ms"] = json!(live_read);
+        report["day_buckets_live_store_ms"] = json!(live_buckets);
     }
     Ok(Report {
         lines,
@@ -141,7 +158,12 @@ pub async fn archive(url: &str, records: u64, store: Option<&Path>) -> anyhow::R
 /// Publishes `records` samples while a subscriber takes them live; returns the archive's
 /// sustained rate (records written per second from the first publish until the last is
 /// written), the deliveries and the archive's drops.
-async fn ingest(client: &Client, url: &str, records: u64) -> anyhow::Result<(f64, u64, u64)> {
+async fn ingest(
+    client: &Client,
+    url: &str,
+    records: u64,
+    rate: Option<f64>,
+) -> anyhow::Result<(f64, u64, u64)> {
     let subscriber = Client::connect(url).await?;
     let mut subscription = subscriber.subscribe(Filter::subject("SIG.*")?).await?;
     let live = tokio::spawn(async move {
@@ -160,6 +182,13 @@ async fn ingest(client: &Client, url: &str, records: u64) -> anyhow::Result<(f64
     let base = now_nanos() - 3_600 * SECOND;
     let started = Instant::now();
     for i in 0..records {
+        if let Some(rate) = rate.filter(|_| i % 1_000 == 0) {
+            // Paced: hold the offered rate at `rate` records/s, in steps of 1,000.
+            let due = Duration::from_secs_f64(i as f64 / rate);
+            if let Some(wait) = due.checked_sub(started.elapsed()) {
+                tokio::time::sleep(wait).await;
+            }
+        }
         let subject = format!("SIG.{:04}", i % SIGNALS);
         let time = base + (i / SIGNALS) as i64 * SECOND / 10 + (i % SIGNALS) as i64;
         client.publish(&sample(subject, time, i as f64)).await?;
@@ -194,6 +223,36 @@ async fn write_day(client: &Client, day_start: i64) -> anyhow::Result<()> {
     client.flush(Duration::from_secs(60)).await?;
     settled(client, before + (DAY_POINTS * (NEIGHBOURS + 1)) as u64).await?;
     Ok(())
+}
+
+/// Writes the day into a fresh store at `dir` one second (ten signals) per write, as the
+/// archive writer sees a 1 Hz system, then times its reads.
+fn live_day_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::Result<(f64, f64)> {
+    let store = EmbeddedBackend::open(dir);
+    let mut seq = 0;
+    for second in 0..DAY_POINTS {
+        let time = day_start + second * SECOND;
+        let mut batch = Vec::with_capacity(NEIGHBOURS as usize + 1);
+        for k in 0..=NEIGHBOURS {
+            let subject = if k == 0 {
+                "DAY.Signal".to_string()
+            } else {
+                format!("DAY.Other{k}")
+            };
+            let record = sample(subject, time, (second % 3_600) as f64);
+            seq += 1;
+            batch.push(Entry {
+                seq,
+                received: time,
+                keep: Keep::days(30),
+                record: RawRecord::new(Bytes::from(record.to_bytes()))?,
+            });
+        }
+        store.write(&batch)?;
+    }
+    store.sync()?;
+    drop(store);
+    store_reads(dir, day_start, buckets)
 }
 
 /// Times the day's read and buckets straight from the embedded store in `dir`.

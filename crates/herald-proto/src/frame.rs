@@ -210,6 +210,13 @@ impl RawRecord {
         self.str_at(self.meta.subject)
     }
 
+    /// Returns the subject's bytes (UTF-8, checked when the record was read): for sorting
+    /// and grouping without checking them again.
+    pub fn subject_bytes(&self) -> &[u8] {
+        let (start, end) = self.meta.subject;
+        &self.bytes[start as usize..end as usize]
+    }
+
     /// Returns the type (empty when absent).
     pub fn type_name(&self) -> &str {
         self.str_at(self.meta.type_name)

@@ -1,13 +1,15 @@
 //! One day file: opening it for writing (creating the schema) or for reading, and the SQL
-//! each operation runs. Rows are clustered by their primary key (`WITHOUT ROWID`): samples
-//! by (name, time, seq), logs by (time, seq).
+//! each operation runs. Rows are [chunks](super::chunk) clustered by their primary key
+//! (`WITHOUT ROWID`): samples by (name, first time, first seq), logs by (first time, first
+//! seq).
 
 use std::path::Path;
 
 use bytes::Bytes;
-use herald_proto::archive::StoredRecord;
+use herald_proto::archive::{Cursor, StoredRecord};
 use rusqlite::{params, Connection, OpenFlags};
 
+use super::chunk::{self, Located, MAX_SPAN};
 use crate::backend::{RowRange, Source};
 use crate::entry::{Entry, Row, Table};
 use crate::error::ArchiveError;
@@ -15,11 +17,11 @@ use crate::error::ArchiveError;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS samples(
     name TEXT NOT NULL, time INTEGER NOT NULL, seq INTEGER NOT NULL,
-    received INTEGER NOT NULL, record BLOB NOT NULL,
+    last_time INTEGER NOT NULL, count INTEGER NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY(name, time, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS logs(
-    time INTEGER NOT NULL, seq INTEGER NOT NULL, priority INTEGER NOT NULL,
-    received INTEGER NOT NULL, record BLOB NOT NULL,
+    time INTEGER NOT NULL, seq INTEGER NOT NULL, last_time INTEGER NOT NULL,
+    count INTEGER NOT NULL, priorities INTEGER NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY(time, seq)) WITHOUT ROWID;
 ";
 
@@ -36,7 +38,7 @@ pub fn open_for_write(path: &Path) -> Result<Connection, ArchiveError> {
     let connection = Connection::open(path).map_err(|err| ArchiveError::io(&what(), err))?;
     connection
         .execute_batch(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;
              PRAGMA wal_autocheckpoint=4096;",
         )
         .and_then(|()| connection.execute_batch(SCHEMA))
@@ -58,7 +60,8 @@ pub fn open_for_read(path: &Path) -> Result<Option<Connection>, ArchiveError> {
     Ok(Some(connection))
 }
 
-/// Inserts `entries` (all of this file's slot) in one transaction.
+/// Inserts `entries` (all of this file's slot, sorted by table, name, time and sequence)
+/// in one transaction, as chunks.
 ///
 /// # Errors
 /// [`ArchiveError`]; the transaction is rolled back.
@@ -66,48 +69,120 @@ pub fn insert(connection: &mut Connection, entries: &[&Entry]) -> Result<(), Arc
     let transaction = connection.transaction()?;
     {
         let mut samples = transaction.prepare_cached(
-            "INSERT OR REPLACE INTO samples(name, time, seq, received, record)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT OR REPLACE INTO samples(name, time, seq, last_time, count, data)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
         let mut logs = transaction.prepare_cached(
-            "INSERT OR REPLACE INTO logs(time, seq, priority, received, record)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT OR REPLACE INTO logs(time, seq, last_time, count, priorities, data)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
-        for entry in entries {
-            let record = &entry.record;
-            let (time, seq) = (record.meta.time, entry.seq as i64);
-            match entry.table() {
-                Table::Samples => samples.execute(params![
-                    record.subject(),
-                    time,
-                    seq,
-                    entry.received,
-                    &record.bytes[..]
-                ])?,
-                Table::Logs => logs.execute(params![
-                    time,
-                    seq,
-                    record.meta.priority as u8,
-                    entry.received,
-                    &record.bytes[..]
-                ])?,
-            };
+        let same_group = |a: &&Entry, b: &&Entry| {
+            a.table() == b.table()
+                && (a.table() == Table::Logs
+                    || a.record.subject_bytes() == b.record.subject_bytes())
+        };
+        for group in entries.chunk_by(same_group) {
+            for chunk in chunk::chunks(group) {
+                let (time, seq) = (chunk.time, chunk.seq as i64);
+                let count = chunk.count as i64;
+                match group[0].table() {
+                    Table::Samples => samples.execute(params![
+                        group[0].record.subject(),
+                        time,
+                        seq,
+                        chunk.last_time,
+                        count,
+                        chunk.data
+                    ])?,
+                    Table::Logs => logs.execute(params![
+                        time,
+                        seq,
+                        chunk.last_time,
+                        count,
+                        i64::from(chunk.priorities),
+                        chunk.data
+                    ])?,
+                };
+            }
         }
     }
     transaction.commit()?;
     Ok(())
 }
 
-fn row(sql_row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    let record: Vec<u8> = sql_row.get(3)?;
-    Ok(Row {
-        time: sql_row.get(0)?,
-        stored: StoredRecord {
-            seq: sql_row.get::<_, i64>(1)? as u64,
-            received: sql_row.get(2)?,
-            record: Bytes::from(record),
-        },
-    })
+/// Chunks as they are read: their bytes copied into one buffer, their entries located in
+/// it, those not yet known to be in order kept pending.
+struct Merge<'a> {
+    range: &'a RowRange,
+    limit: usize,
+    buffer: Vec<u8>,
+    pending: Vec<Located>,
+    out: Vec<Located>,
+}
+
+impl Merge<'_> {
+    /// Takes one chunk starting at `start`. Every chunk after it starts at or after `start`,
+    /// so pending entries before `start` are final. Returns false once the output is full.
+    fn chunk(&mut self, start: i64, data: &[u8]) -> Result<bool, ArchiveError> {
+        if let [only] = self.pending[..] {
+            // One record per chunk (a slow signal): nothing to sort.
+            if only.time < start {
+                self.out.push(only);
+                self.pending.clear();
+                if self.out.len() >= self.limit {
+                    return Ok(false);
+                }
+            }
+        } else if self.pending.iter().any(|entry| entry.time < start) {
+            self.pending.sort_unstable_by_key(Located::cursor);
+            let ready = self.pending.partition_point(|entry| entry.time < start);
+            self.out.extend(self.pending.drain(..ready));
+            if self.out.len() >= self.limit {
+                return Ok(false);
+            }
+        }
+        let range = self.range;
+        if self.buffer.capacity() == 0 {
+            // Room for a full answer of records like this one, so the buffer is not copied
+            // again and again as it grows.
+            self.buffer
+                .reserve(data.len().max(128) * self.limit.min(16_384));
+        }
+        let base = self.buffer.len();
+        self.buffer.extend_from_slice(data);
+        chunk::decode(data, base, |entry| {
+            let wanted = entry.time >= range.from
+                && entry.time < range.to
+                && range.after.is_none_or(|after| entry.cursor() > after)
+                && range.priorities.bits() & (1 << entry.priority) != 0;
+            if wanted {
+                self.pending.push(entry);
+            }
+        })?;
+        Ok(true)
+    }
+
+    fn finish(mut self) -> Vec<Row> {
+        self.pending.sort_unstable_by_key(Located::cursor);
+        self.out.append(&mut self.pending);
+        self.out.truncate(self.limit);
+        let buffer = Bytes::from(self.buffer);
+        self.out
+            .iter()
+            .map(|entry| Row {
+                time: entry.time,
+                stored: StoredRecord {
+                    seq: entry.seq,
+                    received: entry.received,
+                    record: buffer.slice(entry.start..entry.end),
+                },
+            })
+            .collect()
+    }
+}
+
+fn blob<'r>(row: &'r rusqlite::Row<'_>, index: usize) -> rusqlite::Result<&'r [u8]> {
+    Ok(row.get_ref(index)?.as_blob()?)
 }
 
 /// Reads up to `limit` rows of `source` within `range`, in order.
@@ -120,43 +195,42 @@ pub fn read(
     range: &RowRange,
     limit: usize,
 ) -> Result<Vec<Row>, ArchiveError> {
-    let (after_time, after_seq) = range
+    let lower = range
         .after
-        .map_or((i64::MIN, -1), |c| (c.time, c.seq as i64));
-    // The cursor's time is also a plain lower bound on `time`, which SQLite turns into a
-    // range start on the primary key; the row-value test alone would make it scan from
-    // `from` on every page.
-    let from = range.from.max(after_time);
-    let limit = limit as i64;
-    let rows = match source {
+        .map_or(range.from, |c: Cursor| c.time.max(range.from));
+    // Chunks starting up to MAX_SPAN earlier may reach into the range.
+    let first_start = lower.saturating_sub(MAX_SPAN);
+    let mut merge = Merge {
+        range,
+        limit,
+        buffer: Vec::new(),
+        pending: Vec::new(),
+        out: Vec::new(),
+    };
+    let mut statement;
+    let mut rows = match source {
         Source::Samples(name) => {
-            let mut statement = connection.prepare_cached(
-                "SELECT time, seq, received, record FROM samples
-                 WHERE name = ?1 AND time >= ?2 AND time < ?3 AND (time, seq) > (?4, ?5)
-                 ORDER BY time, seq LIMIT ?6",
+            statement = connection.prepare_cached(
+                "SELECT time, data FROM samples WHERE name = ?1 AND time >= ?2 AND time < ?3
+                 ORDER BY time, seq",
             )?;
-            let found = statement.query_map(
-                params![name, from, range.to, after_time, after_seq, limit],
-                row,
-            )?;
-            found.collect::<rusqlite::Result<Vec<Row>>>()?
+            statement.query(params![name, first_start, range.to])?
         }
         Source::Logs => {
-            let mut statement = connection.prepare_cached(
-                "SELECT time, seq, received, record FROM logs
-                 WHERE time >= ?1 AND time < ?2 AND (time, seq) > (?3, ?4)
-                   AND ((1 << priority) & ?5) != 0
-                 ORDER BY time, seq LIMIT ?6",
+            statement = connection.prepare_cached(
+                "SELECT time, data FROM logs WHERE time >= ?1 AND time < ?2
+                   AND (priorities & ?3) != 0 ORDER BY time, seq",
             )?;
             let mask = i64::from(range.priorities.bits());
-            let found = statement.query_map(
-                params![from, range.to, after_time, after_seq, mask, limit],
-                row,
-            )?;
-            found.collect::<rusqlite::Result<Vec<Row>>>()?
+            statement.query(params![first_start, range.to, mask])?
         }
     };
-    Ok(rows)
+    while let Some(row) = rows.next()? {
+        if !merge.chunk(row.get(0)?, blob(row, 1)?)? {
+            break;
+        }
+    }
+    Ok(merge.finish())
 }
 
 /// Returns the last sample of `name` at or before `time`.
@@ -168,10 +242,45 @@ pub fn last_at(
     name: &str,
     time: i64,
 ) -> Result<Option<Row>, ArchiveError> {
-    let mut statement = connection.prepare_cached(
-        "SELECT time, seq, received, record FROM samples
-         WHERE name = ?1 AND time <= ?2 ORDER BY time DESC, seq DESC LIMIT 1",
+    // Chunks overlap by at most MAX_SPAN: the answer is in the last chunk starting at or
+    // before `time`, or in one starting up to MAX_SPAN before that one.
+    let mut latest = connection.prepare_cached(
+        "SELECT time FROM samples WHERE name = ?1 AND time <= ?2 ORDER BY time DESC LIMIT 1",
     )?;
-    let mut found = statement.query_map(params![name, time], row)?;
-    Ok(found.next().transpose()?)
+    let Some(start) = latest
+        .query_row(params![name, time], |row| row.get::<_, i64>(0))
+        .map(Some)
+        .or_else(|err| match err {
+            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            err => Err(err),
+        })?
+    else {
+        return Ok(None);
+    };
+    let mut near = connection
+        .prepare_cached("SELECT data FROM samples WHERE name = ?1 AND time >= ?2 AND time <= ?3")?;
+    let mut rows = near.query(params![name, start.saturating_sub(MAX_SPAN), start])?;
+    let mut best: Option<(Located, Bytes)> = None;
+    while let Some(row) = rows.next()? {
+        let data = blob(row, 0)?;
+        let mut found: Option<Located> = None;
+        chunk::decode(data, 0, |entry| {
+            let better = |than: &Located| entry.cursor() > than.cursor();
+            let beats_best = best.as_ref().is_none_or(|(b, _)| better(b));
+            if entry.time <= time && beats_best && found.as_ref().is_none_or(better) {
+                found = Some(entry);
+            }
+        })?;
+        if let Some(entry) = found {
+            best = Some((entry, Bytes::copy_from_slice(data)));
+        }
+    }
+    Ok(best.map(|(entry, data)| Row {
+        time: entry.time,
+        stored: StoredRecord {
+            seq: entry.seq,
+            received: entry.received,
+            record: data.slice(entry.start..entry.end),
+        },
+    }))
 }

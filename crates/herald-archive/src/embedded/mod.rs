@@ -6,6 +6,7 @@
 //! One connection per open day file writes (the archive has one writer); readers take
 //! read-only connections from a small pool, so queries run beside the writer (WAL mode).
 
+mod chunk;
 mod day_file;
 pub mod layout;
 
@@ -16,7 +17,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::Connection;
 
 use crate::backend::{Backend, Expired, RowRange, Slot, Source};
-use crate::entry::{Entry, Row};
+use crate::entry::{Entry, Row, Table};
 use crate::error::ArchiveError;
 
 /// Day files kept open for writing; producers' clocks rarely spread wider.
@@ -118,6 +119,18 @@ fn sync_wal(root: &Path, slot: Slot) -> Result<(), ArchiveError> {
     }
 }
 
+/// Samples by name, time and sequence; then logs by time and sequence (their subjects
+/// mixed, as a log chunk holds every subject).
+fn sort_key(entry: &Entry) -> (bool, &[u8], i64, u64) {
+    let logs = entry.table() == Table::Logs;
+    let name = if logs {
+        &[][..]
+    } else {
+        entry.record.subject_bytes()
+    };
+    (logs, name, entry.record.meta.time, entry.seq)
+}
+
 impl Backend for EmbeddedBackend {
     fn describe(&self) -> String {
         format!("embedded SQLite in {}", self.root.display())
@@ -134,15 +147,9 @@ impl Backend for EmbeddedBackend {
         }
         let mut writers = lock(&self.writers);
         for (slot, mut group) in by_slot {
-            // In key order, each insert lands next to the one before: B-tree pages are
-            // filled in turn instead of being touched all over for every row.
-            group.sort_unstable_by(|a, b| {
-                (a.record.subject(), a.record.meta.time, a.seq).cmp(&(
-                    b.record.subject(),
-                    b.record.meta.time,
-                    b.seq,
-                ))
-            });
+            // In key order: each name's records (and the logs) become chunks, and each
+            // insert lands next to the one before instead of all over the B-tree.
+            group.sort_unstable_by(|a, b| sort_key(a).cmp(&sort_key(b)));
             let connection = writers.connection(&self.root, slot)?;
             day_file::insert(connection, &group)?;
             writers.dirty.insert(slot);

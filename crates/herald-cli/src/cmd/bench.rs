@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use herald_bench::herald::Herald;
 use herald_bench::scenarios::{self, Scenario as Shared, Workload};
+use herald_server::config::ArchiveBackendConfig;
 use herald_server::{Config, Server};
 
 /// Measure throughput and latency.
@@ -30,12 +31,17 @@ pub struct Args {
     /// Subscribers for `fanout`.
     #[arg(long, default_value_t = 10)]
     subscribers: usize,
-    /// Records per second for `latency`.
+    /// Records per second for `latency`, `info`; for `archive`, pace the ingest at this rate
+    /// when above 10000 (otherwise it runs as fast as the client can).
     #[arg(long, default_value_t = 10_000.0)]
     rate: f64,
     /// Objects to create for `info`'s memory measurement.
     #[arg(long, default_value_t = 1_000_000)]
     objects: u64,
+    /// The bench's own server archives into this Cassandra node (`host:port`, a fresh
+    /// keyspace) instead of its embedded store.
+    #[arg(long)]
+    cassandra: Option<String>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -86,12 +92,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let data_dir = own_data_dir();
             // Free ports for both front doors: the bench must not clash with a running server.
             let loopback = "127.0.0.1:0".parse()?;
-            let config = Config {
+            let mut config = Config {
                 listen: loopback,
                 http: loopback,
                 data_dir,
                 ..Config::default()
             };
+            if let Some(node) = &args.cassandra {
+                config.archive.backend = ArchiveBackendConfig::Cassandra {
+                    contact_points: vec![node.clone()],
+                    keyspace: format!("herald_bench_{}", std::process::id()),
+                    replication_factor: 1,
+                };
+            }
             let server = server_runtime.block_on(Server::start(config))?;
             (format!("herald://{}", server.local_addr()), Some(server))
         }
@@ -113,7 +126,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .server
                     .is_none()
                     .then(|| herald_server::config::ArchiveConfig::embedded_dir(&own_data_dir()));
-                herald_bench::archive::archive(&herald.url, args.records, store.as_deref()).await
+                // `--rate` paces the ingest when given above its latency default.
+                let rate = (args.rate > 10_000.0).then_some(args.rate);
+                herald_bench::archive::archive(&herald.url, args.records, rate, store.as_deref())
+                    .await
             }
             (None, _) => {
                 // The server runs in this process unless --server says otherwise; then its
