@@ -11,6 +11,7 @@
 //! - [`decimate`]: samples folded into buckets (min/max/mean/count/first/last).
 //! - [`writer`]: [`Archive`], the bounded buffer and the writer thread in front of a store,
 //!   with the durability watermark that `stored` acknowledgements wait on.
+//! - [`spill`]: where the buffer overflows to on the embedded path, before anything is dropped.
 //! - [`embedded`]: the SQLite store, one file per retention class and day.
 //! - `cql`: the Cassandra / ScyllaDB store (feature `cql`): `CqlBackend`.
 //! - [`conformance`]: the suite every store must pass.
@@ -29,6 +30,7 @@ pub mod error;
 pub mod keep;
 pub mod query;
 pub mod rules;
+pub mod spill;
 pub mod writer;
 
 pub use backend::{Backend, Expired, RowRange, Slot, Source};

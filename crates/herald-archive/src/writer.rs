@@ -21,6 +21,7 @@ use crate::backend::{Backend, Slot};
 use crate::entry::Entry;
 use crate::error::ArchiveError;
 use crate::rules::Rules;
+use crate::spill::Spill;
 
 /// When the writer makes what it wrote durable (fsync, or the store's equivalent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +53,11 @@ pub struct ArchiveOptions {
     pub fsync_interval: Duration,
     /// How often to drop expired days.
     pub expire_interval: Duration,
+    /// Where records go when the buffer is full, before any is dropped (the embedded path);
+    /// `None`: dropped at once.
+    pub spill_dir: Option<std::path::PathBuf>,
+    /// Bytes the spill files may hold.
+    pub spill_bytes: u64,
 }
 
 impl Default for ArchiveOptions {
@@ -64,6 +70,8 @@ impl Default for ArchiveOptions {
             fsync: FsyncPolicy::Stored,
             fsync_interval: Duration::from_secs(1),
             expire_interval: Duration::from_secs(600),
+            spill_dir: None,
+            spill_bytes: 4 << 30,
         }
     }
 }
@@ -79,8 +87,13 @@ pub struct ArchiveStats {
     pub backlog_bytes: u64,
     /// Records written.
     pub written: u64,
-    /// Records dropped because the buffer was full, or left unwritten at shutdown.
+    /// Records dropped because the buffer (and the spill) was full, or left unwritten at
+    /// shutdown.
     pub dropped: u64,
+    /// Records that went to the spill files since the start.
+    pub spilled: u64,
+    /// Bytes waiting in the spill files.
+    pub spill_bytes: u64,
     /// Records already past their retention when they arrived (not written).
     pub expired_on_arrival: u64,
     /// Failed write or sync attempts (each retried).
@@ -96,8 +109,10 @@ pub struct ArchiveStats {
 pub struct Offer {
     /// Records the rules matched and the buffer took.
     pub archived: u64,
-    /// Records the rules matched but the full buffer dropped.
+    /// Records the rules matched but the full buffer (and spill) dropped.
     pub dropped: u64,
+    /// Records the full buffer sent to the spill files.
+    pub spilled: u64,
     /// Durability ticket: the batch is durable once [`Archive::durable`] reaches it.
     pub ticket: u64,
 }
@@ -113,6 +128,7 @@ struct Buffer {
     /// Highest ticket a producer waits on as `stored`.
     wanted: u64,
     closing: bool,
+    spill: Option<Spill>,
 }
 
 #[derive(Debug, Default)]
@@ -160,10 +176,17 @@ impl Archive {
     /// # Errors
     /// The thread could not be spawned.
     pub fn start(backend: Arc<dyn Backend>, options: ArchiveOptions) -> std::io::Result<Archive> {
+        let spill = match &options.spill_dir {
+            Some(dir) => Some(Spill::open(dir, options.spill_bytes)?),
+            None => None,
+        };
         let inner = Arc::new(Inner {
             backend,
             options,
-            buffer: Mutex::new(Buffer::default()),
+            buffer: Mutex::new(Buffer {
+                spill,
+                ..Buffer::default()
+            }),
             ready: Condvar::new(),
             durable: watch::Sender::new(0),
             counters: Counters::default(),
@@ -217,16 +240,20 @@ impl Archive {
                 continue;
             };
             let size = record.bytes.len();
-            if !stored && self.inner.over_bound(&buffer, size) {
-                offer.dropped += 1;
-                continue;
-            }
-            buffer.entries.push_back(Entry {
+            let entry = Entry {
                 seq: first_seq + offset as u64,
                 received,
                 keep,
                 record: record.clone(),
-            });
+            };
+            if !stored && self.inner.over_bound(&buffer, size) {
+                match buffer.spill.as_mut().map(|spill| spill.push(&entry)) {
+                    Some(Ok(true)) => offer.spilled += 1,
+                    _ => offer.dropped += 1,
+                }
+                continue;
+            }
+            buffer.entries.push_back(entry);
             buffer.bytes += size;
             buffer.issued += 1;
             offer.archived += 1;
@@ -263,6 +290,8 @@ impl Archive {
             backlog_bytes: (buffer.bytes + buffer.in_flight_bytes) as u64,
             written: counters.written.load(Ordering::Relaxed),
             dropped: counters.dropped.load(Ordering::Relaxed),
+            spilled: buffer.spill.as_ref().map_or(0, Spill::records),
+            spill_bytes: buffer.spill.as_ref().map_or(0, Spill::bytes),
             expired_on_arrival: counters.expired_on_arrival.load(Ordering::Relaxed),
             write_errors: counters.write_errors.load(Ordering::Relaxed),
             last_error: lock(&self.inner.last_error).clone(),
@@ -314,14 +343,18 @@ impl Inner {
                 self.expire();
                 last_expire = Some(Instant::now());
             }
-            let Some((batch, end, wanted, closing)) = self.next_batch(last_sync) else {
+            let Some((batch, end, wanted, closing, spilled)) = self.next_batch(last_sync) else {
                 self.sync(committed, &mut last_sync);
                 return;
             };
             if !batch.is_empty() {
                 if !self.write(&batch, closing) {
-                    self.abandon(batch.len());
+                    // A spilled batch's file stays on disk for the next start.
+                    self.abandon(if spilled { 0 } else { batch.len() });
                     return;
+                }
+                if spilled {
+                    self.spill_written();
                 }
                 committed = end;
             }
@@ -341,8 +374,22 @@ impl Inner {
 
     /// Waits for records (or the sync interval) and takes a batch. Returns `None` when
     /// closing with nothing left.
-    fn next_batch(&self, last_sync: Instant) -> Option<(Vec<Entry>, u64, u64, bool)> {
+    #[allow(clippy::type_complexity)]
+    fn next_batch(&self, last_sync: Instant) -> Option<(Vec<Entry>, u64, u64, bool, bool)> {
         let mut buffer = lock(&self.buffer);
+        let spilled = buffer.spill.as_ref().is_some_and(|spill| !spill.is_empty());
+        if buffer.entries.is_empty() && spilled {
+            // Memory is drained: the oldest spill file comes next. Its records were never
+            // given tickets (no producer waits on them), so the watermark stays.
+            match buffer.spill.as_mut().map(Spill::take) {
+                Some(Ok(batch)) if !batch.is_empty() => {
+                    let end = buffer.issued;
+                    return Some((batch, end, buffer.wanted, buffer.closing, true));
+                }
+                Some(Err(err)) => self.failed("spill read", &ArchiveError::io("spill", err)),
+                _ => {}
+            }
+        }
         while buffer.entries.is_empty() && !buffer.closing {
             let wait = self
                 .options
@@ -367,7 +414,15 @@ impl Inner {
         buffer.in_flight = count;
         buffer.in_flight_bytes = bytes;
         let end = buffer.issued - buffer.entries.len() as u64;
-        Some((batch, end, buffer.wanted, buffer.closing))
+        Some((batch, end, buffer.wanted, buffer.closing, false))
+    }
+
+    /// Deletes the spill file whose records were just written.
+    fn spill_written(&self) {
+        let result = lock(&self.buffer).spill.as_mut().map(Spill::written);
+        if let Some(Err(err)) = result {
+            self.failed("spill delete", &ArchiveError::io("spill", err));
+        }
     }
 
     /// Writes `batch`, retrying while the store fails. Returns false if it gave up (only

@@ -156,3 +156,72 @@ fn records_past_their_retention_on_arrival_are_counted_not_written() {
     assert_eq!(archive.stats().expired_on_arrival, 1);
     assert_eq!(archive.stats().written, 0);
 }
+
+#[test]
+fn a_full_buffer_spills_to_disk_and_the_spill_is_written_when_the_store_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let flaky = Arc::new(Flaky {
+        store: EmbeddedBackend::open(&dir.path().join("store")),
+        down: AtomicBool::new(true),
+    });
+    let options = ArchiveOptions {
+        buffer_records: 1_000,
+        batch_records: 100,
+        spill_dir: Some(dir.path().join("spill")),
+        spill_bytes: 1 << 20,
+        ..ArchiveOptions::default()
+    };
+    let archive = Archive::start(flaky.clone(), options.clone()).unwrap();
+    let offer = archive.offer(&records("A.b", 0, 3_000), 1, 0, false);
+    assert_eq!(
+        (offer.archived, offer.spilled, offer.dropped),
+        (1_000, 2_000, 0)
+    );
+    let stats = archive.stats();
+    assert!(stats.spill_bytes > 0 && stats.spilled == 2_000, "{stats:?}");
+    // Past the spill's own bound, records are dropped and counted.
+    let many = archive.offer(&records("A.c", 0, 20_000), 3_001, 0, false);
+    assert!(
+        many.dropped > 0 && many.spilled + many.dropped == 20_000,
+        "{many:?}"
+    );
+    flaky.down.store(false, Ordering::SeqCst);
+    let expected = 3_000 + many.spilled;
+    wait_until("the spill to be written", || {
+        archive.stats().written >= expected
+    });
+    let stats = archive.stats();
+    assert_eq!((stats.spill_bytes, stats.backlog_records), (0, 0));
+    let kept = all_samples(&flaky.store, "A.b", BASE, BASE + 4_000 * SECOND, 10_000);
+    assert_eq!(kept.len(), 3_000);
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("spill")).unwrap().count(),
+        0
+    );
+}
+
+#[test]
+fn spill_files_left_by_a_stopped_server_are_written_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
+    let options = ArchiveOptions {
+        buffer_records: 10,
+        spill_dir: Some(dir.path().join("spill")),
+        ..ArchiveOptions::default()
+    };
+    {
+        let down = Arc::new(Flaky {
+            store: EmbeddedBackend::open(&store_dir),
+            down: AtomicBool::new(true),
+        });
+        let archive = Archive::start(down, options.clone()).unwrap();
+        let offer = archive.offer(&records("A.b", 0, 500), 1, 0, false);
+        assert_eq!(offer.spilled, 490);
+        archive.close(Duration::from_millis(500));
+    }
+    let store = Arc::new(EmbeddedBackend::open(&store_dir));
+    let archive = Archive::start(store.clone(), options).unwrap();
+    wait_until("the spill from before", || archive.stats().written >= 490);
+    let kept = all_samples(&*store, "A.b", BASE, BASE + 1_000 * SECOND, 10_000);
+    assert!(kept.len() >= 490, "{}", kept.len());
+}

@@ -18,16 +18,19 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(10);
 /// # Errors
 /// The store cannot be opened or reached, with the reason.
 pub async fn open(config: &Config) -> std::io::Result<Option<Arc<Archive>>> {
+    let mut options = config.archive.options.clone();
     let backend: Arc<dyn Backend> = match &config.archive.backend {
         ArchiveBackendConfig::None => return Ok(None),
         ArchiveBackendConfig::Embedded => {
             let dir = ArchiveConfig::embedded_dir(&config.data_dir);
+            // A full buffer overflows to disk before anything is dropped.
+            options.spill_dir = Some(dir.join("spill"));
             Arc::new(EmbeddedBackend::open(&dir))
         }
         ArchiveBackendConfig::Cassandra { .. } => cassandra(&config.archive.backend).await?,
     };
     tracing::info!(backend = %backend.describe(), rules = config.archive.options.rules.rules().len(), "archive open");
-    let archive = Archive::start(backend, config.archive.options.clone())?;
+    let archive = Archive::start(backend, options)?;
     Ok(Some(Arc::new(archive)))
 }
 
@@ -103,6 +106,8 @@ pub fn stats_value(stats: &herald_archive::ArchiveStats) -> herald_proto::Value 
         ("backlog_bytes".to_string(), int(stats.backlog_bytes)),
         ("written".to_string(), int(stats.written)),
         ("dropped".to_string(), int(stats.dropped)),
+        ("spilled".to_string(), int(stats.spilled)),
+        ("spill_bytes".to_string(), int(stats.spill_bytes)),
         (
             "expired_on_arrival".to_string(),
             int(stats.expired_on_arrival),

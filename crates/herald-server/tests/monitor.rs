@@ -346,6 +346,8 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "backlog_bytes",
             "written",
             "dropped",
+            "spilled",
+            "spill_bytes",
             "expired_on_arrival",
             "write_errors",
             "days_expired"

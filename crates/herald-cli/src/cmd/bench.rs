@@ -122,9 +122,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (None, Scenario::Logger) => herald_bench::logger::logger(&herald.url, &[1, 2, 8]).await,
             (None, Scenario::Archive) => {
                 // The embedded store of our own server can also be read directly.
-                let store = args
-                    .server
-                    .is_none()
+                let embedded = args.server.is_none() && args.cassandra.is_none();
+                let store = embedded
                     .then(|| herald_server::config::ArchiveConfig::embedded_dir(&own_data_dir()));
                 // `--rate` paces the ingest when given above its latency default.
                 let rate = (args.rate > 10_000.0).then_some(args.rate);

@@ -96,11 +96,12 @@ pub fn render(data: &[Field]) -> String {
     }
     if let Some(Value::Map(archive)) = monitor_value(data, "archive") {
         out.push_str(&format!(
-            "archive: {}  written {}  backlog {} ({} bytes)  dropped {}  write errors {}  days expired {}\n",
+            "archive: {}  written {}  backlog {} ({} bytes, {} spilled to disk)  dropped {}  write errors {}  days expired {}\n",
             text(archive, "backend"),
             int(archive, "written"),
             int(archive, "backlog"),
             int(archive, "backlog_bytes"),
+            int(archive, "spill_bytes"),
             int(archive, "dropped"),
             int(archive, "write_errors"),
             int(archive, "days_expired"),

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::{bytes, duration, invalid, positive, ConfigError, Quantity};
 
 /// Keys of the `[archive]` section.
-pub const ARCHIVE_KEYS: [&str; 10] = [
+pub const ARCHIVE_KEYS: [&str; 11] = [
     "backend",
     "contact_points",
     "keyspace",
@@ -21,6 +21,7 @@ pub const ARCHIVE_KEYS: [&str; 10] = [
     "buffer_records",
     "buffer_bytes",
     "expire_interval",
+    "spill_bytes",
     "rules",
 ];
 
@@ -51,6 +52,8 @@ pub struct RawArchiveConfig {
     pub buffer_bytes: Option<Quantity>,
     /// How often expired days are dropped.
     pub expire_interval: Option<Quantity>,
+    /// Bytes the spill files (embedded store) may hold.
+    pub spill_bytes: Option<Quantity>,
     /// What to archive; the defaults when absent.
     pub rules: Option<Vec<RawRule>>,
 }
@@ -181,6 +184,7 @@ pub fn from_raw(raw: Option<RawArchiveConfig>) -> Result<ArchiveConfig, ConfigEr
             raw.expire_interval,
             millis(defaults.expire_interval),
         )?,
+        spill_bytes: bytes("archive.spill_bytes", raw.spill_bytes, defaults.spill_bytes)?,
         ..defaults
     };
     Ok(ArchiveConfig { backend, options })

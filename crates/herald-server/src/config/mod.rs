@@ -49,6 +49,10 @@ pub const ENV_CONFIG_FILE: &str = "HERALD_CONFIG";
 /// `HERALD_*` variables that belong to the clients and the CLI, not to the server's settings.
 pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 
+/// Prefix of the variables of `scripts/cassandra.sh` and the CQL tests (`HERALD_CASSANDRA`,
+/// `HERALD_CASSANDRA_PORT`, …), which are not server settings either.
+pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
+
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
 pub const KEYS: [&str; 17] = [
     "name",
@@ -220,7 +224,7 @@ impl Config {
             let Some(key) = name.strip_prefix(ENV_PREFIX) else {
                 continue;
             };
-            if CLIENT_ENV_VARS.contains(&name.as_str()) {
+            if CLIENT_ENV_VARS.contains(&name.as_str()) || name.starts_with(SCRIPT_ENV_PREFIX) {
                 continue;
             }
             let key = key.to_ascii_lowercase();
@@ -514,6 +518,7 @@ mod tests {
             ("HERALD_LISTEN", "127.0.0.1:8000"),
             ("HERALD_QUEUE_BYTES", "1MiB"),
             ("HERALD_HTTP", "127.0.0.1:8480"),
+            ("HERALD_CASSANDRA", "127.0.0.1:9042"),
             ("PATH", "/bin"),
         ]);
         let config = Config::load(None, vars, flags).unwrap();
