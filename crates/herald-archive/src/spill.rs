@@ -119,6 +119,18 @@ impl Spill {
         Ok(true)
     }
 
+    /// Hands what was appended to the operating system, so another process (the next
+    /// server, after this one stops) finds it whole.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.open {
+            Some((_, writer, _)) => writer.flush(),
+            None => Ok(()),
+        }
+    }
+
     /// Closes the file being written, so it can be read back.
     fn rotate(&mut self) -> std::io::Result<()> {
         if let Some((path, mut writer, len)) = self.open.take() {

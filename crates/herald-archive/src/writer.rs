@@ -258,6 +258,11 @@ impl Archive {
             buffer.issued += 1;
             offer.archived += 1;
         }
+        if offer.spilled > 0 {
+            if let Some(Err(err)) = buffer.spill.as_mut().map(Spill::flush) {
+                tracing::warn!(error = %err, "archive spill file could not be flushed");
+            }
+        }
         offer.ticket = buffer.issued;
         if stored {
             buffer.wanted = buffer.issued;
@@ -452,6 +457,8 @@ impl Inner {
                 Err(err) => {
                     attempts += 1;
                     self.failed("write", &err);
+                    // Shutdown may have begun after this batch was taken.
+                    let closing = closing || lock(&self.buffer).closing;
                     if closing && attempts >= 3 {
                         return false;
                     }

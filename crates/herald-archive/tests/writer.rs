@@ -217,7 +217,7 @@ fn spill_files_left_by_a_stopped_server_are_written_by_the_next() {
         let archive = Archive::start(down, options.clone()).unwrap();
         let offer = archive.offer(&records("A.b", 0, 500), 1, 0, false);
         assert_eq!(offer.spilled, 490);
-        archive.close(Duration::from_millis(500));
+        archive.close(Duration::from_secs(10));
     }
     let store = Arc::new(EmbeddedBackend::open(&store_dir));
     let archive = Archive::start(store.clone(), options).unwrap();
