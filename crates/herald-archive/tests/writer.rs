@@ -187,8 +187,9 @@ fn a_full_buffer_spills_to_disk_and_the_spill_is_written_when_the_store_returns(
     );
     flaky.down.store(false, Ordering::SeqCst);
     let expected = 3_000 + many.spilled;
-    wait_until("the spill to be written", || {
-        archive.stats().written >= expected
+    wait_until("the spill to be written and deleted", || {
+        let stats = archive.stats();
+        stats.written >= expected && stats.spill_bytes == 0
     });
     let stats = archive.stats();
     assert_eq!((stats.spill_bytes, stats.backlog_records), (0, 0));
