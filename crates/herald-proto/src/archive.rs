@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use crate::error::DecodeError;
-use crate::frame_body::expect_array;
+use crate::frame_body::{expect_array, read_opt_str, write_opt_str};
 use crate::glob::Glob;
 use crate::msgpack::{self, Reader};
 use crate::priority::PrioritySet;
@@ -201,20 +201,6 @@ impl LogQuery {
                 .as_ref()
                 .is_none_or(|t| record.text.contains(t.as_str()))
     }
-}
-
-fn write_opt_str(out: &mut Vec<u8>, text: Option<&str>) {
-    match text {
-        Some(text) => msgpack::write_str(out, text),
-        None => msgpack::write_nil(out),
-    }
-}
-
-fn read_opt_str(reader: &mut Reader<'_>) -> Result<Option<String>, DecodeError> {
-    if reader.read_nil()? {
-        return Ok(None);
-    }
-    Ok(Some(reader.read_str()?.to_string()))
 }
 
 fn write_cursor(out: &mut Vec<u8>, cursor: Option<Cursor>) {

@@ -245,6 +245,22 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
     Ok(frame)
 }
 
+/// Writes a string, or `nil` for none.
+pub(crate) fn write_opt_str(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        Some(text) => msgpack::write_str(out, text),
+        None => msgpack::write_nil(out),
+    }
+}
+
+/// Reads what [`write_opt_str`] wrote.
+pub(crate) fn read_opt_str(reader: &mut Reader<'_>) -> Result<Option<String>, DecodeError> {
+    if reader.read_nil()? {
+        return Ok(None);
+    }
+    Ok(Some(reader.read_str()?.to_string()))
+}
+
 /// Reads an array header and checks it has `expected` elements.
 pub(crate) fn expect_array(
     reader: &mut Reader<'_>,

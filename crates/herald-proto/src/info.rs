@@ -3,7 +3,7 @@
 //! only encodes and decodes.
 
 use crate::error::DecodeError;
-use crate::frame_body::expect_array;
+use crate::frame_body::{expect_array, read_opt_str, write_opt_str};
 use crate::msgpack::{self, Reader};
 use crate::value::{self, Field};
 
@@ -84,20 +84,6 @@ impl UpdateMode {
             }),
         }
     }
-}
-
-fn write_opt_str(out: &mut Vec<u8>, text: Option<&str>) {
-    match text {
-        Some(text) => msgpack::write_str(out, text),
-        None => msgpack::write_nil(out),
-    }
-}
-
-fn read_opt_str(reader: &mut Reader<'_>) -> Result<Option<String>, DecodeError> {
-    if reader.read_nil()? {
-        return Ok(None);
-    }
-    Ok(Some(reader.read_str()?.to_string()))
 }
 
 impl ObjectData {
