@@ -115,7 +115,9 @@ wait_for_port() {
 
 step "servers"
 HERALD_PORT=$(free_port)
-"$HERALD" serve --listen "127.0.0.1:$HERALD_PORT" --log-level warn >"$OUT/herald.log" 2>&1 &
+# Routing alone, as NATS and Redis (which persist nothing) are measured: no archive.
+HERALD_ARCHIVE_BACKEND=none "$HERALD" serve --listen "127.0.0.1:$HERALD_PORT" --http 127.0.0.1:0 \
+    --data-dir "$OUT/herald-data" --log-level warn >"$OUT/herald.log" 2>&1 &
 HERALD_PID=$!
 PIDS+=("$HERALD_PID")
 NATS_PORT=$(free_port)

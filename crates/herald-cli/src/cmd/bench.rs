@@ -42,6 +42,10 @@ pub struct Args {
     /// keyspace) instead of its embedded store.
     #[arg(long)]
     cassandra: Option<String>,
+    /// Keep the bench server's archive on (default rules) in the routing scenarios; without
+    /// it they measure routing alone, as NATS and Redis (which persist nothing) are measured.
+    #[arg(long)]
+    with_archive: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -98,6 +102,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 data_dir,
                 ..Config::default()
             };
+            if args.scenario != Scenario::Archive && !args.with_archive {
+                config.archive.backend = ArchiveBackendConfig::None;
+            }
             if let Some(node) = &args.cassandra {
                 config.archive.backend = ArchiveBackendConfig::Cassandra {
                     contact_points: vec![node.clone()],
