@@ -231,7 +231,7 @@ pub fn read_rows(
     let last_day = day_of(range.to.saturating_sub(1));
     let mut by_day = backend.slots(source, first_day, last_day)?;
     by_day.sort_unstable();
-    let mut page: Vec<Row> = Vec::new();
+    let mut page: Vec<Row> = Vec::with_capacity(budget.records.min(MAX_PAGE_RECORDS as usize));
     let (mut bytes, mut scanned) = (0usize, 0usize);
     let mut cursor = range.after;
     for day_slots in by_day.chunk_by(|a, b| a.day == b.day) {

@@ -117,6 +117,14 @@ fn field<const N: usize>(data: &[u8], at: usize) -> Result<[u8; N], ArchiveError
         .ok_or_else(corrupt)
 }
 
+/// Returns the time of a chunk's first entry: the row's key time.
+///
+/// # Errors
+/// `Corrupt` if the blob is shorter than a header.
+pub fn first_time(data: &[u8]) -> Result<i64, ArchiveError> {
+    Ok(i64::from_le_bytes(field(data, 0)?))
+}
+
 /// Calls `each` with every entry of the chunk `data`, which starts at `base` in the buffer
 /// the caller keeps.
 ///

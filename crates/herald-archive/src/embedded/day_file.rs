@@ -205,20 +205,20 @@ pub fn read(
         limit,
         buffer: Vec::new(),
         pending: Vec::new(),
-        out: Vec::new(),
+        out: Vec::with_capacity(limit.min(16_384)),
     };
     let mut statement;
     let mut rows = match source {
         Source::Samples(name) => {
             statement = connection.prepare_cached(
-                "SELECT time, data FROM samples WHERE name = ?1 AND time >= ?2 AND time < ?3
-                 ORDER BY time, seq",
+                "SELECT data FROM samples WHERE name = ?1 AND time >= ?2 ORDER BY time, seq",
             )?;
-            statement.query(params![name, first_start, range.to])?
+            // The end of the range is checked below, per chunk: one comparison less per row.
+            statement.query(params![name, first_start])?
         }
         Source::Logs => {
             statement = connection.prepare_cached(
-                "SELECT time, data FROM logs WHERE time >= ?1 AND time < ?2
+                "SELECT data FROM logs WHERE time >= ?1 AND time < ?2
                    AND (priorities & ?3) != 0 ORDER BY time, seq",
             )?;
             let mask = i64::from(range.priorities.bits());
@@ -226,7 +226,10 @@ pub fn read(
         }
     };
     while let Some(row) = rows.next()? {
-        if !merge.chunk(row.get(0)?, blob(row, 1)?)? {
+        // A chunk's key time is its first entry's, the blob's first eight bytes.
+        let data = blob(row, 0)?;
+        let start = chunk::first_time(data)?;
+        if start >= range.to || !merge.chunk(start, data)? {
             break;
         }
     }
