@@ -36,7 +36,7 @@ pub async fn open(config: &Config) -> std::io::Result<Option<Arc<Archive>>> {
 
 #[cfg(feature = "cql")]
 async fn cassandra(backend: &ArchiveBackendConfig) -> std::io::Result<Arc<dyn Backend>> {
-    use herald_archive::cql::{CqlBackend, CqlOptions};
+    use herald_archive::cql::{CqlOptions, LazyCqlBackend};
     let ArchiveBackendConfig::Cassandra {
         contact_points,
         keyspace,
@@ -51,16 +51,21 @@ async fn cassandra(backend: &ArchiveBackendConfig) -> std::io::Result<Arc<dyn Ba
         replication_factor,
         ..CqlOptions::default()
     };
-    let connected = tokio::task::spawn_blocking(move || CqlBackend::connect(options))
+    // Connecting now tells the operator at once if the node is wrong; a node that is only
+    // down does not keep the server from starting: the archive buffers and retries.
+    let store = Arc::new(LazyCqlBackend::new(options));
+    let probe = Arc::clone(&store);
+    let first = tokio::task::spawn_blocking(move || probe.sync())
         .await
         .map_err(std::io::Error::other)?;
-    let backend = connected.map_err(|err| {
-        std::io::Error::other(format!(
-            "cannot open the Cassandra archive at {}: {err}",
-            contact_points.join(",")
-        ))
-    })?;
-    Ok(Arc::new(backend))
+    if let Err(err) = first {
+        tracing::warn!(
+            nodes = %contact_points.join(","),
+            error = %err,
+            "cannot reach the Cassandra archive yet; records wait in the buffer until it answers"
+        );
+    }
+    Ok(store)
 }
 
 #[cfg(not(feature = "cql"))]

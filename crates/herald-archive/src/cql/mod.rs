@@ -33,9 +33,12 @@
 //! then what protects those writes.
 
 mod expire;
+mod lazy;
 mod read;
 mod schema;
 mod write;
+
+pub use lazy::LazyCqlBackend;
 
 use std::collections::HashSet;
 use std::future::Future;
