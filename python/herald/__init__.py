@@ -1,0 +1,52 @@
+"""Herald client library for Python. So far: the wire codec (:mod:`herald.wire`)."""
+
+from __future__ import annotations
+
+from .wire import frames
+from .wire.archive import Cursor, StoredRecord
+from .wire.filter import DeliveryOptions, Filter, Policy
+from .wire.frames import (
+    AckLevel,
+    Frame,
+    FrameBuffer,
+    FrameError,
+    FrameType,
+    decode_frame,
+    encode_frame,
+)
+from .wire.info import ObjectData, Selection, TypeData
+from .wire.meaning import frame_from_json, frame_to_json
+from .wire.msgpack_codec import DecodeError
+from .wire.priority import Priority, PrioritySet
+from .wire.record import Kind, Origin, Record
+from .wire.values import Time
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AckLevel",
+    "Cursor",
+    "DecodeError",
+    "DeliveryOptions",
+    "Filter",
+    "Frame",
+    "FrameBuffer",
+    "FrameError",
+    "FrameType",
+    "Kind",
+    "ObjectData",
+    "Origin",
+    "Policy",
+    "Priority",
+    "PrioritySet",
+    "Record",
+    "Selection",
+    "StoredRecord",
+    "Time",
+    "TypeData",
+    "decode_frame",
+    "encode_frame",
+    "frame_from_json",
+    "frame_to_json",
+    "frames",
+]

@@ -1,0 +1,535 @@
+"""Frames: ``u32 BE length | u8 type | MessagePack body`` (docs/protocol.md, Framing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import List, Optional, Tuple, Union
+
+from .archive import (
+    ArchiveReply,
+    ArchiveRequest,
+    decode_archive_reply,
+    decode_archive_request,
+    encode_archive_reply,
+    encode_archive_request,
+)
+from .filter import DeliveryOptions, Filter
+from .info import InfoReply, InfoRequest, Selection, decode_info_request, encode_info_request
+from .msgpack_codec import DecodeError, Reader, Writer
+from .priority import Priority
+from .record import Record
+from .values import Fields, decode_fields, encode_fields
+
+DEFAULT_MAX_FRAME_BYTES = 1 << 20
+PROTOCOL_VERSION = 1
+
+
+class FrameType(IntEnum):
+    HELLO = 0x01
+    WELCOME = 0x02
+    PUBLISH = 0x10
+    ACK = 0x11
+    DELIVER = 0x12
+    GAP = 0x13
+    SUBSCRIBE = 0x20
+    UNSUBSCRIBE = 0x21
+    OK = 0x22
+    MONITOR = 0x30
+    MONITOR_REPLY = 0x31
+    PING = 0x40
+    PONG = 0x41
+    INFO = 0x50
+    INFO_REPLY = 0x51
+    INFO_SUBSCRIBE = 0x52
+    QUERY = 0x60
+    QUERY_REPLY = 0x61
+    ERROR = 0x7F
+
+
+class AckLevel(IntEnum):
+    NONE = 0
+    RECEIVED = 1
+    STORED = 2
+
+
+@dataclass
+class Hello:
+    name: str
+    version: int = PROTOCOL_VERSION
+    token: str = ""
+    capabilities: List[str] = field(default_factory=list)
+    heartbeat_ms: int = 0
+
+
+@dataclass
+class Welcome:
+    version: int
+    server: str
+    heartbeat_ms: int
+    max_frame_bytes: int
+    connection: int
+
+
+@dataclass
+class Publish:
+    ack_id: int
+    ack: AckLevel
+    records: List[Record] = field(default_factory=list)
+
+
+@dataclass
+class Ack:
+    ack_id: int
+    level: AckLevel
+    count: int
+
+
+@dataclass
+class DeliverEntry:
+    subscription: int
+    seq: int
+    received: int
+    record: Record
+
+
+@dataclass
+class Deliver:
+    entries: List[DeliverEntry] = field(default_factory=list)
+
+
+@dataclass
+class Gap:
+    subscription: int
+    count: int
+    first_seq: int
+    last_seq: int
+    by_priority: List[Tuple[Priority, int]] = field(default_factory=list)
+
+
+@dataclass
+class Subscribe:
+    cid: int
+    subscription: int
+    filter: Filter = field(default_factory=Filter)
+    options: DeliveryOptions = field(default_factory=DeliveryOptions)
+
+
+@dataclass
+class Unsubscribe:
+    cid: int
+    subscription: int
+
+
+@dataclass
+class Ok:
+    cid: int
+
+
+@dataclass
+class Monitor:
+    cid: int
+
+
+@dataclass
+class MonitorReply:
+    cid: int
+    data: Fields = field(default_factory=dict)
+
+
+@dataclass
+class Info:
+    cid: int
+    request: InfoRequest
+
+
+@dataclass
+class InfoReplyFrame:
+    cid: int
+    reply: InfoReply
+
+
+@dataclass
+class InfoSubscribe:
+    cid: int
+    subscription: int
+    selection: Selection
+
+
+@dataclass
+class Query:
+    cid: int
+    request: ArchiveRequest
+
+
+@dataclass
+class QueryReply:
+    cid: int
+    reply: ArchiveReply
+
+
+@dataclass
+class Ping:
+    pass
+
+
+@dataclass
+class Pong:
+    pass
+
+
+@dataclass
+class Error:
+    cid: int
+    code: str
+    message: str
+
+
+Frame = Union[
+    Hello,
+    Welcome,
+    Publish,
+    Ack,
+    Deliver,
+    Gap,
+    Subscribe,
+    Unsubscribe,
+    Ok,
+    Monitor,
+    MonitorReply,
+    Info,
+    InfoReplyFrame,
+    InfoSubscribe,
+    Query,
+    QueryReply,
+    Ping,
+    Pong,
+    Error,
+]
+
+FRAME_TYPES = {
+    Hello: FrameType.HELLO,
+    Welcome: FrameType.WELCOME,
+    Publish: FrameType.PUBLISH,
+    Ack: FrameType.ACK,
+    Deliver: FrameType.DELIVER,
+    Gap: FrameType.GAP,
+    Subscribe: FrameType.SUBSCRIBE,
+    Unsubscribe: FrameType.UNSUBSCRIBE,
+    Ok: FrameType.OK,
+    Monitor: FrameType.MONITOR,
+    MonitorReply: FrameType.MONITOR_REPLY,
+    Info: FrameType.INFO,
+    InfoReplyFrame: FrameType.INFO_REPLY,
+    InfoSubscribe: FrameType.INFO_SUBSCRIBE,
+    Query: FrameType.QUERY,
+    QueryReply: FrameType.QUERY_REPLY,
+    Ping: FrameType.PING,
+    Pong: FrameType.PONG,
+    Error: FrameType.ERROR,
+}
+
+
+def frame_type(frame: Frame) -> FrameType:
+    return FRAME_TYPES[type(frame)]
+
+
+def encode_frame(frame: Frame) -> bytes:
+    """Returns the whole frame, length prefix included."""
+    w = Writer()
+    _encode_body(w, frame)
+    body = w.getvalue()
+    return (len(body) + 1).to_bytes(4, "big") + bytes([frame_type(frame)]) + body
+
+
+def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per frame type
+    if isinstance(f, Hello):
+        w.map_len(5)
+        w.uint(0)
+        w.uint(f.version)
+        w.uint(1)
+        w.string(f.name)
+        w.uint(2)
+        w.string(f.token)
+        w.uint(3)
+        w.array_len(len(f.capabilities))
+        for capability in f.capabilities:
+            w.string(capability)
+        w.uint(4)
+        w.uint(f.heartbeat_ms)
+    elif isinstance(f, Welcome):
+        w.map_len(5)
+        w.uint(0)
+        w.uint(f.version)
+        w.uint(1)
+        w.string(f.server)
+        for key, number in enumerate([f.heartbeat_ms, f.max_frame_bytes, f.connection], 2):
+            w.uint(key)
+            w.uint(number)
+    elif isinstance(f, Publish):
+        if f.ack != AckLevel.NONE and f.ack_id == 0:
+            raise ValueError("an acknowledgement needs an ack_id of 1 or more")
+        w.array_len(3)
+        w.uint(f.ack_id)
+        w.uint(int(f.ack))
+        w.array_len(len(f.records))
+        for record in f.records:
+            record.encode(w)
+    elif isinstance(f, Ack):
+        _uints(w, f.ack_id, int(f.level), f.count)
+    elif isinstance(f, Deliver):
+        w.array_len(len(f.entries))
+        for e in f.entries:
+            w.array_len(4)
+            w.uint(e.subscription)
+            w.uint(e.seq)
+            w.sint(e.received)
+            e.record.encode(w)
+    elif isinstance(f, Gap):
+        w.array_len(5)
+        for number in (f.subscription, f.count, f.first_seq, f.last_seq):
+            w.uint(number)
+        w.map_len(len(f.by_priority))
+        for priority, count in f.by_priority:
+            w.uint(int(priority))
+            w.uint(count)
+    elif isinstance(f, Subscribe):
+        w.array_len(4)
+        w.uint(f.cid)
+        w.uint(f.subscription)
+        f.filter.encode(w)
+        f.options.encode(w)
+    elif isinstance(f, Unsubscribe):
+        _uints(w, f.cid, f.subscription)
+    elif isinstance(f, (Ok, Monitor)):
+        _uints(w, f.cid)
+    elif isinstance(f, MonitorReply):
+        w.array_len(2)
+        w.uint(f.cid)
+        encode_fields(w, f.data)
+    elif isinstance(f, Info):
+        w.array_len(2)
+        w.uint(f.cid)
+        encode_info_request(w, f.request)
+    elif isinstance(f, InfoReplyFrame):
+        w.array_len(2)
+        w.uint(f.cid)
+        f.reply.encode(w)
+    elif isinstance(f, InfoSubscribe):
+        w.array_len(3)
+        w.uint(f.cid)
+        w.uint(f.subscription)
+        f.selection.encode(w)
+    elif isinstance(f, Query):
+        w.array_len(2)
+        w.uint(f.cid)
+        encode_archive_request(w, f.request)
+    elif isinstance(f, QueryReply):
+        w.array_len(2)
+        w.uint(f.cid)
+        encode_archive_reply(w, f.reply)
+    elif isinstance(f, (Ping, Pong)):
+        pass
+    elif isinstance(f, Error):
+        w.array_len(3)
+        w.uint(f.cid)
+        w.string(f.code)
+        w.string(f.message)
+    else:
+        raise TypeError(f"{type(f).__name__} is not a frame")
+
+
+def _uints(w: Writer, *numbers: int) -> None:
+    w.array_len(len(numbers))
+    for number in numbers:
+        w.uint(number)
+
+
+def _request_cid(r: Reader) -> int:
+    cid = r.read_uint()
+    if cid == 0:
+        raise DecodeError("invalid cid: 0 is reserved for errors of the whole connection")
+    return cid
+
+
+def _ack_level(r: Reader) -> AckLevel:
+    level = r.read_uint()
+    if level > 2:
+        raise DecodeError(f"invalid acknowledgement level {level}")
+    return AckLevel(level)
+
+
+def decode_frame(data: bytes) -> Frame:
+    """Decodes one whole frame (length prefix included); trailing bytes are an error."""
+    if len(data) < 5:
+        raise DecodeError(f"a frame has at least 5 bytes, got {len(data)}")
+    length = int.from_bytes(data[:4], "big")
+    if length != len(data) - 4:
+        raise DecodeError(f"frame length {length} but {len(data) - 4} bytes follow it")
+    return decode_body(data[4], data[5:])
+
+
+def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
+    try:
+        ft = FrameType(type_byte)
+    except ValueError:
+        raise DecodeError(f"unknown frame type 0x{type_byte:02x}") from None
+    r = Reader(body)
+    f: Frame
+    if ft in (FrameType.HELLO, FrameType.WELCOME):
+        f = _decode_handshake(r, ft)
+    elif ft == FrameType.PUBLISH:
+        r.expect_array("PUBLISH", 3)
+        ack_id, ack = r.read_uint(), _ack_level(r)
+        if ack != AckLevel.NONE and ack_id == 0:
+            raise DecodeError("invalid ack_id: an acknowledgement needs an ack_id of 1 or more")
+        records = []
+        for index in range(r.read_array_len()):
+            try:
+                records.append(Record.decode(r))
+            except DecodeError as err:
+                raise DecodeError(f"invalid record: record {index}: {err}") from err
+        f = Publish(ack_id, ack, records)
+    elif ft == FrameType.ACK:
+        r.expect_array("ACK", 3)
+        f = Ack(r.read_uint(), _ack_level(r), r.read_uint())
+    elif ft == FrameType.DELIVER:
+        entries = []
+        for _ in range(r.read_array_len()):
+            r.expect_array("DELIVER entry", 4)
+            entries.append(
+                DeliverEntry(r.read_uint(), r.read_uint(), r.read_int(), Record.decode(r))
+            )
+        f = Deliver(entries)
+    elif ft == FrameType.GAP:
+        r.expect_array("GAP", 5)
+        gap = Gap(r.read_uint(), r.read_uint(), r.read_uint(), r.read_uint())
+        for _ in range(r.read_map_len()):
+            number = r.read_uint()
+            try:
+                priority = Priority.from_number(number)
+            except ValueError:
+                raise DecodeError(f"invalid gap priority: {number} is not defined") from None
+            gap.by_priority.append((priority, r.read_uint()))
+        f = gap
+    elif ft == FrameType.SUBSCRIBE:
+        r.expect_array("SUBSCRIBE", 4)
+        f = Subscribe(_request_cid(r), r.read_uint(), Filter.decode(r), DeliveryOptions.decode(r))
+    elif ft == FrameType.UNSUBSCRIBE:
+        r.expect_array("UNSUBSCRIBE", 2)
+        f = Unsubscribe(r.read_uint(), r.read_uint())
+    elif ft == FrameType.OK:
+        r.expect_array("OK", 1)
+        f = Ok(r.read_uint())
+    elif ft == FrameType.MONITOR:
+        r.expect_array("MONITOR", 1)
+        f = Monitor(_request_cid(r))
+    elif ft == FrameType.MONITOR_REPLY:
+        r.expect_array("MONITOR_REPLY", 2)
+        f = MonitorReply(r.read_uint(), decode_fields(r))
+    elif ft == FrameType.INFO:
+        r.expect_array("INFO", 2)
+        f = Info(_request_cid(r), decode_info_request(r))
+    elif ft == FrameType.INFO_REPLY:
+        r.expect_array("INFO_REPLY", 2)
+        f = InfoReplyFrame(r.read_uint(), InfoReply.decode(r))
+    elif ft == FrameType.INFO_SUBSCRIBE:
+        r.expect_array("INFO_SUBSCRIBE", 3)
+        f = InfoSubscribe(_request_cid(r), r.read_uint(), Selection.decode(r))
+    elif ft == FrameType.QUERY:
+        r.expect_array("QUERY", 2)
+        f = Query(_request_cid(r), decode_archive_request(r))
+    elif ft == FrameType.QUERY_REPLY:
+        r.expect_array("QUERY_REPLY", 2)
+        f = QueryReply(r.read_uint(), decode_archive_reply(r))
+    elif ft == FrameType.PING:
+        f = Ping()
+    elif ft == FrameType.PONG:
+        f = Pong()
+    else:
+        r.expect_array("ERROR", 3)
+        f = Error(r.read_uint(), r.read_str(), r.read_str())
+    if not r.is_empty():
+        raise DecodeError(f"{r.remaining()} trailing bytes after the {ft.name} message")
+    return f
+
+
+def _decode_handshake(r: Reader, ft: FrameType) -> Frame:
+    names = ["version", "name", "token", "capabilities", "heartbeat_ms"]
+    if ft == FrameType.WELCOME:
+        names = ["version", "server", "heartbeat_ms", "max_frame_bytes", "connection"]
+    values: dict[str, object] = {}
+    for _ in range(r.read_map_len()):
+        key = r.read_uint()
+        if key >= len(names):
+            raise DecodeError(f"unknown field {key} in {ft.name}")
+        name = names[key]
+        if name in values:
+            raise DecodeError(f"field `{name}` appears twice in {ft.name}")
+        if name in ("name", "token", "server"):
+            values[name] = r.read_str()
+        elif name == "capabilities":
+            values[name] = [r.read_str() for _ in range(r.read_array_len())]
+        else:
+            values[name] = r.read_uint()
+    for name in names:
+        if name not in values:
+            raise DecodeError(f"{ft.name} is missing required field `{name}`")
+    if ft == FrameType.HELLO:
+        return Hello(**values)  # type: ignore[arg-type]
+    return Welcome(**values)  # type: ignore[arg-type]
+
+
+class FrameError(DecodeError):
+    """A byte stream that cannot be split into frames (the connection should close)."""
+
+
+_HTTP_STARTS = (b"GET ", b"POST", b"PUT ", b"HEAD", b"HTTP")
+
+
+class FrameBuffer:
+    """Splits a byte stream into frames; partial frames wait for the rest of their bytes."""
+
+    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+        self.max_frame_bytes = max_frame_bytes
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        self._buf += data
+
+    def pending(self) -> int:
+        """Bytes buffered but not yet returned as a frame."""
+        return len(self._buf)
+
+    def next_raw(self) -> Optional[bytes]:
+        """Returns the next whole frame's bytes (length prefix included), or None."""
+        if len(self._buf) < 4:
+            return None
+        head = bytes(self._buf[:4])
+        if head in _HTTP_STARTS:
+            raise FrameError("this is Herald's native protocol port; it received an HTTP request")
+        length = int.from_bytes(head, "big")
+        if length == 0:
+            raise FrameError("empty frame")
+        if length > self.max_frame_bytes:
+            raise FrameError(
+                f"frame of {length} bytes exceeds the maximum of {self.max_frame_bytes} bytes"
+            )
+        if len(self._buf) < 4 + length:
+            return None
+        raw = bytes(self._buf[: 4 + length])
+        del self._buf[: 4 + length]
+        return raw
+
+    def next_frame(self) -> Optional[Frame]:
+        raw = self.next_raw()
+        return None if raw is None else decode_frame(raw)
+
+    def __iter__(self) -> FrameBuffer:
+        return self
+
+    def __next__(self) -> Frame:
+        frame = self.next_frame()
+        if frame is None:
+            raise StopIteration
+        return frame

@@ -1,0 +1,292 @@
+"""The MessagePack subset Herald uses, written in its canonical (smallest) form.
+
+Hand-written rather than delegated to ``msgpack`` so that every byte is under control:
+non-negative integers always use the unsigned forms, floats are always float64, strings are
+str8/16/32 and the only extension is Herald's time (type 1, 8 bytes). See docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import struct
+
+MAX_DEPTH = 32
+EXT_TIME = 1
+I64_MIN = -(1 << 63)
+I64_MAX = (1 << 63) - 1
+U64_MAX = (1 << 64) - 1
+
+
+class DecodeError(ValueError):
+    """A frame, record or value that does not decode."""
+
+
+class Writer:
+    """Appends canonical MessagePack to a bytearray."""
+
+    def __init__(self) -> None:
+        self.out = bytearray()
+
+    def getvalue(self) -> bytes:
+        return bytes(self.out)
+
+    def raw(self, data: bytes) -> None:
+        self.out += data
+
+    def uint(self, value: int) -> None:
+        out = self.out
+        if value < 0 or value > U64_MAX:
+            raise ValueError(f"{value} is not an unsigned 64-bit integer")
+        if value < 0x80:
+            out.append(value)
+        elif value <= 0xFF:
+            out += b"\xcc" + value.to_bytes(1, "big")
+        elif value <= 0xFFFF:
+            out += b"\xcd" + value.to_bytes(2, "big")
+        elif value <= 0xFFFFFFFF:
+            out += b"\xce" + value.to_bytes(4, "big")
+        else:
+            out += b"\xcf" + value.to_bytes(8, "big")
+
+    def sint(self, value: int) -> None:
+        if value >= 0:
+            if value > I64_MAX:
+                raise ValueError(f"{value} does not fit a signed 64-bit integer")
+            self.uint(value)
+            return
+        out = self.out
+        if value >= -32:
+            out.append(value & 0xFF)
+        elif value >= -(1 << 7):
+            out += b"\xd0" + value.to_bytes(1, "big", signed=True)
+        elif value >= -(1 << 15):
+            out += b"\xd1" + value.to_bytes(2, "big", signed=True)
+        elif value >= -(1 << 31):
+            out += b"\xd2" + value.to_bytes(4, "big", signed=True)
+        elif value >= I64_MIN:
+            out += b"\xd3" + value.to_bytes(8, "big", signed=True)
+        else:
+            raise ValueError(f"{value} does not fit a signed 64-bit integer")
+
+    def f64(self, value: float) -> None:
+        self.out += b"\xcb" + struct.pack(">d", value)
+
+    def boolean(self, value: bool) -> None:
+        self.out.append(0xC3 if value else 0xC2)
+
+    def nil(self) -> None:
+        self.out.append(0xC0)
+
+    def string(self, text: str) -> None:
+        data = text.encode("utf-8")
+        n = len(data)
+        if n < 32:
+            self.out.append(0xA0 | n)
+        elif n <= 0xFF:
+            self.out += b"\xd9" + n.to_bytes(1, "big")
+        elif n <= 0xFFFF:
+            self.out += b"\xda" + n.to_bytes(2, "big")
+        else:
+            self.out += b"\xdb" + n.to_bytes(4, "big")
+        self.out += data
+
+    def opt_str(self, text: str | None) -> None:
+        if text is None:
+            self.nil()
+        else:
+            self.string(text)
+
+    def bin(self, data: bytes) -> None:
+        n = len(data)
+        if n <= 0xFF:
+            self.out += b"\xc4" + n.to_bytes(1, "big")
+        elif n <= 0xFFFF:
+            self.out += b"\xc5" + n.to_bytes(2, "big")
+        else:
+            self.out += b"\xc6" + n.to_bytes(4, "big")
+        self.out += data
+
+    def array_len(self, n: int) -> None:
+        if n < 16:
+            self.out.append(0x90 | n)
+        elif n <= 0xFFFF:
+            self.out += b"\xdc" + n.to_bytes(2, "big")
+        else:
+            self.out += b"\xdd" + n.to_bytes(4, "big")
+
+    def map_len(self, n: int) -> None:
+        if n < 16:
+            self.out.append(0x80 | n)
+        elif n <= 0xFFFF:
+            self.out += b"\xde" + n.to_bytes(2, "big")
+        else:
+            self.out += b"\xdf" + n.to_bytes(4, "big")
+
+    def time(self, nanos: int) -> None:
+        self.out += b"\xd7\x01" + struct.pack(">q", nanos)
+
+
+_INT_FORMS = {
+    0xCC: (1, False),
+    0xCD: (2, False),
+    0xCE: (4, False),
+    0xCF: (8, False),
+    0xD0: (1, True),
+    0xD1: (2, True),
+    0xD2: (4, True),
+    0xD3: (8, True),
+}
+
+
+class Reader:
+    """Reads the MessagePack subset from a byte string, tracking the position."""
+
+    def __init__(self, data: bytes, pos: int = 0) -> None:
+        self.data = data
+        self.pos = pos
+
+    def is_empty(self) -> bool:
+        return self.pos >= len(self.data)
+
+    def remaining(self) -> int:
+        return len(self.data) - self.pos
+
+    def peek(self) -> int:
+        if self.pos >= len(self.data):
+            raise DecodeError(f"unexpected end of data at byte {self.pos}")
+        return self.data[self.pos]
+
+    def _take(self, n: int) -> bytes:
+        end = self.pos + n
+        if end > len(self.data):
+            raise DecodeError(f"unexpected end of data at byte {self.pos} (need {n} bytes)")
+        chunk = self.data[self.pos : end]
+        self.pos = end
+        return chunk
+
+    def _byte(self) -> int:
+        b = self.peek()
+        self.pos += 1
+        return b
+
+    def _is_int(self, b: int) -> bool:
+        return b < 0x80 or b >= 0xE0 or b in _INT_FORMS
+
+    def _any_int(self, what: str) -> int:
+        start = self.pos
+        b = self._byte()
+        if b < 0x80:
+            return b
+        if b >= 0xE0:
+            return b - 0x100
+        form = _INT_FORMS.get(b)
+        if form is None:
+            raise DecodeError(f"expected {what} at byte {start}, found 0x{b:02x}")
+        size, signed = form
+        return int.from_bytes(self._take(size), "big", signed=signed)
+
+    def read_uint(self) -> int:
+        start = self.pos
+        value = self._any_int("an unsigned integer")
+        if value < 0:
+            raise DecodeError(f"expected an unsigned integer at byte {start}, found {value}")
+        return value
+
+    def read_int(self) -> int:
+        start = self.pos
+        value = self._any_int("an integer")
+        if value > I64_MAX:
+            raise DecodeError(f"integer {value} at byte {start} does not fit i64")
+        return value
+
+    def read_f64(self) -> float:
+        start = self.pos
+        b = self._byte()
+        if b == 0xCB:
+            return float(struct.unpack(">d", self._take(8))[0])
+        if b == 0xCA:
+            return float(struct.unpack(">f", self._take(4))[0])
+        raise DecodeError(f"expected a float at byte {start}, found 0x{b:02x}")
+
+    def read_bool(self) -> bool:
+        start = self.pos
+        b = self._byte()
+        if b == 0xC2:
+            return False
+        if b == 0xC3:
+            return True
+        raise DecodeError(f"expected a boolean at byte {start}, found 0x{b:02x}")
+
+    def read_nil(self) -> bool:
+        """Consumes a nil and returns True, or returns False leaving anything else."""
+        if self.peek() == 0xC0:
+            self.pos += 1
+            return True
+        return False
+
+    def read_str(self) -> str:
+        start = self.pos
+        b = self._byte()
+        if 0xA0 <= b <= 0xBF:
+            n = b & 0x1F
+        elif b == 0xD9:
+            n = self._take(1)[0]
+        elif b == 0xDA:
+            n = int.from_bytes(self._take(2), "big")
+        elif b == 0xDB:
+            n = int.from_bytes(self._take(4), "big")
+        else:
+            raise DecodeError(f"expected a string at byte {start}, found 0x{b:02x}")
+        try:
+            return self._take(n).decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise DecodeError(f"invalid UTF-8 in the string at byte {start}") from err
+
+    def opt_str(self) -> str | None:
+        return None if self.read_nil() else self.read_str()
+
+    def read_bin(self) -> bytes:
+        start = self.pos
+        b = self._byte()
+        sizes = {0xC4: 1, 0xC5: 2, 0xC6: 4}
+        if b not in sizes:
+            raise DecodeError(f"expected bytes at byte {start}, found 0x{b:02x}")
+        return self._take(int.from_bytes(self._take(sizes[b]), "big"))
+
+    def read_array_len(self) -> int:
+        start = self.pos
+        b = self._byte()
+        if 0x90 <= b <= 0x9F:
+            return b & 0x0F
+        if b == 0xDC:
+            return int.from_bytes(self._take(2), "big")
+        if b == 0xDD:
+            return int.from_bytes(self._take(4), "big")
+        raise DecodeError(f"expected an array at byte {start}, found 0x{b:02x}")
+
+    def read_map_len(self) -> int:
+        start = self.pos
+        b = self._byte()
+        if 0x80 <= b <= 0x8F:
+            return b & 0x0F
+        if b == 0xDE:
+            return int.from_bytes(self._take(2), "big")
+        if b == 0xDF:
+            return int.from_bytes(self._take(4), "big")
+        raise DecodeError(f"expected a map at byte {start}, found 0x{b:02x}")
+
+    def read_time(self) -> int:
+        start = self.pos
+        if self._take(2) != b"\xd7\x01":
+            raise DecodeError(f"expected a time (d7 01) at byte {start}")
+        return int(struct.unpack(">q", self._take(8))[0])
+
+    def expect_array(self, what: str, expected: int) -> None:
+        found = self.read_array_len()
+        if found != expected:
+            raise DecodeError(f"{what} must be an array of {expected}, found {found}")
+
+    def read_u32(self, field: str) -> int:
+        value = self.read_uint()
+        if value > 0xFFFFFFFF:
+            raise DecodeError(f"{field} {value} does not fit u32")
+        return value

@@ -1,0 +1,295 @@
+"""Records: maps with small integer keys, written canonically (docs/protocol.md, Records)."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Dict, List, Optional
+
+from .msgpack_codec import DecodeError, Reader, Writer
+from .priority import Priority
+from .values import Fields, decode_fields, encode_fields, fields_from_json, fields_to_json
+
+MAX_SUBJECT_BYTES = 1024
+
+
+class Kind(IntEnum):
+    LOG = 0
+    MESSAGE = 1
+    INFO = 2
+
+    @property
+    def wire_name(self) -> str:
+        return self.name.lower()
+
+
+def check_subject(subject: str) -> None:
+    """Raises ValueError unless ``subject`` is a valid subject (or ``reply_to``)."""
+    if not subject:
+        raise ValueError("subject is empty")
+    size = len(subject.encode("utf-8"))
+    if size > MAX_SUBJECT_BYTES:
+        raise ValueError(f"subject of {size} bytes is longer than 1024")
+    for c in subject:
+        if c in "*?" or unicodedata.category(c) == "Cc":
+            raise ValueError(
+                f"subject {subject!r} contains {c!r} "
+                "(subjects may not hold wildcards or control characters)"
+            )
+
+
+# Origin keys 0..10; `line` (4) and `stack_level` (8) are numbers, the rest strings.
+_ORIGIN_NAMES = (
+    "host",
+    "process",
+    "thread",
+    "file",
+    "line",
+    "routine",
+    "context",
+    "stack_id",
+    "stack_level",
+    "log_id",
+    "uri",
+)
+_ORIGIN_NUMBERS = {"line", "stack_level"}
+
+
+@dataclass
+class Origin:
+    """Where a record comes from; empty strings and ``None`` numbers are left out."""
+
+    host: str = ""
+    process: str = ""
+    thread: str = ""
+    file: str = ""
+    line: Optional[int] = None
+    routine: str = ""
+    context: str = ""
+    stack_id: str = ""
+    stack_level: Optional[int] = None
+    log_id: str = ""
+    uri: str = ""
+
+    def _present(self) -> List[tuple[int, str, Any]]:
+        parts = []
+        for key, name in enumerate(_ORIGIN_NAMES):
+            value = getattr(self, name)
+            if value is not None and value != "":
+                parts.append((key, name, value))
+        return parts
+
+    def is_empty(self) -> bool:
+        return not self._present()
+
+    def encode(self, w: Writer) -> None:
+        parts = self._present()
+        w.map_len(len(parts))
+        for key, name, value in parts:
+            w.uint(key)
+            if name in _ORIGIN_NUMBERS:
+                w.uint(value)
+            else:
+                w.string(value)
+
+    @classmethod
+    def decode(cls, r: Reader) -> Origin:
+        origin = cls()
+        seen: set[int] = set()
+        for _ in range(r.read_map_len()):
+            key = r.read_uint()
+            if key >= len(_ORIGIN_NAMES):
+                raise DecodeError(f"unknown field {key} in origin")
+            name = _ORIGIN_NAMES[key]
+            if key in seen:
+                raise DecodeError(f"field `{name}` appears twice in origin")
+            seen.add(key)
+            if name in _ORIGIN_NUMBERS:
+                number = r.read_uint()
+                if number > 0xFFFFFFFF:
+                    raise DecodeError(f"origin {name} {number} does not fit u32")
+                setattr(origin, name, number)
+            else:
+                setattr(origin, name, r.read_str())
+        return origin
+
+    def to_json(self) -> Dict[str, Any]:
+        return {name: value for _, name, value in self._present()}
+
+    @classmethod
+    def from_json(cls, meaning: Dict[str, Any]) -> Origin:
+        return cls(**meaning)
+
+
+_RECORD_NAMES = (
+    "kind",
+    "subject",
+    "type",
+    "time",
+    "priority",
+    "audience",
+    "origin",
+    "text",
+    "fields",
+    "reply_to",
+    "id",
+)
+
+
+@dataclass
+class Record:
+    """One published record. ``time`` is integer nanoseconds since the Unix epoch."""
+
+    kind: Kind
+    subject: str
+    time: int
+    type: str = ""
+    priority: Priority = Priority.INFO
+    audience: List[str] = field(default_factory=list)
+    origin: Origin = field(default_factory=Origin)
+    text: str = ""
+    fields: Fields = field(default_factory=dict)
+    reply_to: Optional[str] = None
+    id: Optional[int] = None
+
+    def encode(self, w: Writer) -> None:
+        """Writes the record canonically: ascending keys, empty parts left out."""
+        check_subject(self.subject)
+        if self.reply_to is not None:
+            check_subject(self.reply_to)
+        keys = [0, 1]
+        if self.type:
+            keys.append(2)
+        keys += [3, 4]
+        if self.audience:
+            keys.append(5)
+        if not self.origin.is_empty():
+            keys.append(6)
+        if self.text:
+            keys.append(7)
+        if self.fields:
+            keys.append(8)
+        if self.reply_to is not None:
+            keys.append(9)
+        if self.id is not None:
+            keys.append(10)
+        w.map_len(len(keys))
+        for key in keys:
+            w.uint(key)
+            if key == 0:
+                w.uint(int(self.kind))
+            elif key == 1:
+                w.string(self.subject)
+            elif key == 2:
+                w.string(self.type)
+            elif key == 3:
+                w.sint(self.time)
+            elif key == 4:
+                w.uint(int(Priority(self.priority)))
+            elif key == 5:
+                w.array_len(len(self.audience))
+                for name in self.audience:
+                    w.string(name)
+            elif key == 6:
+                self.origin.encode(w)
+            elif key == 7:
+                w.string(self.text)
+            elif key == 8:
+                encode_fields(w, self.fields, 1)
+            elif key == 9:
+                w.string(self.reply_to or "")
+            else:
+                w.uint(self.id or 0)
+
+    def to_bytes(self) -> bytes:
+        w = Writer()
+        self.encode(w)
+        return w.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Record:
+        r = Reader(data)
+        record = cls.decode(r)
+        if not r.is_empty():
+            raise DecodeError(f"{r.remaining()} trailing bytes after the record")
+        return record
+
+    @classmethod
+    def decode(cls, r: Reader) -> Record:
+        values: Dict[str, Any] = {}
+        for _ in range(r.read_map_len()):
+            key = r.read_uint()
+            if key >= len(_RECORD_NAMES):
+                raise DecodeError(f"unknown field {key} in record")
+            name = _RECORD_NAMES[key]
+            if name in values:
+                raise DecodeError(f"field `{name}` appears twice in record")
+            values[name] = _decode_part(r, key)
+        for required in ("kind", "subject", "time"):
+            if required not in values:
+                raise DecodeError(f"record is missing required field `{required}`")
+        return cls(**values)
+
+    def to_json(self) -> Dict[str, Any]:
+        """The record's meaning, every field present (as meaning.rs ``record_json``)."""
+        return {
+            "kind": Kind(self.kind).wire_name,
+            "subject": self.subject,
+            "type": self.type,
+            "time": self.time,
+            "priority": int(self.priority),
+            "priority_name": Priority(self.priority).name,
+            "audience": list(self.audience),
+            "origin": self.origin.to_json(),
+            "text": self.text,
+            "fields": fields_to_json(self.fields),
+            "reply_to": self.reply_to,
+            "id": self.id,
+        }
+
+    @classmethod
+    def from_json(cls, meaning: Dict[str, Any]) -> Record:
+        return cls(
+            kind=Kind[meaning["kind"].upper()],
+            subject=meaning["subject"],
+            time=meaning["time"],
+            type=meaning.get("type", ""),
+            priority=Priority(meaning.get("priority", 4)),
+            audience=list(meaning.get("audience", [])),
+            origin=Origin.from_json(meaning.get("origin", {})),
+            text=meaning.get("text", ""),
+            fields=fields_from_json(meaning.get("fields", {})),
+            reply_to=meaning.get("reply_to"),
+            id=meaning.get("id"),
+        )
+
+
+def _decode_part(r: Reader, key: int) -> Any:
+    try:
+        if key == 0:
+            return Kind(r.read_uint())
+        if key in (1, 9):
+            subject = r.read_str()
+            check_subject(subject)
+            return subject
+        if key in (2, 7):
+            return r.read_str()
+        if key == 3:
+            return r.read_int()
+        if key == 4:
+            return Priority.from_number(r.read_uint())
+        if key == 5:
+            return [r.read_str() for _ in range(r.read_array_len())]
+        if key == 6:
+            return Origin.decode(r)
+        if key == 8:
+            return decode_fields(r, 1)
+        return r.read_uint()
+    except DecodeError:
+        raise
+    except ValueError as err:
+        raise DecodeError(f"invalid {_RECORD_NAMES[key]}: {err}") from err
+
+
+__all__ = ["Kind", "Origin", "Record", "check_subject"]

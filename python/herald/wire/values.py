@@ -1,0 +1,166 @@
+"""Herald's typed values (record ``fields``, ``MONITOR_REPLY`` data, info attributes).
+
+Python ↔ Herald: ``bool`` ↔ bool, ``int`` ↔ int (i64), ``float`` ↔ float64, ``str`` ↔ string,
+``bytes`` ↔ bytes, :class:`Time` (or an aware ``datetime`` when encoding) ↔ time,
+``list``/``tuple`` ↔ array, ``dict`` (str keys, order kept) ↔ map.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Union
+
+from .msgpack_codec import MAX_DEPTH, DecodeError, Reader, Writer
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+@dataclass(frozen=True, order=True)
+class Time:
+    """A point in time: integer nanoseconds since 1970-01-01T00:00:00Z."""
+
+    ns: int
+
+    @classmethod
+    def from_datetime(cls, when: _dt.datetime) -> Time:
+        if when.tzinfo is None:
+            raise ValueError("a naive datetime is ambiguous; give it a tzinfo")
+        delta = when - _EPOCH
+        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return cls(micros * 1000)
+
+    @classmethod
+    def now(cls) -> Time:
+        import time
+
+        return cls(time.time_ns())
+
+    def to_datetime(self) -> _dt.datetime:
+        """Returns the time as an aware UTC datetime (truncated to microseconds)."""
+        return _EPOCH + _dt.timedelta(microseconds=self.ns // 1000)
+
+
+Value = Union[bool, int, float, str, bytes, Time, List[Any], Dict[str, Any]]
+Fields = Dict[str, Any]
+
+
+def encode_value(w: Writer, value: Any, depth: int = 1) -> None:
+    if depth > MAX_DEPTH:
+        raise ValueError("value nested too deep")
+    if isinstance(value, bool):
+        w.boolean(value)
+    elif isinstance(value, int):
+        w.sint(value)
+    elif isinstance(value, float):
+        w.f64(value)
+    elif isinstance(value, str):
+        w.string(value)
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        w.bin(bytes(value))
+    elif isinstance(value, Time):
+        w.time(value.ns)
+    elif isinstance(value, _dt.datetime):
+        w.time(Time.from_datetime(value).ns)
+    elif isinstance(value, (list, tuple)):
+        w.array_len(len(value))
+        for item in value:
+            encode_value(w, item, depth + 1)
+    elif isinstance(value, Mapping):
+        encode_fields(w, value, depth + 1)
+    elif value is None:
+        raise ValueError("None (nil) is not a Herald value")
+    else:
+        raise TypeError(f"{type(value).__name__} is not a Herald value")
+
+
+def encode_fields(w: Writer, fields: Mapping[str, Any], depth: int = 1) -> None:
+    """Writes a map str → value, in the mapping's order."""
+    if depth > MAX_DEPTH:
+        raise ValueError("value nested too deep")
+    w.map_len(len(fields))
+    for name, value in fields.items():
+        if not isinstance(name, str):
+            raise TypeError(f"field names are strings, not {type(name).__name__}")
+        w.string(name)
+        encode_value(w, value, depth)
+
+
+def decode_value(r: Reader, depth: int = 1) -> Any:
+    if depth > MAX_DEPTH:
+        raise DecodeError("value nested too deep")
+    b = r.peek()
+    if b in (0xC2, 0xC3):
+        return r.read_bool()
+    if b < 0x80 or b >= 0xE0 or 0xCC <= b <= 0xD3:
+        return r.read_int()
+    if b in (0xCA, 0xCB):
+        return r.read_f64()
+    if 0xA0 <= b <= 0xBF or 0xD9 <= b <= 0xDB:
+        return r.read_str()
+    if 0xC4 <= b <= 0xC6:
+        return r.read_bin()
+    if b == 0xD7:
+        return Time(r.read_time())
+    if 0x90 <= b <= 0x9F or b in (0xDC, 0xDD):
+        return [decode_value(r, depth + 1) for _ in range(r.read_array_len())]
+    if 0x80 <= b <= 0x8F or b in (0xDE, 0xDF):
+        return decode_fields(r, depth + 1)
+    if b == 0xC0:
+        raise DecodeError(f"nil at byte {r.pos} is not a value")
+    raise DecodeError(f"0x{b:02x} at byte {r.pos} is not a Herald value")
+
+
+def decode_fields(r: Reader, depth: int = 1) -> Fields:
+    if depth > MAX_DEPTH:
+        raise DecodeError("value nested too deep")
+    fields: Fields = {}
+    for _ in range(r.read_map_len()):
+        name = r.read_str()
+        if name in fields:
+            raise DecodeError(f"field `{name}` appears twice")
+        fields[name] = decode_value(r, depth)
+    return fields
+
+
+def value_to_json(value: Any) -> Any:
+    """The value's meaning in the test vectors' JSON (see docs/protocol.md, Test vectors)."""
+    if isinstance(value, bool) or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return {"float": "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+    if isinstance(value, (bytes, bytearray)):
+        return {"bytes": bytes(value).hex()}
+    if isinstance(value, Time):
+        return {"time": value.ns}
+    if isinstance(value, list):
+        return [value_to_json(item) for item in value]
+    if isinstance(value, dict):
+        return fields_to_json(value)
+    raise TypeError(f"{type(value).__name__} is not a Herald value")
+
+
+def fields_to_json(fields: Mapping[str, Any]) -> Dict[str, Any]:
+    return {name: value_to_json(value) for name, value in fields.items()}
+
+
+def value_from_json(meaning: Any) -> Any:
+    """The inverse of :func:`value_to_json`."""
+    if isinstance(meaning, dict):
+        if set(meaning) == {"bytes"} and isinstance(meaning["bytes"], str):
+            return bytes.fromhex(meaning["bytes"])
+        if set(meaning) == {"time"} and isinstance(meaning["time"], int):
+            return Time(meaning["time"])
+        if set(meaning) == {"float"} and isinstance(meaning["float"], str):
+            return float(meaning["float"])
+        return fields_from_json(meaning)
+    if isinstance(meaning, list):
+        return [value_from_json(item) for item in meaning]
+    return meaning
+
+
+def fields_from_json(meaning: Mapping[str, Any]) -> Fields:
+    return {name: value_from_json(value) for name, value in meaning.items()}
