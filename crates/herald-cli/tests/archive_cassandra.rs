@@ -1,7 +1,7 @@
-//! A real `herald serve` archiving into a real Apache Cassandra node that is killed in the
-//! middle of a stream of `stored` sends and started again: the sends wait (the archive
-//! buffers and retries, and the monitor shows it), then go on; every record acknowledged as
-//! stored is in Cassandra at the end.
+//! A real `herald serve` archiving into a real Apache Cassandra node that is down when the
+//! server starts, then killed in the middle of a stream of `stored` sends and started again:
+//! the sends wait (the archive buffers and retries, and the monitor shows it), then go on;
+//! every record acknowledged as stored is in Cassandra at the end.
 //!
 //! The test runs a node of its own (port 19044) through `scripts/cassandra.sh`, so it never
 //! disturbs the node other tests use; the script installs Cassandra if needed.
@@ -73,7 +73,9 @@ async fn archive_int(client: &Client, name: &str) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stored_sends_wait_out_a_cassandra_outage_and_nothing_acknowledged_is_lost() {
-    node("start");
+    // The node is down when the server starts: the server starts anyway and the first sends
+    // wait until the node answers.
+    node("stop");
     let _guard = NodeGuard;
     let dir = temp_dir("archive-cassandra");
     let config = dir.join("herald.toml");
@@ -115,6 +117,9 @@ async fn stored_sends_wait_out_a_cassandra_outage_and_nothing_acknowledged_is_lo
         }));
     }
     let count = || acked.lock().unwrap().len();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(count(), 0, "nothing is stored before the node runs");
+    node("start");
     let deadline = Instant::now() + Duration::from_secs(60);
     while count() < 200 {
         assert!(

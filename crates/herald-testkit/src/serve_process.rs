@@ -60,14 +60,21 @@ impl ServeProcess {
             .expect("herald serve starts");
         let stderr = child.stderr.take().expect("piped stderr");
         let mut lines = BufReader::new(stderr).lines();
-        let mut line_after = |prefix: &str| {
-            let line = lines
-                .next()
-                .expect("serve prints its addresses")
-                .expect("readable stderr");
-            line.strip_prefix(prefix)
-                .unwrap_or_else(|| panic!("expected a line starting {prefix:?}, got {line:?}"))
-                .to_string()
+        // Diagnostics (e.g. a warning that the archive's Cassandra node is not up yet) may
+        // come before the address lines; they are skipped, and shown if the address never comes.
+        let mut skipped = Vec::new();
+        let mut line_after = |prefix: &str| loop {
+            let Some(line) = lines.next().and_then(Result::ok) else {
+                let _ = child.kill();
+                panic!(
+                    "serve never printed {prefix:?}; it printed:\n{}",
+                    skipped.join("\n")
+                );
+            };
+            match line.strip_prefix(prefix) {
+                Some(rest) => break rest.to_string(),
+                None => skipped.push(line),
+            }
         };
         let addr = line_after("herald serving on ");
         let http_addr = line_after("herald http on ");
