@@ -38,6 +38,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.check_config {
         println!("configuration OK");
         println!("{config:#?}");
+        println!("archive rules, first match decides:");
+        for (index, rule) in config.archive.options.rules.rules().iter().enumerate() {
+            println!("  {}. {}", index + 1, rule.describe());
+        }
         return Ok(ExitCode::SUCCESS);
     }
     init_tracing(&config.log_level);
