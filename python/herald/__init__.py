@@ -1,7 +1,19 @@
-"""Herald client library for Python. So far: the wire codec (:mod:`herald.wire`)."""
+"""Herald client library for Python: the wire codec (:mod:`herald.wire`) and a synchronous
+client (:func:`connect`)."""
 
 from __future__ import annotations
 
+from .client import Client, connect
+from .errors import (
+    ConnectError,
+    ConnectionClosed,
+    HeraldError,
+    ServerError,
+    TimeoutError,
+    UrlError,
+)
+from .subscription import Delivered, Subscription
+from .url import ServerUrl, parse_url
 from .wire import frames
 from .wire.archive import Cursor, StoredRecord
 from .wire.filter import DeliveryOptions, Filter, Policy
@@ -24,6 +36,18 @@ from .wire.values import Time
 __version__ = "0.1.0"
 
 __all__ = [
+    "Client",
+    "ConnectError",
+    "ConnectionClosed",
+    "Delivered",
+    "HeraldError",
+    "ServerError",
+    "ServerUrl",
+    "Subscription",
+    "TimeoutError",
+    "UrlError",
+    "connect",
+    "parse_url",
     "AckLevel",
     "Cursor",
     "DecodeError",

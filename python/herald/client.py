@@ -1,0 +1,195 @@
+"""The synchronous client: ``herald.connect(url)`` → :class:`Client`."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import time
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Union
+
+from .connection import Connection
+from .errors import ConnectError, HeraldError
+from .subscription import Delivered, Subscription
+from .url import DEFAULT_URL, parse_url
+from .wire.filter import KINDS_ALL, DeliveryOptions, Filter
+from .wire.frames import Ack, AckLevel
+from .wire.priority import Priority, PrioritySet
+from .wire.record import Kind, Record
+
+Priorities = Union[None, str, Priority, PrioritySet, Iterable[Priority]]
+_LEVELS = {"received": AckLevel.RECEIVED, "stored": AckLevel.STORED}
+
+
+def _default_name() -> str:
+    return f"{os.path.basename(sys.argv[0] or 'python') or 'python'}[{os.getpid()}]"
+
+
+def _priority_set(priorities: Priorities) -> PrioritySet:
+    if priorities is None:
+        return PrioritySet()
+    if isinstance(priorities, PrioritySet):
+        return priorities
+    if isinstance(priorities, str):
+        return PrioritySet.parse(priorities)
+    if isinstance(priorities, Priority):
+        return PrioritySet.of([priorities])
+    return PrioritySet.of(priorities)
+
+
+def _kinds(kinds: Union[None, Kind, str, Iterable[Union[Kind, str]]]) -> int:
+    if kinds is None:
+        return KINDS_ALL
+    if isinstance(kinds, (Kind, str)):
+        kinds = [kinds]
+    bits = 0
+    for kind in kinds:
+        k = Kind[kind.upper()] if isinstance(kind, str) else Kind(kind)
+        bits |= 1 << int(k)
+    return bits
+
+
+class Client:
+    """A connection to a Herald server. Publishing is batched; :meth:`flush` waits until the
+    server has routed everything published before it."""
+
+    def __init__(self, connection: Connection, url: str) -> None:
+        self._conn = connection
+        self.url = url
+        self._sub_ids = itertools.count(1)
+
+    @property
+    def server(self) -> str:
+        return self._conn.welcome.server
+
+    @property
+    def connection_id(self) -> int:
+        return self._conn.welcome.connection
+
+    # ---- publishing ------------------------------------------------------------------------
+
+    def publish(
+        self,
+        subject: str,
+        type: str = "",
+        text: str = "",
+        fields: Optional[Mapping[str, Any]] = None,
+        priority: Priority = Priority.INFO,
+        kind: Kind = Kind.MESSAGE,
+        audience: Sequence[str] = (),
+    ) -> None:
+        """Queues one record for the next batch."""
+        self.publish_record(
+            Record(
+                kind=kind,
+                subject=subject,
+                time=time.time_ns(),
+                type=type,
+                priority=Priority(priority),
+                audience=list(audience),
+                text=text,
+                fields=dict(fields or {}),
+            )
+        )
+
+    def publish_record(self, record: Record) -> None:
+        self._conn.add_record(record.to_bytes())
+
+    def log(self, priority: Priority, subject: str, text: str = "", **fields: Any) -> None:
+        """Publishes a log record (kind log)."""
+        self.publish(subject, text=text, fields=fields, priority=priority, kind=Kind.LOG)
+
+    def sync_send(self, record: Record, level: str = "received", timeout: float = 10.0) -> Ack:
+        """Sends ``record`` at once (after the open batch) and waits for its ACK at ``level``
+        (``received`` or ``stored``). Raises ServerError (code ``archive``) when it cannot be
+        stored, TimeoutError without an answer."""
+        try:
+            ack_level = _LEVELS[level]
+        except KeyError:
+            raise ValueError(f"ack level `{level}` (expected received or stored)") from None
+        sent = self._conn.send_batch([record.to_bytes()], ack_level)
+        assert sent is not None
+        ack = sent[1].wait(timeout, f"PUBLISH (ack {level})")
+        assert isinstance(ack, Ack)
+        return ack
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Sends the open batch and waits until the server has routed every record so far."""
+        sent = self._conn.send_batch()
+        assert sent is not None
+        sent[1].wait(timeout, "flush")
+
+    # ---- subscribing -----------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        subject: str = "*",
+        type: Optional[str] = None,
+        priorities: Priorities = None,
+        kinds: Union[None, Kind, str, Iterable[Union[Kind, str]]] = None,
+        audience: Optional[Sequence[str]] = None,
+        callback: Optional[Callable[[Delivered], Any]] = None,
+        options: Optional[DeliveryOptions] = None,
+        timeout: float = 10.0,
+    ) -> Subscription:
+        """Subscribes and waits for the server's OK. ``priorities`` takes a set such as
+        ``">=WARNING"``, a Priority, a list of them or a PrioritySet."""
+        filt = Filter(
+            subject=subject,
+            type=type or "*",
+            priorities=_priority_set(priorities),
+            audience=list(audience or []),
+            kinds=_kinds(kinds),
+        )
+        sub_id = next(self._sub_ids)
+        conn = self._conn
+        sub = conn.subscribe(
+            sub_id,
+            lambda: Subscription(conn, sub_id, callback),
+            filt,
+            options or DeliveryOptions(),
+            timeout,
+        )
+        assert isinstance(sub, Subscription)
+        return sub
+
+    # ---- the rest --------------------------------------------------------------------------
+
+    def monitor(self, timeout: float = 10.0) -> Dict[str, Any]:
+        """The server's monitor data (``clients``, ``records_in``, …)."""
+        return self._conn.monitor(timeout)
+
+    @property
+    def closed(self) -> bool:
+        return self._conn.closed
+
+    def close(self, flush_timeout: float = 5.0) -> None:
+        """Flushes what is queued (best effort) and closes the connection."""
+        if not self._conn.closed:
+            try:
+                self.flush(flush_timeout)
+            except HeraldError:
+                pass
+        self._conn.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(url: str = DEFAULT_URL, name: Optional[str] = None, timeout: float = 10.0) -> Client:
+    """Connects to the first server of ``url`` that answers (``herald://h1:7400,h2:7400``,
+    options ``?name=…&token=…``)."""
+    parsed = parse_url(url)
+    client_name = name or parsed.name or _default_name()
+    errors = []
+    for address in parsed.servers:
+        try:
+            conn = Connection(address, client_name, parsed.token or "", timeout)
+        except ConnectError as err:
+            errors.append(str(err))
+            continue
+        return Client(conn, url)
+    raise ConnectError("; ".join(errors))

@@ -1,0 +1,247 @@
+"""The client against a real `herald serve` process (and the Rust CLI for interop)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+
+import herald
+from herald import Kind, Priority, Record
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def herald_bin() -> str:
+    explicit = os.environ.get("HERALD_BIN")
+    if explicit:
+        return explicit
+    binary = REPO / "target" / "debug" / "herald"
+    if not binary.exists():
+        if shutil.which("cargo") is None:
+            pytest.fail(f"{binary} is missing and cargo is not installed to build it")
+        subprocess.run(["cargo", "build", "-q", "-p", "herald-cli"], cwd=REPO, check=True)
+    return str(binary)
+
+
+class Server:
+    def __init__(self, tmp: Path) -> None:
+        self.proc = subprocess.Popen(
+            [
+                herald_bin(),
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--http",
+                "127.0.0.1:0",
+                "--data-dir",
+                str(tmp),
+                "--log-level",
+                "warn",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.address = ""
+        self.lines: List[str] = []
+        found = threading.Event()
+
+        def read() -> None:
+            assert self.proc.stderr is not None
+            for line in self.proc.stderr:
+                self.lines.append(line)
+                if "herald serving on " in line and not self.address:
+                    self.address = line.split("herald serving on ", 1)[1].split()[0]
+                    found.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not found.wait(60):
+            self.stop()
+            pytest.fail("herald serve printed no address:\n" + "".join(self.lines))
+        self.url = f"herald://{self.address}"
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    s = Server(tmp_path)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[herald.Client]:
+    with herald.connect(server.url, name="pytest-client") as c:
+        yield c
+
+
+def test_monitor_shows_the_client_name(client: herald.Client) -> None:
+    data = client.monitor()
+    assert data["server"] == client.server
+    names = [c["name"] for c in data["clients"]]
+    assert "pytest-client" in names
+
+
+def test_name_from_url(server: Server) -> None:
+    with herald.connect(server.url + "?name=from-url") as c:
+        assert "from-url" in [x["name"] for x in c.monitor()["clients"]]
+
+
+def test_ten_thousand_records_in_order(server: Server, client: herald.Client) -> None:
+    with herald.connect(server.url, name="reader") as reader:
+        sub = reader.subscribe("bench.*")
+        for i in range(10_000):
+            client.publish("bench.numbers", type="n", text=f"n {i}", fields={"i": i, "s": "x"})
+        client.flush()
+        got = sub.wait_for(10_000, timeout=30)
+        assert [d.fields["i"] for d in got] == list(range(10_000))
+        assert got[5].text == "n 5"
+        assert got[5].record.type == "n"
+        assert got[5].fields == {"i": 5, "s": "x"}
+        assert got[5].record.kind == Kind.MESSAGE
+        seqs = [d.seq for d in got]
+        assert seqs == sorted(seqs)
+        assert sub.lost == 0
+        sub.close()
+        assert sub.next(1) is None
+
+
+def test_priority_filter(client: herald.Client) -> None:
+    with client.subscribe("app.*", priorities=">=WARNING") as sub:
+        for p in Priority:
+            client.log(p, "app.prio", p.name, n=int(p))
+        client.flush()
+        got = sub.wait_for(5, timeout=10)
+        assert [d.record.priority for d in got] == [
+            Priority.WARNING,
+            Priority.ERROR,
+            Priority.CRITICAL,
+            Priority.ALERT,
+            Priority.EMERGENCY,
+        ]
+        with pytest.raises(herald.TimeoutError):
+            sub.next(0.3)
+
+
+def test_callback_subscription(client: herald.Client) -> None:
+    seen: List[str] = []
+    done = threading.Event()
+
+    def on_record(d: herald.Delivered) -> None:
+        seen.append(d.text)
+        if len(seen) == 3:
+            done.set()
+
+    with client.subscribe("cb.*", callback=on_record):
+        for i in range(3):
+            client.publish("cb.x", text=str(i))
+        assert done.wait(10)
+    assert seen == ["0", "1", "2"]
+
+
+def test_sync_send_received(client: herald.Client) -> None:
+    record = Record(kind=Kind.MESSAGE, subject="sync.one", time=time.time_ns(), text="hi")
+    ack = client.sync_send(record)
+    assert ack.count == 1
+    assert ack.level == herald.AckLevel.RECEIVED
+
+
+def test_sync_send_stored(client: herald.Client) -> None:
+    info = Record(Kind.LOG, "store.me", time.time_ns(), priority=Priority.INFO, text="keep")
+    ack = client.sync_send(info, level="stored")
+    assert ack.level == herald.AckLevel.STORED
+    assert ack.count == 1
+
+
+def test_sync_send_stored_debug_is_refused(client: herald.Client) -> None:
+    debug = Record(Kind.LOG, "store.not", time.time_ns(), priority=Priority.DEBUG, text="no")
+    with pytest.raises(herald.ServerError) as caught:
+        client.sync_send(debug, level="stored")
+    assert caught.value.code == "archive"
+    assert "store.not" in str(caught.value)
+    # The connection stays usable.
+    client.flush()
+    assert client.monitor()["server"]
+
+
+def test_heartbeats_keep_an_idle_connection(client: herald.Client) -> None:
+    time.sleep(6.5)
+    assert not client.closed
+    client.flush()
+
+
+def test_connect_to_a_closed_port() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(herald.ConnectError) as caught:
+        herald.connect(f"herald://127.0.0.1:{port}", timeout=2)
+    assert f"127.0.0.1:{port}" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url, words",
+    [
+        ("http://localhost:7400", "scheme `http`"),
+        ("herald://", "no server named"),
+        ("herald://h:99999", "bad port `99999`"),
+        ("herald://h?colour=blue", "unknown option `colour`"),
+        ("herald://::1", "needs brackets"),
+    ],
+)
+def test_bad_urls(url: str, words: str) -> None:
+    with pytest.raises(herald.UrlError) as caught:
+        herald.connect(url)
+    assert words in str(caught.value)
+    assert isinstance(caught.value, ValueError)
+
+
+def test_url_parsing() -> None:
+    url = herald.parse_url("herald://h1:7400,h2?name=mount&token=t")
+    assert url.servers == [("h1", 7400), ("h2", 7400)]
+    assert (url.name, url.token) == ("mount", "t")
+    assert herald.parse_url("[::1]:9000").servers == [("::1", 9000)]
+
+
+def test_rust_cli_tail_receives_a_python_record(server: Server, client: herald.Client) -> None:
+    tail = subprocess.Popen(
+        [herald_bin(), "tail", "--json", "-n", "1", "--server", server.url, "-s", "interop.*"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            subs = [len(c["subscriptions"]) for c in client.monitor()["clients"]]
+            if sum(subs) >= 1:
+                break
+            time.sleep(0.05)
+        client.log(Priority.NOTICE, "interop.py", "from python", n=7, name="ünï", ok=True)
+        client.flush()
+        out, err = tail.communicate(timeout=20)
+    finally:
+        tail.kill()
+    assert tail.returncode == 0, err
+    line = json.loads(out.strip().splitlines()[-1])
+    text = json.dumps(line)
+    assert "interop.py" in text and "from python" in text
+    record = line.get("record", line)
+    assert record["subject"] == "interop.py"
+    assert record["text"] == "from python"
+    assert record["fields"] == {"n": 7, "name": "ünï", "ok": True}
