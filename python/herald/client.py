@@ -5,11 +5,15 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import threading
 import time
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Union
 
+from .archive import ArchiveMixin
 from .connection import Connection
 from .errors import ConnectError, HeraldError
+from .info import InfoMixin
+from .requests import RequestMixin, _Inbox
 from .subscription import Delivered, Subscription
 from .url import DEFAULT_URL, parse_url
 from .wire.filter import KINDS_ALL, DeliveryOptions, Filter
@@ -49,7 +53,7 @@ def _kinds(kinds: Union[None, Kind, str, Iterable[Union[Kind, str]]]) -> int:
     return bits
 
 
-class Client:
+class Client(InfoMixin, ArchiveMixin, RequestMixin):
     """A connection to a Herald server. Publishing is batched; :meth:`flush` waits until the
     server has routed everything published before it."""
 
@@ -57,6 +61,8 @@ class Client:
         self._conn = connection
         self.url = url
         self._sub_ids = itertools.count(1)
+        self._inbox_lock = threading.Lock()
+        self._inbox: Optional[_Inbox] = None
 
     @property
     def server(self) -> str:

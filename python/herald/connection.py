@@ -1,5 +1,6 @@
 """One connection to a server: handshake, a reader thread, a batching writer thread that also
-sends heartbeats, and the waiters of requests (ACK, OK, MONITOR_REPLY, ERROR by id)."""
+sends heartbeats, and the waiters of requests (ACK, OK, MONITOR_REPLY, INFO_REPLY,
+QUERY_REPLY, ERROR by id)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,13 @@ from .wire.frames import (
     FrameError,
     Gap,
     Hello,
+    InfoReplyFrame,
     Monitor,
     MonitorReply,
     Ok,
     Ping,
     Pong,
+    QueryReply,
     Subscribe,
     Unsubscribe,
     Welcome,
@@ -183,7 +186,7 @@ class Connection:
                 self._unacked_bytes -= size
                 self._lock.notify_all()
             self._answer(frame.ack_id, frame)
-        elif isinstance(frame, (Ok, MonitorReply)):
+        elif isinstance(frame, (Ok, MonitorReply, InfoReplyFrame, QueryReply)):
             self._answer(frame.cid, frame)
         elif isinstance(frame, Gap):
             sub = self._subscriptions.get(frame.subscription)

@@ -1,0 +1,178 @@
+"""Archive queries (QUERY / QUERY_REPLY): samples, buckets, values at a time and logs."""
+
+from __future__ import annotations
+
+import importlib
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
+
+from .wire.archive import (
+    ArchiveReply,
+    ArchiveRequest,
+    AtQuery,
+    AtValues,
+    Buckets,
+    BucketsQuery,
+    Cursor,
+    LogsQuery,
+    Page,
+    SamplesQuery,
+    StoredRecord,
+)
+from .wire.frames import Query, QueryReply
+from .wire.priority import Priority, PrioritySet
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+TimeLike = Union[int, datetime]
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+PAGE_LIMIT = 1000
+
+
+def to_nanos(t: TimeLike) -> int:
+    """Nanoseconds since the Unix epoch from an int (ns) or a timezone-aware datetime."""
+    if isinstance(t, datetime):
+        if t.tzinfo is None or t.tzinfo.utcoffset(t) is None:
+            raise ValueError(f"datetime {t} has no timezone")
+        return (t - _EPOCH) // timedelta(microseconds=1) * 1000
+    if isinstance(t, bool) or not isinstance(t, int):
+        raise TypeError(f"time must be int nanoseconds or datetime, not {type(t).__name__}")
+    return t
+
+
+def stored_dict(stored: StoredRecord) -> Dict[str, Any]:
+    """An archived record as a flat dict: seq, received, time, subject, type, priority, text
+    and its fields (a field never hides one of those keys)."""
+    rec = stored.record
+    out: Dict[str, Any] = {
+        "seq": stored.seq,
+        "received": stored.received,
+        "time": rec.time,
+        "subject": rec.subject,
+        "type": rec.type,
+        "priority": Priority(rec.priority),
+        "text": rec.text,
+    }
+    for key, value in rec.fields.items():
+        out.setdefault(key, value)
+    return out
+
+
+def _priorities(priority: Any) -> PrioritySet:
+    if priority is None:
+        return PrioritySet()
+    if isinstance(priority, PrioritySet):
+        return priority
+    if isinstance(priority, str):
+        return PrioritySet.parse(priority)
+    if isinstance(priority, Priority):
+        return PrioritySet.of([priority])
+    return PrioritySet.of(priority)
+
+
+class ArchiveMixin:
+    """The archive-query calls of :class:`herald.Client`."""
+
+    _conn: Connection
+
+    def _query(self, request: ArchiveRequest, timeout: float) -> ArchiveReply:
+        reply = self._conn.request(lambda cid: Query(cid, request), timeout, "QUERY")
+        assert isinstance(reply, QueryReply)
+        return reply.reply
+
+    def _pages(self, make: Any, timeout: float) -> List[StoredRecord]:
+        records: List[StoredRecord] = []
+        after: Optional[Cursor] = None
+        while True:
+            page = self._query(make(after), timeout)
+            assert isinstance(page, Page)
+            records.extend(page.records)
+            if page.next is None or not page.records:
+                return records
+            after = page.next
+
+    def samples(
+        self,
+        name: str,
+        start: TimeLike,
+        end: TimeLike,
+        as_frame: bool = False,
+        timeout: float = 30.0,
+    ) -> Any:
+        """Every archived sample of ``name`` in [start, end) as dicts (see
+        :func:`stored_dict`), paging through the server's answers; with ``as_frame`` a pandas
+        DataFrame (pandas must be installed)."""
+        start_ns, end_ns = to_nanos(start), to_nanos(end)
+        records = self._pages(
+            lambda after: SamplesQuery(name, start_ns, end_ns, after, PAGE_LIMIT), timeout
+        )
+        rows = [stored_dict(s) for s in records]
+        if as_frame:
+            pandas = importlib.import_module("pandas")
+            return pandas.DataFrame(rows)
+        return rows
+
+    def buckets(
+        self,
+        name: str,
+        start: TimeLike,
+        end: TimeLike,
+        n: int,
+        field: Optional[str] = None,
+        timeout: float = 30.0,
+    ) -> List[Dict[str, Any]]:
+        """[start, end) cut into ``n`` buckets: ``start``, ``end``, ``count`` and per numeric
+        field ``fields[name] = {count, min, max, mean, first, last}``."""
+        reply = self._query(BucketsQuery(name, to_nanos(start), to_nanos(end), n, field), timeout)
+        assert isinstance(reply, Buckets)
+        return [
+            {
+                "start": b.start,
+                "end": b.end,
+                "count": b.count,
+                "fields": {
+                    s.name: {
+                        "count": s.count,
+                        "min": s.min,
+                        "max": s.max,
+                        "mean": s.mean,
+                        "first": s.first,
+                        "last": s.last,
+                    }
+                    for s in b.fields
+                },
+            }
+            for b in reply.buckets
+        ]
+
+    def values_at(
+        self, names: Sequence[str], time: TimeLike, timeout: float = 30.0
+    ) -> List[Optional[Dict[str, Any]]]:
+        """For each name its last archived sample at or before ``time`` (None if none)."""
+        reply = self._query(AtQuery(list(names), to_nanos(time)), timeout)
+        assert isinstance(reply, AtValues)
+        return [None if v is None else stored_dict(v) for v in reply.values]
+
+    def logs(
+        self,
+        start: TimeLike,
+        end: TimeLike,
+        priority: Any = None,
+        subject: Optional[str] = None,
+        host: Optional[str] = None,
+        process: Optional[str] = None,
+        text: Optional[str] = None,
+        timeout: float = 30.0,
+    ) -> List[Dict[str, Any]]:
+        """Archived log records in [start, end); ``priority`` takes a set such as
+        ``">=WARNING"``, a Priority or a list of them."""
+        start_ns, end_ns = to_nanos(start), to_nanos(end)
+        prios = _priorities(priority)
+        records = self._pages(
+            lambda after: LogsQuery(
+                start_ns, end_ns, prios, subject, host, process, text, after, PAGE_LIMIT
+            ),
+            timeout,
+        )
+        return [stored_dict(s) for s in records]

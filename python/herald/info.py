@@ -1,0 +1,100 @@
+"""Information objects: declare types, set, get and list objects (INFO / INFO_REPLY)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+
+from .wire.frames import Info, InfoReplyFrame
+from .wire.info import (
+    AttributeData,
+    Declare,
+    Get,
+    InfoReply,
+    InfoRequest,
+    List_,
+    ObjectData,
+    Selection,
+    TypeData,
+    Update,
+    UpdateMode,
+)
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+
+def object_dict(obj: ObjectData) -> Dict[str, Any]:
+    """An object as a dict: ``name``, ``type``, ``time``, ``version``, ``attributes``."""
+    return {
+        "name": obj.name,
+        "type": obj.type,
+        "time": obj.time,
+        "version": obj.version,
+        "attributes": dict(obj.attributes),
+    }
+
+
+class InfoMixin:
+    """The information-object calls of :class:`herald.Client`."""
+
+    _conn: Connection
+
+    def _info(self, request: InfoRequest, timeout: float) -> InfoReply:
+        reply = self._conn.request(lambda cid: Info(cid, request), timeout, "INFO")
+        assert isinstance(reply, InfoReplyFrame)
+        return reply.reply
+
+    def declare_type(
+        self,
+        name: str,
+        attributes: Sequence[Tuple[str, str, str]] = (),
+        base: Optional[str] = None,
+        description: str = "",
+        timeout: float = 10.0,
+    ) -> None:
+        """Declares (or redeclares) a type with ``(name, type, description)`` attributes."""
+        data = TypeData(
+            name=name,
+            base=base,
+            description=description,
+            attributes=[AttributeData(*a) for a in attributes],
+        )
+        self._info(Declare(data), timeout)
+
+    def set_info(
+        self,
+        name: str,
+        type: Optional[str] = None,
+        *,
+        timeout: float = 10.0,
+        **attributes: Any,
+    ) -> Dict[str, Any]:
+        """Creates or updates object ``name``; returns the object as the server keeps it."""
+        request = Update(UpdateMode.UPSERT, name, type, time.time_ns(), dict(attributes))
+        reply = self._info(request, timeout)
+        objects = [o for o in reply.objects if o is not None]
+        if not objects:
+            found = self.get_info(name, timeout=timeout)
+            assert found is not None
+            return found
+        return object_dict(objects[0])
+
+    def get_info(self, name: str, timeout: float = 10.0) -> Optional[Dict[str, Any]]:
+        """Object ``name``, or None if there is none."""
+        reply = self._info(Get([name]), timeout)
+        if not reply.objects or reply.objects[0] is None:
+            return None
+        return object_dict(reply.objects[0])
+
+    def list_info(
+        self,
+        regex: Optional[str] = None,
+        types: Optional[str] = None,
+        any: bool = False,
+        timeout: float = 10.0,
+    ) -> List[Dict[str, Any]]:
+        """Objects whose name matches ``regex`` and (or, with ``any``) whose type matches
+        ``types``."""
+        reply = self._info(List_(Selection(regex, types, any)), timeout)
+        return [object_dict(o) for o in reply.objects if o is not None]
