@@ -35,15 +35,9 @@ def retry(query: Callable[[], Any], done: Callable[[Any], bool], seconds: float 
     asynchronously)."""
     deadline = time.monotonic() + seconds
     while True:
-        try:
-            answer = query()
-        except herald.ServerError as err:
-            # before its first write the archive may not have its tables yet
-            if err.code != "archive" or time.monotonic() > deadline:
-                raise
-        else:
-            if done(answer) or time.monotonic() > deadline:
-                return answer
+        answer = query()
+        if done(answer) or time.monotonic() > deadline:
+            return answer
         time.sleep(0.05)
 
 

@@ -55,9 +55,19 @@ pub fn open_for_read(path: &Path) -> Result<Option<Connection>, ArchiveError> {
         return Ok(None);
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let connection = Connection::open_with_flags(path, flags)
-        .map_err(|err| ArchiveError::io(&format!("opening {}", path.display()), err))?;
-    Ok(Some(connection))
+    let what = || format!("opening {}", path.display());
+    let connection =
+        Connection::open_with_flags(path, flags).map_err(|err| ArchiveError::io(&what(), err))?;
+    // The writer creates the file before its tables: until they are committed the file
+    // holds nothing to read (and a connection that saw it empty must not be kept).
+    let tables: i64 = connection
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name IN ('samples', 'logs')",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|err| ArchiveError::io(&what(), err))?;
+    Ok((tables == 2).then_some(connection))
 }
 
 /// Inserts `entries` (all of this file's slot, sorted by table, name, time and sequence)
