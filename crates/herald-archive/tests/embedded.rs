@@ -18,3 +18,31 @@ fn harness() -> Embedded {
 }
 
 herald_archive::conformance_tests!(harness());
+
+/// The writer creates a day's file before its tables: a query landing in between finds no
+/// data (not an error), and does not keep a connection that would miss the tables later.
+#[test]
+fn a_day_file_read_before_its_tables_exist_hides_nothing_written_later() {
+    use herald_archive::conformance::{all_samples, entry, BASE, LONG, SECOND};
+    use herald_archive::embedded::layout::slot_path;
+    use herald_archive::entry::day_of;
+    use herald_archive::Slot;
+    use herald_proto::Kind;
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = EmbeddedBackend::open(dir.path());
+    let path = slot_path(
+        dir.path(),
+        Slot {
+            day: day_of(BASE),
+            keep: LONG,
+        },
+    );
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, b"").unwrap();
+    assert!(all_samples(&store, "A.b", BASE, BASE + SECOND, 10).is_empty());
+    store
+        .write(&[entry(Kind::Info, "A.b", BASE, Vec::new(), LONG)])
+        .unwrap();
+    assert_eq!(all_samples(&store, "A.b", BASE, BASE + SECOND, 10).len(), 1);
+}
