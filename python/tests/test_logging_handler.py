@@ -1,0 +1,206 @@
+"""HeraldHandler against a real `herald serve`."""
+
+from __future__ import annotations
+
+import logging
+import logging.config
+import socket
+import time
+import weakref
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+from test_client import Server
+
+import herald
+from herald import Priority
+from herald.logging import HeraldHandler, priority_for_level
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    s = Server(tmp_path)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def root() -> Iterator[logging.Logger]:
+    logger = logging.getLogger()
+    handlers, level = list(logger.handlers), logger.level
+    yield logger
+    for h in list(logger.handlers):
+        if isinstance(h, HeraldHandler):
+            h.close()
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+
+
+def closed_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"herald://127.0.0.1:{port}"
+
+
+def configure(url: str) -> HeraldHandler:
+    logging.config.dictConfig(
+        {
+            "version": 1,
+            "disable_existing_loggers": False,
+            "handlers": {
+                "herald": {"class": "herald.logging.HeraldHandler", "url": url, "level": "INFO"}
+            },
+            "root": {"handlers": ["herald"], "level": "DEBUG"},
+        }
+    )
+    (handler,) = [h for h in logging.getLogger().handlers if isinstance(h, HeraldHandler)]
+    return handler
+
+
+def test_priority_mapping() -> None:
+    expected = {
+        1: Priority.TRACE,
+        5: Priority.TRACE,
+        7: Priority.DELOUSE,
+        10: Priority.DEBUG,
+        15: Priority.DEBUG,
+        20: Priority.INFO,
+        25: Priority.NOTICE,
+        30: Priority.WARNING,
+        35: Priority.WARNING,
+        40: Priority.ERROR,
+        50: Priority.CRITICAL,
+        60: Priority.ALERT,
+        70: Priority.EMERGENCY,
+        99: Priority.EMERGENCY,
+    }
+    for level, priority in expected.items():
+        assert priority_for_level(level) == priority, level
+
+
+def test_records_reach_a_subscriber(server: Server, root: logging.Logger) -> None:
+    handler = configure(server.url)
+    with herald.connect(server.url, name="reader") as reader:
+        sub = reader.subscribe("app.*")
+        log = logging.getLogger("app.web")
+        log.debug("not sent: below the handler's level")
+        line = 1 + _lineno()
+        log.warning("hello %s", "world", extra={"user": "ann", "n": 3, "ok": True, "x": 1.5})
+        try:
+            raise RuntimeError("boom")
+        except RuntimeError:
+            log.exception("it failed")
+        logging.getLogger("app.web").log(60, "alert!", extra={"obj": [1, 2]})
+        handler.flush()
+        got = sub.wait_for(3, timeout=10)
+        first, second, third = got
+        assert first.subject == "app.web"
+        assert first.text == "hello world"
+        assert first.record.kind == herald.Kind.LOG
+        assert first.record.priority == Priority.WARNING
+        assert first.fields == {"user": "ann", "n": 3, "ok": True, "x": 1.5}
+        origin = first.record.origin
+        assert origin.line == line
+        assert origin.file == __file__
+        assert origin.routine == "test_records_reach_a_subscriber"
+        assert origin.thread == "MainThread"
+        assert origin.host == socket.gethostname()
+        assert origin.process.endswith("]")
+        assert second.record.priority == Priority.ERROR
+        assert second.text.startswith("it failed\nTraceback (most recent call last):")
+        assert "RuntimeError: boom" in second.text
+        assert third.record.priority == Priority.ALERT
+        assert third.fields == {"obj": "[1, 2]"}
+        with pytest.raises(herald.TimeoutError):
+            sub.next(0.3)
+        assert handler.dropped == 0
+
+
+def _lineno() -> int:
+    import inspect
+
+    frame = inspect.currentframe()
+    assert frame is not None and frame.f_back is not None
+    return frame.f_back.f_lineno
+
+
+def test_fixed_subject(server: Server) -> None:
+    handler = HeraldHandler(server.url, subject="fixed.subject")
+    log = logging.getLogger("fixed.test")
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+        with herald.connect(server.url) as reader:
+            sub = reader.subscribe("fixed.*")
+            log.error("x")
+            handler.flush()
+            (d,) = sub.wait_for(1, timeout=10)
+            assert d.subject == "fixed.subject"
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+
+
+def test_server_down_never_blocks(root: logging.Logger) -> None:
+    handler = configure(closed_port_url())
+    log = logging.getLogger("down.test")
+    start = time.perf_counter()
+    for i in range(1000):
+        log.info("message %d", i)
+    elapsed = time.perf_counter() - start
+    assert elapsed / 1000 < 0.001, elapsed
+    start = time.perf_counter()
+    handler.flush_timeout = 0.2
+    handler.close()
+    assert time.perf_counter() - start < 2
+
+
+def test_full_buffer_counts_drops() -> None:
+    handler = HeraldHandler(closed_port_url(), capacity=10)
+    log = logging.getLogger("drops.test")
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+        for i in range(25):
+            log.warning("m %d", i)
+        assert handler.dropped == 15
+    finally:
+        log.removeHandler(handler)
+        handler.flush_timeout = 0.2
+        handler.close()
+
+
+def test_shutdown_delivers_everything(server: Server, root: logging.Logger) -> None:
+    handler = configure(server.url)
+    with herald.connect(server.url, name="reader") as reader:
+        sub = reader.subscribe("bulk.*")
+        log = logging.getLogger("bulk.numbers")
+        for i in range(3000):
+            log.info("n %d", i, extra={"i": i})
+        logging.shutdown([weakref.ref(handler)])
+        got = sub.wait_for(3000, timeout=20)
+        assert [d.fields["i"] for d in got] == list(range(3000))
+        assert handler.dropped == 0
+
+
+def test_buffers_until_the_server_comes_up(tmp_path: Path) -> None:
+    # Records logged before the server is reachable are sent once it is.
+    url = closed_port_url()
+    handler = HeraldHandler(url)
+    log = logging.getLogger("early.test")
+    log.propagate = False
+    log.addHandler(handler)
+    received: List[str] = []
+    try:
+        log.warning("early")
+        assert not handler.wait_flushed(0.2)
+        assert handler.dropped == 0
+    finally:
+        log.removeHandler(handler)
+        handler.flush_timeout = 0.2
+        handler.close()
+    assert received == []
