@@ -3,85 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 from typing import Iterator, List
 
 import pytest
+from conftest import Server, closed_port_url, herald_bin
 
 import herald
 from herald import Kind, Priority, Record
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def herald_bin() -> str:
-    explicit = os.environ.get("HERALD_BIN")
-    if explicit:
-        return explicit
-    binary = REPO / "target" / "debug" / "herald"
-    if not binary.exists():
-        if shutil.which("cargo") is None:
-            pytest.fail(f"{binary} is missing and cargo is not installed to build it")
-        subprocess.run(["cargo", "build", "-q", "-p", "herald-cli"], cwd=REPO, check=True)
-    return str(binary)
-
-
-class Server:
-    def __init__(self, tmp: Path) -> None:
-        self.proc = subprocess.Popen(
-            [
-                herald_bin(),
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--http",
-                "127.0.0.1:0",
-                "--data-dir",
-                str(tmp),
-                "--log-level",
-                "warn",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.address = ""
-        self.lines: List[str] = []
-        found = threading.Event()
-
-        def read() -> None:
-            assert self.proc.stderr is not None
-            for line in self.proc.stderr:
-                self.lines.append(line)
-                if "herald serving on " in line and not self.address:
-                    self.address = line.split("herald serving on ", 1)[1].split()[0]
-                    found.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        if not found.wait(60):
-            self.stop()
-            pytest.fail("herald serve printed no address:\n" + "".join(self.lines))
-        self.url = f"herald://{self.address}"
-
-    def stop(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    s = Server(tmp_path)
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 @pytest.fixture
@@ -186,12 +117,10 @@ def test_heartbeats_keep_an_idle_connection(client: herald.Client) -> None:
 
 
 def test_connect_to_a_closed_port() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    url = closed_port_url()
     with pytest.raises(herald.ConnectError) as caught:
-        herald.connect(f"herald://127.0.0.1:{port}", timeout=2)
-    assert f"127.0.0.1:{port}" in str(caught.value)
+        herald.connect(url, timeout=2)
+    assert url.removeprefix("herald://") in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -7,25 +7,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterator, List
+from typing import List
 
-import pytest
-from test_client import Server
+from conftest import Server
 
 import herald
 from herald import Kind, Priority
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 EXAMPLES = PYTHON_DIR / "examples"
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    s = Server(tmp_path)
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def _env(**extra: str) -> dict:

@@ -5,23 +5,13 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Callable, Iterator, List
 
 import pytest
-from test_client import Server
+from conftest import Server
 
 import herald
 from herald import Priority
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    s = Server(tmp_path)
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 @pytest.fixture

@@ -8,23 +8,14 @@ import socket
 import time
 import weakref
 from pathlib import Path
-from typing import Iterator, List
+from typing import Iterator
 
 import pytest
-from test_client import Server
+from conftest import Server, closed_port_url
 
 import herald
 from herald import Priority
 from herald.logging import HeraldHandler, priority_for_level
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    s = Server(tmp_path)
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 @pytest.fixture
@@ -37,13 +28,6 @@ def root() -> Iterator[logging.Logger]:
             h.close()
     logger.handlers[:] = handlers
     logger.setLevel(level)
-
-
-def closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"herald://127.0.0.1:{port}"
 
 
 def configure(url: str) -> HeraldHandler:
@@ -194,13 +178,20 @@ def test_buffers_until_the_server_comes_up(tmp_path: Path) -> None:
     log = logging.getLogger("early.test")
     log.propagate = False
     log.addHandler(handler)
-    received: List[str] = []
     try:
-        log.warning("early")
+        for n in range(3):
+            log.warning("early %d", n)
         assert not handler.wait_flushed(0.2)
         assert handler.dropped == 0
+        server = Server(tmp_path, listen=url.removeprefix("herald://"))
+        try:
+            assert handler.wait_flushed(15), "the buffered records never went out"
+            with herald.connect(server.url) as client:
+                assert client.monitor()["records_in"] == 3
+        finally:
+            server.stop()
     finally:
         log.removeHandler(handler)
         handler.flush_timeout = 0.2
         handler.close()
-    assert received == []
+    assert handler.dropped == 0
