@@ -9,9 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use herald_proto::archive::{
-    AtQuery, BucketQuery, Cursor, LogQuery, Page, SampleQuery, StoredRecord,
-};
+use herald_proto::archive::{AtQuery, BucketQuery, LogQuery, Page, SampleQuery, StoredRecord};
 use herald_proto::frame::RawRecord;
 use herald_proto::{Kind, Priority, PrioritySet, Record, Value};
 
@@ -502,7 +500,6 @@ pub fn writing_the_same_entries_twice_stores_them_once(harness: &dyn Harness) {
         all_samples(&*backend, &name, BASE, BASE + DAY_NANOS, 3).len(),
         10
     );
-    let _ = Cursor::default();
 }
 
 /// Records that arrive late, in later batches, interleave in time order with earlier ones —

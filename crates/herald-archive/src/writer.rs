@@ -249,7 +249,11 @@ impl Archive {
             if !stored && self.inner.over_bound(&buffer, size) {
                 match buffer.spill.as_mut().map(|spill| spill.push(&entry)) {
                     Some(Ok(true)) => offer.spilled += 1,
-                    _ => offer.dropped += 1,
+                    Some(Err(err)) => {
+                        tracing::warn!(error = %err, "archive spill file not writable; record dropped");
+                        offer.dropped += 1;
+                    }
+                    Some(Ok(false)) | None => offer.dropped += 1,
                 }
                 continue;
             }

@@ -140,11 +140,7 @@ impl<'a> Pages<'a> {
             ArchiveReply::Page(page) => page,
             other => return Err(mismatch(&other)),
         };
-        match (page.next, &mut self.request) {
-            (Some(next), ArchiveRequest::Samples(query)) => query.after = Some(next),
-            (Some(next), ArchiveRequest::Logs(query)) => query.after = Some(next),
-            _ => self.done = true,
-        }
+        self.done = !self.request.resume_after(page.next);
         Ok(Some(page))
     }
 }

@@ -175,6 +175,26 @@ pub enum ArchiveReply {
     At(Vec<Option<StoredRecord>>),
 }
 
+impl ArchiveRequest {
+    /// Points a paged query (samples or logs) at the page after `next`, the previous page's
+    /// cursor. Returns false when there is no next page: `next` is `None`, or the query is
+    /// not paged.
+    pub fn resume_after(&mut self, next: Option<Cursor>) -> bool {
+        let after = match self {
+            ArchiveRequest::Samples(query) => &mut query.after,
+            ArchiveRequest::Logs(query) => &mut query.after,
+            ArchiveRequest::Buckets(_) | ArchiveRequest::At(_) => return false,
+        };
+        match next {
+            Some(next) => {
+                *after = Some(next);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 impl LogQuery {
     /// Checks the subject glob.
     ///

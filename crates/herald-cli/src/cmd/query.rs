@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use herald_info::csv::{self, Columns};
-use herald_info::json::record_json;
+use herald_info::json::{bucket_json, record_json};
 use herald_proto::archive::{BucketQuery, LogQuery, SampleQuery, StoredRecord};
 use herald_proto::time::{format_iso8601, now_nanos, parse_time_spec};
 use herald_proto::{PrioritySet, Record};
@@ -216,18 +216,9 @@ impl Printer {
             Output::Csv => csv::buckets(buckets),
             Output::Json => buckets
                 .iter()
-                .map(|b| {
-                    let fields: serde_json::Map<String, serde_json::Value> = b
-                        .fields
-                        .iter()
-                        .map(|s| {
-                            let stats = json!({"count": s.count, "min": s.min, "max": s.max,
-                                "mean": s.mean, "first": s.first, "last": s.last});
-                            (s.name.clone(), stats)
-                        })
-                        .collect();
-                    let line = json!({"name": name, "start": format_iso8601(b.start),
-                        "start_ns": b.start, "end_ns": b.end, "count": b.count, "fields": fields});
+                .map(|bucket| {
+                    let mut line = bucket_json(bucket);
+                    line["name"] = json!(name);
                     format!("{line}\n")
                 })
                 .collect(),

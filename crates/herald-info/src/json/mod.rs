@@ -28,5 +28,5 @@ mod record_json;
 mod to_json;
 
 pub use from_json::{attributes_from_json, time_from_json};
-pub use record_json::record_json;
+pub use record_json::{bucket_json, record_json};
 pub use to_json::{fields_json, object_json, type_json, value_json};

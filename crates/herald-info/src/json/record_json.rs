@@ -1,8 +1,10 @@
 //! The JSON form of a record, with what the server added: `{"seq", "received", "kind",
 //! "time" (ISO 8601), "time_ns", "priority", "subject", "type", "audience", "origin",
 //! "text", "fields", "reply_to"?, "id"?}` — for `herald tail --json`, `herald query` and
-//! the HTTP archive API.
+//! the HTTP archive API; and of an archive bucket, `{"start", "start_ns", "end_ns",
+//! "count", "fields": {name: {"count", "min", "max", "mean", "first", "last"}}}`.
 
+use herald_proto::archive::Bucket;
 use herald_proto::time::format_iso8601;
 use herald_proto::{Origin, Record};
 use serde_json::{json, Map, Value as Json};
@@ -50,4 +52,25 @@ pub fn record_json(record: &Record, seq: u64, received: i64) -> Json {
         map.insert("id".into(), json!(id));
     }
     Json::Object(map)
+}
+
+/// Converts one bucket of a decimated archive query.
+pub fn bucket_json(bucket: &Bucket) -> Json {
+    let mut fields = Map::new();
+    for stats in &bucket.fields {
+        fields.insert(
+            stats.name.clone(),
+            json!({
+                "count": stats.count, "min": stats.min, "max": stats.max,
+                "mean": stats.mean, "first": stats.first, "last": stats.last,
+            }),
+        );
+    }
+    json!({
+        "start": format_iso8601(bucket.start),
+        "start_ns": bucket.start,
+        "end_ns": bucket.end,
+        "count": bucket.count,
+        "fields": fields,
+    })
 }
