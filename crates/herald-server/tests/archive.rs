@@ -11,7 +11,7 @@ use herald_testkit::TestServer;
 
 const SECOND: i64 = 1_000_000_000;
 /// 2026-11-20T02:00:00Z.
-const NIGHT: i64 = 1_795_658_400 * SECOND;
+const NIGHT: i64 = 1_795_140_000 * SECOND;
 
 async fn archive_int(client: &Client, name: &str) -> i64 {
     int(map(&client.monitor().await.unwrap(), "archive"), name)

@@ -326,5 +326,6 @@ async fn types_are_listed_by_name() {
     server.stop().await;
 }
 
+mod archive;
 mod errors;
 mod subscribers;

@@ -80,13 +80,13 @@ pub async fn samples(
         };
         return Ok(match format {
             Format::Json => {
-                let items: Vec<_> = buckets.iter().map(render::bucket_json).collect();
+                let items: Vec<_> = buckets.iter().map(herald_info::json::bucket_json).collect();
                 Json(json!({ "name": name, "buckets": items })).into_response()
             }
             Format::Ndjson => {
                 let lines: String = buckets
                     .iter()
-                    .map(|b| format!("{}\n", render::bucket_json(b)))
+                    .map(|b| format!("{}\n", herald_info::json::bucket_json(b)))
                     .collect();
                 with_type(lines, "application/x-ndjson")
             }
@@ -144,10 +144,10 @@ pub async fn at(
         ArchiveReply::At(found) => found,
         _ => Vec::new(),
     };
-    let items = render::at_json(&names, &found)?;
     Ok(match params.format()? {
-        Format::Json => Json(items).into_response(),
-        Format::Ndjson | Format::Csv => {
+        Format::Json => Json(render::at_json(&names, &found)?).into_response(),
+        Format::Ndjson => {
+            let items = render::at_json(&names, &found)?;
             let lines: String = items
                 .as_array()
                 .into_iter()
@@ -155,6 +155,14 @@ pub async fn at(
                 .map(|item| format!("{item}\n"))
                 .collect();
             with_type(lines, "application/x-ndjson")
+        }
+        Format::Csv => {
+            // The samples' columns; a name with nothing archived has no line.
+            let mut out = herald_info::csv::header(Columns::Samples).to_string();
+            for stored in found.iter().flatten() {
+                render::csv_lines(&mut out, Columns::Samples, stored)?;
+            }
+            with_type(out, "text/csv")
         }
     })
 }
@@ -237,12 +245,8 @@ impl Stream {
                 return (out, false);
             }
         }
-        match (page.next, &mut self.request) {
-            (Some(next), ArchiveRequest::Samples(q)) => q.after = Some(next),
-            (Some(next), ArchiveRequest::Logs(q)) => q.after = Some(next),
-            _ => return (out, false),
-        }
-        (out, true)
+        let more = self.request.resume_after(page.next);
+        (out, more)
     }
 
     fn error_line(&self, message: &str) -> String {

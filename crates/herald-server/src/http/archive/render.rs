@@ -1,10 +1,9 @@
 //! Archive answers as JSON, NDJSON and CSV text.
 
 use herald_info::json::record_json;
-use herald_proto::archive::{Bucket, StoredRecord};
-use herald_proto::time::format_iso8601;
+use herald_proto::archive::StoredRecord;
 use herald_proto::Record;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 
 use crate::http::HttpError;
 pub use herald_info::csv::Columns;
@@ -42,27 +41,6 @@ pub fn csv_lines(
 ) -> Result<(), HttpError> {
     herald_info::csv::record_lines(out, columns, &decode(stored)?, stored.seq);
     Ok(())
-}
-
-/// The JSON form of one bucket.
-pub fn bucket_json(bucket: &Bucket) -> Json {
-    let mut fields = Map::new();
-    for stats in &bucket.fields {
-        fields.insert(
-            stats.name.clone(),
-            json!({
-                "count": stats.count, "min": stats.min, "max": stats.max,
-                "mean": stats.mean, "first": stats.first, "last": stats.last,
-            }),
-        );
-    }
-    json!({
-        "start": format_iso8601(bucket.start),
-        "start_ns": bucket.start,
-        "end_ns": bucket.end,
-        "count": bucket.count,
-        "fields": fields,
-    })
 }
 
 /// The value of each name at an instant, as JSON: `[{"name", "record": {…} | null}]`.
