@@ -12,6 +12,7 @@ from .errors import (
     TimeoutError,
     UrlError,
 )
+from .info import InfoChange
 from .subscription import Delivered, Subscription
 from .url import ServerUrl, parse_url
 from .wire import frames
@@ -41,6 +42,7 @@ __all__ = [
     "ConnectionClosed",
     "Delivered",
     "HeraldError",
+    "InfoChange",
     "ServerError",
     "ServerUrl",
     "Subscription",

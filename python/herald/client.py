@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 from .archive import ArchiveMixin
-from .connection import Connection
-from .errors import ConnectError, HeraldError
+from .connection import DEFAULT_RECONNECT_TIMEOUT, Connection
+from .errors import ConnectionClosed, HeraldError
+from .failover import first_link
 from .info import InfoMixin
+from .origin import local_origin, process_name
 from .requests import RequestMixin, _Inbox
 from .subscription import Delivered, Subscription
 from .url import DEFAULT_URL, parse_url
 from .wire.filter import KINDS_ALL, DeliveryOptions, Filter
-from .wire.frames import Ack, AckLevel
+from .wire.frames import Ack, AckLevel, Frame, Subscribe
 from .wire.priority import Priority, PrioritySet
 from .wire.record import Kind, Record
 
 Priorities = Union[None, str, Priority, PrioritySet, Iterable[Priority]]
 _LEVELS = {"received": AckLevel.RECEIVED, "stored": AckLevel.STORED}
-
-
-def _default_name() -> str:
-    return f"{os.path.basename(sys.argv[0] or 'python') or 'python'}[{os.getpid()}]"
 
 
 def _priority_set(priorities: Priorities) -> PrioritySet:
@@ -66,7 +62,19 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
 
     @property
     def server(self) -> str:
+        """The name the server gave in its WELCOME (it changes on failover)."""
         return self._conn.welcome.server
+
+    @property
+    def address(self) -> str:
+        """``host:port`` of the server this client is connected to now."""
+        host, port = self._conn.address
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    @property
+    def failovers(self) -> int:
+        """How many times the client moved to another server after losing one."""
+        return self._conn.failovers
 
     @property
     def connection_id(self) -> int:
@@ -102,8 +110,18 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         self._conn.add_record(record.to_bytes())
 
     def log(self, priority: Priority, subject: str, text: str = "", **fields: Any) -> None:
-        """Publishes a log record (kind log)."""
-        self.publish(subject, text=text, fields=fields, priority=priority, kind=Kind.LOG)
+        """Publishes a log record (kind log) with this host, process and thread as origin."""
+        self.publish_record(
+            Record(
+                kind=Kind.LOG,
+                subject=subject,
+                time=time.time_ns(),
+                priority=Priority(priority),
+                origin=local_origin(),
+                text=text,
+                fields=fields,
+            )
+        )
 
     def sync_send(self, record: Record, level: str = "received", timeout: float = 10.0) -> Ack:
         """Sends ``record`` at once (after the open batch) and waits for its ACK at ``level``
@@ -147,17 +165,35 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
             audience=list(audience or []),
             kinds=_kinds(kinds),
         )
-        sub_id = next(self._sub_ids)
-        conn = self._conn
-        sub = conn.subscribe(
-            sub_id,
-            lambda: Subscription(conn, sub_id, callback),
-            filt,
-            options or DeliveryOptions(),
-            timeout,
+        opts = options or DeliveryOptions()
+        return self._subscribe_with(
+            lambda cid, sid: Subscribe(cid, sid, filt, opts), "SUBSCRIBE", callback, timeout
         )
-        assert isinstance(sub, Subscription)
-        return sub
+
+    def subscribe_and_get(
+        self,
+        subject: str = "*",
+        timeout: float = 10.0,
+        **filters: Any,
+    ) -> Delivered:
+        """Subscribes (with the filters of :meth:`subscribe`), waits at most ``timeout`` for
+        one record, unsubscribes and returns it. Raises TimeoutError if none came."""
+        with self.subscribe(subject, timeout=timeout, **filters) as sub:
+            found = sub.next(timeout)
+        if found is None:
+            raise ConnectionClosed(f"the connection ended before a record on `{subject}` came")
+        return found
+
+    def _subscribe_with(
+        self,
+        frame_for: Callable[[int, int], Frame],
+        what: str,
+        callback: Optional[Callable[[Delivered], Any]],
+        timeout: float,
+    ) -> Subscription:
+        sub_id = next(self._sub_ids)
+        sub = Subscription(self._conn, sub_id, callback)
+        return self._conn.subscribe(sub_id, sub, lambda cid: frame_for(cid, sub_id), what, timeout)
 
     # ---- the rest --------------------------------------------------------------------------
 
@@ -185,17 +221,22 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         self.close()
 
 
-def connect(url: str = DEFAULT_URL, name: Optional[str] = None, timeout: float = 10.0) -> Client:
+def connect(
+    url: str = DEFAULT_URL,
+    name: Optional[str] = None,
+    timeout: float = 10.0,
+    reconnect_timeout: float = DEFAULT_RECONNECT_TIMEOUT,
+) -> Client:
     """Connects to the first server of ``url`` that answers (``herald://h1:7400,h2:7400``,
-    options ``?name=…&token=…``)."""
+    options ``?name=…&token=…``); raises ConnectError naming why each one failed.
+
+    When the connection is lost later the client fails over: it tries the next servers of
+    the URL, round after round with backoff, for up to ``reconnect_timeout`` seconds (0 turns
+    failover off), makes its subscriptions again and resends every record the lost server
+    had not acknowledged. Requests waiting at that moment fail with ConnectionClosed."""
     parsed = parse_url(url)
-    client_name = name or parsed.name or _default_name()
-    errors = []
-    for address in parsed.servers:
-        try:
-            conn = Connection(address, client_name, parsed.token or "", timeout)
-        except ConnectError as err:
-            errors.append(str(err))
-            continue
-        return Client(conn, url)
-    raise ConnectError("; ".join(errors))
+    client_name = name or parsed.name or process_name()
+    token = parsed.token or ""
+    index, link = first_link(parsed.servers, client_name, token, timeout)
+    conn = Connection(parsed.servers, index, link, client_name, token, timeout, reconnect_timeout)
+    return Client(conn, url)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .wire.frames import Info, InfoReplyFrame
+from .wire.frames import Frame, Info, InfoReplyFrame, InfoSubscribe
 from .wire.info import (
     AttributeData,
     Declare,
@@ -19,9 +20,11 @@ from .wire.info import (
     Update,
     UpdateMode,
 )
+from .wire.record import Kind
 
 if TYPE_CHECKING:
     from .connection import Connection
+    from .subscription import Delivered, Subscription
 
 
 def object_dict(obj: ObjectData) -> Dict[str, Any]:
@@ -35,10 +38,71 @@ def object_dict(obj: ObjectData) -> Dict[str, Any]:
     }
 
 
+@dataclass
+class InfoChange:
+    """One change of an object from :meth:`Client.subscribe_info`: ``reason`` is
+    ``snapshot`` (its value when the subscription started), ``created``, ``updated`` or
+    ``deleted``; ``object`` is the object after it (for ``deleted``, as it was, with its version
+    advanced) as a dict like :meth:`Client.get_info`'s."""
+
+    reason: str
+    object: Dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.object["name"])
+
+    @classmethod
+    def from_delivered(cls, delivered: Delivered) -> Optional[InfoChange]:
+        """The change a delivered record of kind ``info`` carries; None for other records."""
+        record = delivered.record
+        if record.kind != Kind.INFO:
+            return None
+        return cls(
+            reason=record.text,
+            object={
+                "name": record.subject,
+                "type": record.type,
+                "time": record.time,
+                "version": record.id or 0,
+                "attributes": dict(record.fields),
+            },
+        )
+
+
 class InfoMixin:
     """The information-object calls of :class:`herald.Client`."""
 
     _conn: Connection
+
+    def _subscribe_with(
+        self,
+        frame_for: Callable[[int, int], Frame],
+        what: str,
+        callback: Optional[Callable[[Delivered], Any]],
+        timeout: float,
+    ) -> Subscription:
+        raise NotImplementedError
+
+    def subscribe_info(
+        self,
+        regex: Optional[str] = None,
+        types: Optional[str] = None,
+        any: bool = False,
+        callback: Optional[Callable[[Delivered], Any]] = None,
+        timeout: float = 10.0,
+    ) -> Subscription:
+        """Subscribes to the objects whose name matches ``regex`` and (or, with ``any``) whose
+        type matches ``types``: first the current value of each (reason ``snapshot``), then
+        every change, none lost or repeated between the two. Read each delivered record with
+        :meth:`InfoChange.from_delivered`. A bad selection raises ServerError (``bad_info``)."""
+        selection = Selection(regex, types, any)
+        return self._subscribe_with(
+            lambda cid, sid: InfoSubscribe(cid, sid, selection),
+            "INFO_SUBSCRIBE",
+            callback,
+            timeout,
+        )
 
     def _info(self, request: InfoRequest, timeout: float) -> InfoReply:
         reply = self._conn.request(lambda cid: Info(cid, request), timeout, "INFO")

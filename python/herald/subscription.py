@@ -43,7 +43,9 @@ _END = object()
 class Subscription:
     """Records matching a filter. Iterate (``for d in sub``), call :meth:`next`, or pass a
     callback to :meth:`Client.subscribe`. ``lost`` counts records the server reported lost
-    (GAP)."""
+    (GAP notices, kept in ``gaps``). ``failovers`` counts moves to another server: the
+    subscription is made again there, but records routed while no server had it are not
+    seen."""
 
     def __init__(
         self,
@@ -54,6 +56,7 @@ class Subscription:
         self.id = sid
         self.lost = 0
         self.gaps: list[Gap] = []
+        self.failovers = 0
         self._connection = connection
         self._queue: queue.Queue[Union[Delivered, object]] = queue.Queue()
         self._closed = False
@@ -71,6 +74,9 @@ class Subscription:
     def _gap(self, gap: Gap) -> None:
         self.lost += gap.count
         self.gaps.append(gap)
+
+    def _failed_over(self, server: str) -> None:
+        self.failovers += 1
 
     def _end(self) -> None:
         self._closed = True

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
+import os
+import socket
 import threading
 import time
 from typing import Iterator, List
 
 import pytest
-from conftest import Server, closed_port_url, herald_bin
+from conftest import Server, closed_port_url
 
 import herald
 from herald import Kind, Priority, Record
@@ -147,30 +147,31 @@ def test_url_parsing() -> None:
     assert herald.parse_url("[::1]:9000").servers == [("::1", 9000)]
 
 
-def test_rust_cli_tail_receives_a_python_record(server: Server, client: herald.Client) -> None:
-    tail = subprocess.Popen(
-        [herald_bin(), "tail", "--json", "-n", "1", "--server", server.url, "-s", "interop.*"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            subs = [len(c["subscriptions"]) for c in client.monitor()["clients"]]
-            if sum(subs) >= 1:
-                break
-            time.sleep(0.05)
-        client.log(Priority.NOTICE, "interop.py", "from python", n=7, name="ünï", ok=True)
-        client.flush()
-        out, err = tail.communicate(timeout=20)
-    finally:
-        tail.kill()
-    assert tail.returncode == 0, err
-    line = json.loads(out.strip().splitlines()[-1])
-    text = json.dumps(line)
-    assert "interop.py" in text and "from python" in text
-    record = line.get("record", line)
-    assert record["subject"] == "interop.py"
-    assert record["text"] == "from python"
-    assert record["fields"] == {"n": 7, "name": "ünï", "ok": True}
+def test_subscribe_and_get(server: Server, client: herald.Client) -> None:
+    def publish_soon() -> None:
+        with herald.connect(server.url) as other:
+            time.sleep(0.2)
+            other.publish("sag.one", text="first")
+            other.publish("sag.one", text="second")
+
+    threading.Thread(target=publish_soon, daemon=True).start()
+    got = client.subscribe_and_get("sag.*", timeout=10)
+    assert got.text == "first"
+    subs = [len(c["subscriptions"]) for c in client.monitor()["clients"]]
+    assert sum(subs) == 0, "the subscription is gone afterwards"
+
+
+def test_subscribe_and_get_times_out(client: herald.Client) -> None:
+    with pytest.raises(herald.TimeoutError, match="within 0.2 s"):
+        client.subscribe_and_get("nobody.*", timeout=0.2, priorities=">=ERROR")
+
+
+def test_log_carries_this_process_as_origin(client: herald.Client) -> None:
+    with client.subscribe("origin.*", kinds="log") as sub:
+        client.log(Priority.WARNING, "origin.test", "where from")
+        got = sub.next(10)
+    assert got is not None
+    origin = got.record.origin
+    assert origin.host == socket.gethostname()
+    assert origin.process.endswith(f"[{os.getpid()}]")
+    assert origin.thread == threading.current_thread().name

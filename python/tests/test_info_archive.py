@@ -58,6 +58,56 @@ def test_declare_set_get_list(client: herald.Client) -> None:
     assert len(client.list_info(types="sensor")) == 2
 
 
+def test_info_subscription_sends_snapshot_then_changes(client: herald.Client) -> None:
+    client.declare_type("valve", [("open", "bool", "")])
+    client.set_info("plant.v1", "valve", open=False)
+    client.set_info("other.v9", "valve", open=False)
+    with client.subscribe_info("plant\\..*") as sub:
+        first = herald.InfoChange.from_delivered(sub.next(10) or pytest.fail("ended"))
+        assert first is not None
+        assert (first.reason, first.name) == ("snapshot", "plant.v1")
+        assert first.object["attributes"] == {"open": False}
+        client.set_info("plant.v1", open=True)
+        client.set_info("other.v9", open=True)  # not selected
+        client.set_info("plant.v2", "valve", open=True)
+        changes = [herald.InfoChange.from_delivered(d) for d in sub.wait_for(2, 10)]
+        assert sub.pending() == 0
+    assert [(c.reason, c.name, c.object["version"]) for c in changes if c] == [
+        ("updated", "plant.v1", 2),
+        ("created", "plant.v2", 1),
+    ]
+
+
+def test_info_subscription_with_a_callback(client: herald.Client) -> None:
+    seen: List[str] = []
+    done = threading.Event()
+
+    def on_change(d: herald.Delivered) -> None:
+        change = herald.InfoChange.from_delivered(d)
+        assert change is not None
+        seen.append(f"{change.reason} {change.name}")
+        if len(seen) == 2:
+            done.set()
+
+    client.declare_type("lamp", [("on", "bool", "")])
+    with client.subscribe_info(types="lamp", callback=on_change):
+        client.set_info("hall.lamp", "lamp", on=True)
+        client.set_info("hall.lamp", on=False)
+        assert done.wait(10), seen
+    assert seen == ["created hall.lamp", "updated hall.lamp"]
+
+
+def test_info_subscription_with_a_bad_regex_is_refused(client: herald.Client) -> None:
+    with pytest.raises(herald.ServerError) as err:
+        client.subscribe_info("([")
+    assert err.value.code == "bad_info"
+
+
+def test_a_record_is_not_an_info_change() -> None:
+    record = herald.Record(herald.Kind.LOG, "a.b", 1)
+    assert herald.InfoChange.from_delivered(herald.Delivered(1, 1, record)) is None
+
+
 def test_unknown_attribute_type_is_a_server_error(client: herald.Client) -> None:
     with pytest.raises(herald.ServerError) as err:
         client.declare_type("bad", [("x", "no_such_type", "")])

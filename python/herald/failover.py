@@ -1,0 +1,148 @@
+"""Finding a server: the first of the URL that answers, and after a lost connection the next
+ones, round after round with backoff, until one answers or the reconnect timeout passes; then
+moving the connection there (``FailoverMixin``)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+
+from .errors import ConnectError, ConnectionClosed
+from .link import Link
+from .wire.frames import Frame, encode_frame
+
+if TYPE_CHECKING:
+    from .outbox import Outbox
+    from .subscription import Subscription
+    from .waiter import Waiter
+
+# First pause between rounds of attempts; it doubles up to the maximum (as in the Rust client).
+FIRST_BACKOFF = 0.05
+MAX_BACKOFF = 1.0
+
+Address = Tuple[str, int]
+
+_log = logging.getLogger("herald.client")
+
+
+def first_link(servers: List[Address], name: str, token: str, timeout: float) -> Tuple[int, Link]:
+    """The first server of the list that completes the handshake, with its index; raises
+    ConnectError naming why each one failed."""
+    errors = []
+    for index, address in enumerate(servers):
+        try:
+            return index, Link(address, name, token, timeout)
+        except ConnectError as err:
+            errors.append(str(err))
+    raise ConnectError("; ".join(errors))
+
+
+def reconnect(
+    servers: List[Address],
+    start: int,
+    name: str,
+    token: str,
+    connect_timeout: float,
+    reconnect_timeout: float,
+    stopping: threading.Event,
+) -> Optional[Tuple[int, Link]]:
+    """Tries the servers from index ``start`` on, around the list, pausing between rounds,
+    until one answers (its index and link) or ``reconnect_timeout`` seconds pass or
+    ``stopping`` is set (None)."""
+    deadline = time.monotonic() + reconnect_timeout
+    backoff = FIRST_BACKOFF
+    while True:
+        for offset in range(len(servers)):
+            if stopping.is_set():
+                return None
+            index = (start + offset) % len(servers)
+            remaining = deadline - time.monotonic()
+            try:
+                return index, Link(
+                    servers[index], name, token, max(0.1, min(connect_timeout, remaining))
+                )
+            except ConnectError:
+                continue
+        if time.monotonic() + backoff > deadline or stopping.wait(backoff):
+            return None
+        backoff = min(backoff * 2, MAX_BACKOFF)
+
+
+class FailoverMixin:
+    """The failover of :class:`herald.connection.Connection`, run by its reader thread."""
+
+    _servers: List[Address]
+    _index: int
+    _link: Link
+    _name: str
+    _token: str
+    _connect_timeout: float
+    reconnect_timeout: float
+    failovers: int
+    _send_lock: threading.Lock
+    _lock: threading.Condition
+    _stopping: threading.Event
+    _next_id: int
+    _waiters: Dict[int, Waiter]
+    _subscriptions: Dict[int, Subscription]
+    _restore: Dict[int, Callable[[int], Frame]]
+    _outbox: Outbox
+    _down: Optional[str]
+    _last_sent: float
+
+    def _fail_over(self, link: Link, error: BaseException) -> bool:
+        why = f"connection to {link.where} lost ({error}); failing over"
+        _log.warning("%s", why)
+        with self._lock:
+            self._down = why
+            # Acknowledgements of frames that will be resent are answered then; the rest fail.
+            lost = [ident for ident in self._waiters if not self._outbox.is_unacked(ident)]
+            waiters = [self._waiters.pop(ident) for ident in lost]
+            self._lock.notify_all()
+        for waiter in waiters:
+            waiter.set(None, ConnectionClosed(why))
+        link.close()
+        found = reconnect(
+            self._servers,
+            (self._index + 1) % len(self._servers),
+            self._name,
+            self._token,
+            self._connect_timeout,
+            self.reconnect_timeout,
+            self._stopping,
+        )
+        if found is None:
+            return False
+        self._resume(*found)
+        return True
+
+    def _resume(self, index: int, link: Link) -> None:
+        """Points the connection at its new link and sends, ahead of anything newer, the
+        subscriptions and the PUBLISH frames the old server never acknowledged."""
+        with self._send_lock:
+            with self._lock:
+                restore = []
+                for make in self._restore.values():
+                    # A fresh id nobody waits for: its answer is dropped.
+                    restore.append(encode_frame(make(self._next_id)))
+                    self._next_id += 1
+                resend = self._outbox.unacked()
+                self._link, self._index, self._down = link, index, None
+                self.failovers += 1
+                subs = list(self._subscriptions.values())
+                self._lock.notify_all()
+            try:
+                link.sock.sendall(b"".join(restore + resend))
+            except OSError:
+                link.break_off()
+            self._last_sent = time.monotonic()
+        _log.warning(
+            "herald connection resumed on %s: %d subscriptions made again, %d frames resent",
+            link.where,
+            len(restore),
+            len(resend),
+        )
+        for sub in subs:
+            sub._failed_over(link.where)

@@ -1,0 +1,139 @@
+"""Failover between the servers of the URL: subscriptions made again, unacknowledged records
+resent, the same server taken back once it returns, and a clear end when none answers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Callable, Iterator, Tuple
+
+import pytest
+from conftest import Server
+
+import herald
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout} s")
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def two_servers(tmp_path: Path) -> Iterator[Tuple[Server, Server]]:
+    a = Server(tmp_path / "a")
+    try:
+        b = Server(tmp_path / "b")
+    except BaseException:
+        a.stop()
+        raise
+    try:
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_subscriptions_move_to_the_next_server(two_servers: Tuple[Server, Server]) -> None:
+    a, b = two_servers
+    with herald.connect(f"herald://{a.address},{b.address}", name="watcher") as client:
+        assert client.address == a.address
+        sub = client.subscribe("failover.*")
+        a.stop()
+        wait_until(lambda: client.failovers == 1, 10, "failover to the second server")
+        assert client.address == b.address
+        client.flush()  # B has the subscription once the flush behind it is acknowledged
+        with herald.connect(b.url, name="producer") as producer:
+            producer.publish("failover.after", text="on b")
+            producer.flush()
+        got = sub.next(10)
+        assert got is not None and got.text == "on b"
+        assert sub.failovers == 1
+        names = [c["name"] for c in client.monitor()["clients"]]
+        assert "watcher" in names
+
+
+def test_unacknowledged_records_are_resent(two_servers: Tuple[Server, Server]) -> None:
+    a, b = two_servers
+    with herald.connect(b.url, name="reader") as reader:
+        sub = reader.subscribe("resend.*")
+        with herald.connect(f"herald://{a.address},{b.address}", name="writer") as writer:
+            os.kill(a.proc.pid, signal.SIGSTOP)  # A reads nothing more and acknowledges nothing
+            for i in range(500):
+                writer.publish("resend.n", fields={"i": i})
+            writer._conn.send_batch(if_any=True)
+            wait_until(lambda: writer._conn.unacked() > 0, 5, "records in flight")
+            a.stop()
+            writer.flush(15)
+            assert writer.failovers == 1
+        got = sub.wait_for(500, 10)
+        assert [d.fields["i"] for d in got] == list(range(500))
+
+
+def test_the_same_server_is_taken_back_when_it_returns(tmp_path: Path) -> None:
+    first = Server(tmp_path / "one")
+    address = first.address
+    with herald.connect(first.url, reconnect_timeout=30) as client:
+        sub = client.subscribe("back.*")
+        first.stop()
+        wait_until(lambda: "failing over" in str(_down(client)), 5, "the client noticing")
+        again = Server(tmp_path / "two", listen=address)
+        try:
+            wait_until(lambda: client.failovers == 1, 15, "reconnection")
+            client.publish("back.here", text="again")
+            got = sub.next(10)
+            assert got is not None and got.text == "again"
+        finally:
+            again.stop()
+
+
+def _down(client: herald.Client) -> object:
+    return client._conn._down
+
+
+def test_the_client_ends_when_no_server_answers(server: Server) -> None:
+    client = herald.connect(server.url, reconnect_timeout=0.5)
+    sub = client.subscribe("gone.*")
+    server.stop()
+    wait_until(lambda: client.closed, 10, "the client giving up")
+    assert sub.next(1) is None
+    with pytest.raises(herald.ConnectionClosed, match="no server of the URL answered within 0.5 s"):
+        client.publish("gone.x")
+    client.close()
+
+
+def test_failover_off_ends_at_once(server: Server) -> None:
+    client = herald.connect(server.url, reconnect_timeout=0)
+    server.stop()
+    wait_until(lambda: client.closed, 5, "the client closing")
+    with pytest.raises(herald.ConnectionClosed, match="closed the connection|lost"):
+        client.monitor()
+    client.close()
+
+
+def test_a_request_waiting_at_the_failover_fails_clearly(
+    two_servers: Tuple[Server, Server],
+) -> None:
+    a, b = two_servers
+    with herald.connect(f"herald://{a.address},{b.address}") as client:
+        os.kill(a.proc.pid, signal.SIGSTOP)
+        failed = []
+
+        def kill_soon() -> None:
+            time.sleep(0.3)
+            a.stop()
+
+        import threading
+
+        threading.Thread(target=kill_soon, daemon=True).start()
+        try:
+            client.monitor(timeout=10)
+        except herald.ConnectionClosed as err:
+            failed.append(str(err))
+        assert failed and "failing over" in failed[0], failed
+        wait_until(lambda: client.failovers == 1, 10, "failover")
+        assert client.monitor()["clients"]
