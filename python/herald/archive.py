@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
+from .timespec import datetime_nanos, parse_time
 from .wire.archive import (
     ArchiveReply,
     ArchiveRequest,
@@ -25,19 +26,21 @@ from .wire.priority import Priority, PrioritySet
 if TYPE_CHECKING:
     from .connection import Connection
 
-TimeLike = Union[int, datetime]
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+TimeLike = Union[int, datetime, str]
 PAGE_LIMIT = 1000
 
 
 def to_nanos(t: TimeLike) -> int:
-    """Nanoseconds since the Unix epoch from an int (ns) or a timezone-aware datetime."""
+    """Nanoseconds since the Unix epoch from an int (ns), a timezone-aware datetime, or a
+    string (ISO 8601 or relative, see :mod:`herald.timespec`)."""
     if isinstance(t, datetime):
-        if t.tzinfo is None or t.tzinfo.utcoffset(t) is None:
-            raise ValueError(f"datetime {t} has no timezone")
-        return (t - _EPOCH) // timedelta(microseconds=1) * 1000
+        return datetime_nanos(t)
+    if isinstance(t, str):
+        return parse_time(t)
     if isinstance(t, bool) or not isinstance(t, int):
-        raise TypeError(f"time must be int nanoseconds or datetime, not {type(t).__name__}")
+        raise TypeError(
+            f"time must be int nanoseconds, a datetime or a string, not {type(t).__name__}"
+        )
     return t
 
 

@@ -1,0 +1,67 @@
+"""The handler with no server at first: calls stay cheap, and once a server comes up on the
+URL everything buffered is delivered, in order."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from pathlib import Path
+
+from conftest import Server
+
+import herald
+from herald.logging import HeraldHandler
+
+
+def test_records_logged_before_the_server_starts_arrive(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+    handler = HeraldHandler(url=f"herald://{address}", name="early-bird")
+    logger = logging.getLogger("early.bird")
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        started = time.perf_counter()
+        for i in range(200):
+            logger.info("before %d", i)
+        assert time.perf_counter() - started < 1.0, "logging must not wait for the server"
+        time.sleep(0.3)  # the handler's first connection attempts fail meanwhile
+        server = Server(tmp_path, listen=address)
+        try:
+            with herald.connect(server.url) as client, client.subscribe("early.*") as sub:
+                for i in range(200, 250):
+                    logger.info("after %d", i)
+                assert handler.wait_flushed(20)
+                texts = []
+                while not texts or texts[-1] != "after 249":
+                    got = sub.next(20)
+                    assert got is not None
+                    texts.append(got.text)
+            # Some records may have been sent before the subscription started (they are in the
+            # archive); everything later arrives live, in order.
+            assert [t for t in texts if t.startswith("after")] == [
+                f"after {i}" for i in range(200, 250)
+            ]
+            logs = client_logs(server)
+            assert [r["text"] for r in logs] == [f"before {i}" for i in range(200)] + [
+                f"after {i}" for i in range(200, 250)
+            ]
+            assert handler.dropped == 0
+        finally:
+            server.stop()
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+
+
+def client_logs(server: Server) -> list:
+    with herald.connect(server.url) as client:
+        deadline = time.monotonic() + 10
+        while True:
+            logs = client.logs("-1h", "now", subject="early.*")
+            if len(logs) >= 250 or time.monotonic() > deadline:
+                return logs
+            time.sleep(0.1)
