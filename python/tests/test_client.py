@@ -175,3 +175,33 @@ def test_log_carries_this_process_as_origin(client: herald.Client) -> None:
     assert origin.host == socket.gethostname()
     assert origin.process.endswith(f"[{os.getpid()}]")
     assert origin.thread == threading.current_thread().name
+
+
+def test_a_slow_subscriber_sees_its_losses(server: Server, client: herald.Client) -> None:
+    sub = client.subscribe("gap.*", options=herald.DeliveryOptions(max_records=100))
+    gate = threading.Event()
+    deliver = sub._deliver
+
+    def stalled(d: herald.Delivered) -> None:  # the reader thread stops reading for a while
+        gate.wait(20)
+        deliver(d)
+
+    sub._deliver = stalled  # type: ignore[method-assign]
+    total = 20_000
+    with herald.connect(server.url, name="fast-producer") as producer:
+        for i in range(total):
+            producer.publish("gap.n", text="x" * 1000, fields={"i": i})
+        producer.flush(30)
+    gate.set()
+    received = []
+    while len(received) + sub.lost < total:
+        got = sub.next(10)
+        assert got is not None
+        received.append(got.record.fields["i"])
+    assert sub.lost > 0 and sub.gaps, "a stalled reader with a 100-record queue must lose some"
+    assert len(received) + sub.lost == total
+    assert sum(g.count for g in sub.gaps) == sub.lost
+    assert all(dict(g.by_priority) == {Priority.INFO: g.count} for g in sub.gaps)
+    assert received == sorted(received)
+    mine = [c for c in client.monitor()["clients"] if c["name"] == "pytest-client"][0]
+    assert [s["dropped"] for s in mine["subscriptions"]] == [sub.lost], "the monitor agrees"
