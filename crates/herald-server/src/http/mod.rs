@@ -1,6 +1,6 @@
 //! The HTTP front door, on its own port (default `127.0.0.1:7480`): the information service
-//! as JSON and XML, the archive, the monitor, live WebSockets for the browser UI; later
-//! ingest and metrics.
+//! as JSON and XML, the archive, the monitor, live WebSockets for the browser UI and the
+//! UI's files; later ingest and metrics.
 //!
 //! | route | answer |
 //! |---|---|
@@ -13,6 +13,7 @@
 //! | `GET /monitor` | the monitor's snapshot as JSON |
 //! | `GET /ws/records?subject=&type=&priority=&audience=&kinds=&host=&process=&text=` | WebSocket live tail |
 //! | `GET /ws/info?match=&type=&combine=` | WebSocket info subscription: snapshot, then changes |
+//! | `GET /`, `GET /ui/{*path}` | the browser UI's embedded files |
 //!
 //! Every error is JSON `{"error": "<message>", "code": "<snake_case>"}` with a fitting status
 //! ([`error`]). Changes go through [`InfoService::execute`](crate::info::InfoService::execute),
@@ -20,6 +21,7 @@
 //!
 //! # Layout
 //! - [`archive`]: the archive queries, as JSON pages or NDJSON/CSV streams.
+//! - [`assets`]: the UI's files, embedded by `build.rs` from `ui/`.
 //! - [`error`]: [`HttpError`], the JSON error and the status of each problem.
 //! - [`info`]: `GET`/`DELETE /info/{name}`, `GET /info`, `GET /info-types`.
 //! - [`info_update`]: `PUT /info/{name}`, the JSON body and its conversion.
@@ -32,6 +34,7 @@
 //! - [`ws_info`]: `GET /ws/info`, the info subscription.
 
 pub mod archive;
+pub mod assets;
 pub mod error;
 pub mod info;
 pub mod info_update;
@@ -78,6 +81,8 @@ pub fn router(shared: Arc<Shared>) -> axum::Router {
         .route("/monitor", get(monitor::get))
         .route("/ws/records", get(ws_records::upgrade))
         .route("/ws/info", get(ws_info::upgrade))
+        .route("/", get(assets::index))
+        .route("/ui/{*path}", get(assets::file))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
