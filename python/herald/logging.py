@@ -1,8 +1,17 @@
 """A :class:`logging.Handler` that publishes to Herald and never blocks the caller.
 
-``emit`` converts the record and puts it on a bounded buffer; a daemon thread connects
-(lazily, with backoff), drains the buffer in batches and publishes. A full buffer drops the
-record and counts it in :attr:`HeraldHandler.dropped`.
+``emit`` does the least it can in the caller's thread: it formats the message (as
+:class:`logging.handlers.QueueHandler` does, so that later changes to mutable ``args`` do not
+show), converts the ``extra`` fields if there are any, and appends that with the
+:class:`~logging.LogRecord` to a bounded buffer. A full buffer drops the record and counts it in
+:attr:`HeraldHandler.dropped`. A daemon thread connects (lazily, with backoff), turns the
+buffered records into Herald records (exception text included: the traceback objects stay
+with the LogRecord, so formatting it later gives the same text), packs them with one
+:class:`~herald.wire.record.RecordTemplate` per call site, and sends each batch as one
+PUBLISH frame. The caller wakes that thread only when it sleeps with nothing to do; while
+records keep coming it gathers them every ``interval`` seconds. Under the GIL every
+microsecond that thread (or any other) spends per record is added to the callers' mean cost,
+so it does as little per record, and wakes as seldom, as it can.
 """
 
 from __future__ import annotations
@@ -15,12 +24,12 @@ import socket
 import threading
 import time
 import unicodedata
-from typing import Any, Deque, Dict, List, Optional, Union
+from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 
 from herald.client import Client, connect
 from herald.errors import HeraldError
 from herald.wire.priority import Priority
-from herald.wire.record import Kind, Origin, Record
+from herald.wire.record import Kind, Origin, Record, RecordTemplate
 
 __all__ = ["HeraldHandler", "priority_for_level"]
 
@@ -38,15 +47,19 @@ _LEVELS = [
 ]
 _LEVEL_KEYS = [level for level, _ in _LEVELS]
 
-_STANDARD = frozenset(_logging.LogRecord("x", _logging.INFO, "x", 1, "x", None, None).__dict__) | {
-    "message",
-    "asctime",
-    "taskName",
-}
+_BARE_RECORD = _logging.LogRecord("x", _logging.INFO, "x", 1, "x", None, None)
+# A LogRecord with no more attributes than a bare one carries no ``extra`` fields.
+_BARE_SIZE = len(_BARE_RECORD.__dict__)
+_STANDARD = frozenset(_BARE_RECORD.__dict__) | {"message", "asctime", "taskName"}
 
 _INT_MIN = -(1 << 63)
-_INT_MAX = (1 << 64) - 1
+_INT_MAX = (1 << 63) - 1
 _MAX_BACKOFF = 5.0
+_FRAME_BYTES = 256 * 1024  # at most; and half the server's max_frame_bytes (1 MiB by default)
+_CACHE_MAX = 4096
+
+# What emit keeps of a record: the LogRecord, its message, its converted ``extra`` fields.
+_Entry = Tuple[_logging.LogRecord, str, Optional[Dict[str, Any]]]
 
 
 def priority_for_level(level: int) -> Priority:
@@ -74,8 +87,51 @@ def _field(value: Any) -> Any:
         return repr(value)
 
 
+def _full_text(
+    record: _logging.LogRecord, text: str, formatter: Optional[_logging.Formatter]
+) -> str:
+    """The message followed by the exception's traceback and the stack, if any."""
+    if record.exc_info and not record.exc_text:
+        record.exc_text = (formatter or _logging.Formatter()).formatException(record.exc_info)
+    if record.exc_text:
+        text = f"{text}\n{record.exc_text}" if text else record.exc_text
+    if record.stack_info:
+        text = f"{text}\n{record.stack_info}"
+    return text
+
+
+def _site(subject: Optional[str], record: _logging.LogRecord) -> Tuple[Any, ...]:
+    """What a record shares with the others of its call site: all that goes in its template."""
+    return (
+        subject,
+        record.name,
+        record.levelno,
+        record.pathname,
+        record.lineno,
+        record.funcName,
+        record.threadName,
+        record.processName,
+        record.process,
+    )
+
+
+def _extra_fields(record: _logging.LogRecord) -> Optional[Dict[str, Any]]:
+    """The record's ``extra`` attributes as Herald values, in the order they were set."""
+    fields = {
+        key: _field(value)
+        for key, value in record.__dict__.items()
+        if key not in _STANDARD and not key.startswith("_")
+    }
+    return fields or None
+
+
 class HeraldHandler(_logging.Handler):
-    """Publishes log records to a Herald server from a background thread."""
+    """Publishes log records to a Herald server from a background thread.
+
+    ``capacity`` bounds the buffer (records beyond it are dropped and counted); the thread
+    publishes at most ``batch`` records at a time and, while records keep coming, gathers
+    them every ``interval`` seconds; ``flush_timeout`` bounds :meth:`flush` and
+    :meth:`close` (so ``logging.shutdown()``)."""
 
     def __init__(
         self,
@@ -99,61 +155,46 @@ class HeraldHandler(_logging.Handler):
         self.dropped = 0
         self.sent = 0
         self._host = socket.gethostname()
-        self._buffer: Deque[Record] = collections.deque()
+        self._buffer: Deque[_Entry] = collections.deque()
+        self._idle = False
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._state = threading.Condition()
         self._flush_wanted = 0
         self._flush_done = 0
-        self._busy = False
         self._client: Optional[Client] = None
         self._closed = False
+        # The background thread's record templates, by call site (see _site).
+        self._templates: Dict[Tuple[Any, ...], RecordTemplate] = {}
         self._thread = threading.Thread(target=self._run, name="herald-logging", daemon=True)
         self._thread.start()
 
     # ---- caller side -----------------------------------------------------------------------
+
+    def handle(self, record: _logging.LogRecord) -> Any:
+        """As :meth:`logging.Handler.handle` without taking the handler's lock: :meth:`emit`
+        only appends to a deque, which is safe from any thread."""
+        rv: Any = True
+        if self.filters:
+            rv = self.filter(record)
+            if isinstance(rv, _logging.LogRecord):  # Python 3.12: a filter may return one
+                record = rv
+        if rv:
+            self.emit(record)
+        return rv
 
     def emit(self, record: _logging.LogRecord) -> None:
         try:
             if len(self._buffer) >= self.capacity or self._closed:
                 self.dropped += 1
                 return
-            self._buffer.append(self._convert(record))
-            if not self._wake.is_set():
+            extra = _extra_fields(record) if len(record.__dict__) > _BARE_SIZE else None
+            self._buffer.append((record, record.getMessage(), extra))
+            if self._idle:
+                self._idle = False
                 self._wake.set()
         except Exception:
             self.handleError(record)
-
-    def _convert(self, record: _logging.LogRecord) -> Record:
-        text = record.getMessage()
-        if record.exc_info:
-            formatter = self.formatter or _logging.Formatter()
-            if not record.exc_text:
-                record.exc_text = formatter.formatException(record.exc_info)
-        if record.exc_text:
-            text = f"{text}\n{record.exc_text}" if text else record.exc_text
-        if record.stack_info:
-            text = f"{text}\n{record.stack_info}"
-        fields: Dict[str, Any] = {}
-        for key, value in record.__dict__.items():
-            if key not in _STANDARD and not key.startswith("_"):
-                fields[key] = _field(value)
-        return Record(
-            kind=Kind.LOG,
-            subject=self.subject or _subject(record.name),
-            time=int(record.created * 1e9),
-            priority=priority_for_level(record.levelno),
-            origin=Origin(
-                host=self._host,
-                process=f"{record.processName or 'python'}[{record.process or os.getpid()}]",
-                thread=record.threadName or "",
-                file=record.pathname or "",
-                line=record.lineno,
-                routine=record.funcName or "",
-            ),
-            text=text,
-            fields=fields,
-        )
 
     def flush(self) -> None:
         """Waits (at most ``flush_timeout``) until everything emitted so far is published and
@@ -191,45 +232,8 @@ class HeraldHandler(_logging.Handler):
     # ---- background thread -----------------------------------------------------------------
 
     def _run(self) -> None:
-        backoff = 0.05
-        next_attempt = 0.0
         try:
-            while True:
-                stopping = self._stop.is_set()
-                if self._client is None:
-                    now = time.monotonic()
-                    if stopping:
-                        break
-                    if now >= next_attempt:
-                        try:
-                            self._client = connect(self.url, name=self.client_name, timeout=2.0)
-                            backoff = 0.05
-                        except Exception:
-                            next_attempt = time.monotonic() + backoff
-                            backoff = min(backoff * 2, _MAX_BACKOFF)
-                    if self._client is None:
-                        self._wake.wait(max(0.0, min(next_attempt - time.monotonic(), 0.5)))
-                        self._wake.clear()
-                        continue
-                self._drain()
-                with self._state:
-                    wanted = self._flush_wanted
-                if wanted > self._flush_done and not self._buffer and self._client is not None:
-                    try:
-                        self._client.flush(self.flush_timeout)
-                        with self._state:
-                            self._flush_done = max(self._flush_done, wanted)
-                            self._state.notify_all()
-                    except Exception:
-                        self._drop_client()
-                    continue
-                if stopping and not self._buffer:
-                    break
-                if not self._buffer:
-                    self._wake.wait(0.5)
-                    self._wake.clear()
-                elif self.interval and len(self._buffer) < self.batch:
-                    time.sleep(self.interval)
+            self._loop()
         finally:
             if self._client is not None:
                 try:
@@ -240,27 +244,141 @@ class HeraldHandler(_logging.Handler):
             with self._state:
                 self._state.notify_all()
 
-    def _drain(self) -> None:
-        client = self._client
-        if client is None:
-            return
-        taken: List[Record] = []
-        while len(taken) < self.batch:
-            try:
-                taken.append(self._buffer.popleft())
-            except IndexError:
-                break
-        for i, rec in enumerate(taken):
-            try:
-                client.publish_record(rec)
-                self.sent += 1
-            except HeraldError:
-                # Connection lost: keep the rest buffered (in order) and reconnect.
-                self._buffer.extendleft(reversed(taken[i:]))
-                self._drop_client()
+    def _loop(self) -> None:
+        backoff = 0.05
+        next_attempt = 0.0
+        while True:
+            stopping = self._stop.is_set()
+            if self._client is None:
+                if stopping:
+                    return
+                if time.monotonic() >= next_attempt:
+                    try:
+                        self._client = connect(self.url, name=self.client_name, timeout=2.0)
+                        backoff = 0.05
+                    except Exception:
+                        next_attempt = time.monotonic() + backoff
+                        backoff = min(backoff * 2, _MAX_BACKOFF)
+                if self._client is None:
+                    self._wake.wait(max(0.0, min(next_attempt - time.monotonic(), 0.5)))
+                    self._wake.clear()
+                    continue
+            self._drain()
+            if self._flush_if_wanted() or self._client is None:
+                continue
+            if stopping and not self._buffer:
                 return
+            self._pause()
+
+    def _pause(self) -> None:
+        """Sleeps ``interval`` while records keep coming (so that they gather into a batch),
+        else until emit, flush or close wakes the thread."""
+        if self._buffer:
+            if self.interval and len(self._buffer) < self.batch:
+                time.sleep(self.interval)
+            return
+        self._idle = True
+        if self._buffer:  # emit appended before it could see _idle
+            self._idle = False
+            return
+        self._wake.wait(0.5)
+        self._wake.clear()
+        self._idle = False
+
+    def _flush_if_wanted(self) -> bool:
+        """Flushes the client when a flush waits and the buffer is empty; True if it tried."""
+        with self._state:
+            wanted = self._flush_wanted
+        if wanted <= self._flush_done or self._buffer or self._client is None:
+            return False
+        try:
+            self._client.flush(self.flush_timeout)
+        except Exception:
+            self._drop_client()
+            return True
+        with self._state:
+            self._flush_done = max(self._flush_done, wanted)
+            self._state.notify_all()
+        return True
+
+    def _drain(self) -> None:
+        """Publishes what is buffered, ``batch`` records at a time, oldest first."""
+        buffer = self._buffer
+        while buffer and self._client is not None:
+            # Only this thread takes from the buffer: it holds at least len(buffer) records.
+            self._publish([buffer.popleft() for _ in range(min(len(buffer), self.batch))])
+
+    def _publish(self, taken: List[_Entry]) -> None:
+        """Packs ``taken`` and sends it in PUBLISH frames within the server's frame limit."""
+        client = self._client
+        assert client is not None
+        limit = min(_FRAME_BYTES, client._conn.welcome.max_frame_bytes // 2)
+        encode = self._encode
+        frame: List[bytes] = []
+        frame_bytes = first = 0  # first: the index in ``taken`` of the frame's first record
+        for i, (record, text, fields) in enumerate(taken):
+            try:
+                encoded = encode(record, text, fields)
             except Exception:
-                self.dropped += 1  # a record that cannot be encoded
+                self.dropped += 1  # a record that cannot be encoded (a subject too long)
+                continue
+            if frame and frame_bytes + len(encoded) > limit:
+                if not self._send(client, frame, taken[first:]):
+                    return
+                frame, frame_bytes, first = [], 0, i
+            frame.append(encoded)
+            frame_bytes += len(encoded)
+        if frame:
+            self._send(client, frame, taken[first:])
+
+    def _send(self, client: Client, frame: List[bytes], unsent: List[_Entry]) -> bool:
+        """Sends one PUBLISH frame of records at once, without waiting for its ACK (the
+        connection keeps it until then, and resends it after a failover). One frame per
+        batch, sent from this thread: the client's writer thread and the ACKs it would
+        wait for stay out of the way of the threads that log. On a lost connection the
+        ``unsent`` entries go back to the buffer, in order, and it returns False."""
+        try:
+            client._conn.send_batch(frame)
+        except HeraldError:
+            self._buffer.extendleft(reversed(unsent))
+            self._drop_client()
+            return False
+        self.sent += len(frame)
+        return True
+
+    def _encode(
+        self, record: _logging.LogRecord, text: str, fields: Optional[Dict[str, Any]]
+    ) -> bytes:
+        """The bytes of the Herald record for a LogRecord, its message and its fields."""
+        template = self._templates.get(_site(self.subject, record)) or self._template(record)
+        if record.exc_info or record.exc_text or record.stack_info:
+            text = _full_text(record, text, self.formatter)
+        return template.pack(int(record.created * 1e9), text, fields)
+
+    def _convert(
+        self, record: _logging.LogRecord, text: str, fields: Optional[Dict[str, Any]]
+    ) -> Record:
+        """The Herald record that :meth:`_encode` packs."""
+        template = self._templates.get(_site(self.subject, record)) or self._template(record)
+        text = _full_text(record, text, self.formatter)
+        return template.record(int(record.created * 1e9), text, fields)
+
+    def _template(self, record: _logging.LogRecord) -> RecordTemplate:
+        """Packs (and keeps) the subject, priority and origin of ``record``'s call site."""
+        origin = Origin(
+            host=self._host,
+            process=f"{record.processName or 'python'}[{record.process or os.getpid()}]",
+            thread=record.threadName or "",
+            file=record.pathname or "",
+            line=record.lineno,
+            routine=record.funcName or "",
+        )
+        subject = self.subject or _subject(record.name)
+        template = RecordTemplate(Kind.LOG, subject, priority_for_level(record.levelno), origin)
+        if len(self._templates) >= _CACHE_MAX:
+            self._templates.clear()
+        self._templates[_site(self.subject, record)] = template
+        return template
 
     def _drop_client(self) -> None:
         client, self._client = self._client, None

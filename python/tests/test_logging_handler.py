@@ -195,3 +195,71 @@ def test_buffers_until_the_server_comes_up(tmp_path: Path) -> None:
         handler.flush_timeout = 0.2
         handler.close()
     assert handler.dropped == 0
+
+
+class _Meters(float):
+    pass
+
+
+def _buffered(handler: HeraldHandler) -> list:
+    entries = list(handler._buffer)
+    handler._buffer.clear()
+    return entries
+
+
+def test_packed_records_are_the_reference_bytes() -> None:
+    # The background thread packs records straight from the LogRecord; the bytes must be
+    # those of the Record it describes, as the reference Writer writes them.
+    handler = HeraldHandler(closed_port_url(), capacity=100)
+    names = ["app.web", "other", "we*ird?name", "ünï.cødé"]
+    loggers = [logging.getLogger(name) for name in names]
+    try:
+        for log in loggers:
+            log.propagate = False
+            log.addHandler(handler)
+            log.setLevel(1)
+            log.warning("plain")
+            log.log(25, "notice %s %d", "x", 3, extra={"user": "ann", "n": -5, "ok": True})
+            log.info("", extra={"f": 1.5, "m": _Meters(2.0), "big": 1 << 70, "obj": [1, {2}]})
+            log.log(3, "trace", stack_info=True)
+            try:
+                raise ValueError("boom")
+            except ValueError:
+                log.exception("failed: %r", {"k": 1})
+        entries = _buffered(handler)
+        assert len(entries) == 5 * len(loggers)
+        for entry in entries:
+            assert handler._encode(*entry) == handler._convert(*entry).to_bytes_reference()
+        fields = handler._convert(*entries[2]).fields
+        assert fields == {"f": 1.5, "m": 2.0, "big": str(1 << 70), "obj": "[1, {2}]"}
+        assert "ValueError: boom" in handler._convert(*entries[4]).text
+        assert handler._convert(*entries[5]).subject == "other"
+        assert handler._convert(*entries[10]).subject == "we_ird_name"
+        handler.subject = "fixed.subject"
+        assert herald.Record.from_bytes(handler._encode(*entries[0])).subject == "fixed.subject"
+    finally:
+        for log in loggers:
+            log.removeHandler(handler)
+        handler.flush_timeout = 0.2
+        handler.close()
+
+
+def test_message_and_extra_are_taken_when_logged() -> None:
+    # Like QueueHandler: later changes to mutable arguments do not show in the record.
+    handler = HeraldHandler(closed_port_url(), capacity=100)
+    log = logging.getLogger("taken.test")
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+        items, tags = [1], {"a": 1}
+        log.warning("items %s", items, extra={"tags": tags})
+        items.append(2)
+        tags["b"] = 2
+        (entry,) = _buffered(handler)
+        record = handler._convert(*entry)
+        assert record.text == "items [1]"
+        assert record.fields == {"tags": "{'a': 1}"}
+    finally:
+        log.removeHandler(handler)
+        handler.flush_timeout = 0.2
+        handler.close()

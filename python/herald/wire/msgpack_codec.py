@@ -1,13 +1,25 @@
 """The MessagePack subset Herald uses, written in its canonical (smallest) form.
 
-Hand-written rather than delegated to ``msgpack`` so that every byte is under control:
+:class:`Writer` is the reference: hand-written so that every byte is under control:
 non-negative integers always use the unsigned forms, floats are always float64, strings are
 str8/16/32 and the only extension is Herald's time (type 1, 8 bytes). See docs/protocol.md.
+
+:func:`pack` is the fast path for records: for plain values (exact ``str``, ``bytes``,
+``bool``, ``int`` within i64, ``float``, ``list``, ``dict`` and :func:`time_ext`) the
+``msgpack`` packer (its C extension when built) writes exactly the bytes :class:`Writer`
+writes; callers check the types first and use :class:`Writer` for anything else.
 """
 
 from __future__ import annotations
 
 import struct
+import threading
+from typing import Any, Callable
+
+try:
+    import msgpack as _msgpack  # type: ignore[import-untyped]
+except ImportError:  # pragma: no cover - msgpack is a dependency; Writer alone is complete
+    _msgpack = None
 
 MAX_DEPTH = 32
 EXT_TIME = 1
@@ -18,6 +30,34 @@ U64_MAX = (1 << 64) - 1
 
 class DecodeError(ValueError):
     """A frame, record or value that does not decode."""
+
+
+HAVE_PACKER = _msgpack is not None
+_I64 = struct.Struct(">q")
+_packers = threading.local()
+
+
+def thread_packer() -> Callable[[Any], bytes]:
+    """This thread's ``pack`` of msgpack's packer (one per thread: a packer keeps a buffer
+    between calls): float64 always, str8 and bin types, no timestamp extension."""
+    try:
+        return _packers.pack  # type: ignore[no-any-return]
+    except AttributeError:
+        assert _msgpack is not None
+        packer = _msgpack.Packer(use_bin_type=True, use_single_float=False, datetime=False)
+        _packers.pack = packer.pack
+        return packer.pack  # type: ignore[no-any-return]
+
+
+def pack(value: Any) -> bytes:
+    """``value`` (plain values only, see the module doc) as canonical MessagePack."""
+    return thread_packer()(value)
+
+
+def time_ext(nanos: int) -> Any:
+    """Herald's time extension (``d7 01`` + i64 big-endian) as a value for :func:`pack`."""
+    assert _msgpack is not None
+    return _msgpack.ExtType(EXT_TIME, _I64.pack(nanos))
 
 
 class Writer:

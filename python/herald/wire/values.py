@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Union
 
-from .msgpack_codec import MAX_DEPTH, DecodeError, Reader, Writer
+from .msgpack_codec import I64_MAX, I64_MIN, MAX_DEPTH, DecodeError, Reader, Writer, time_ext
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -85,6 +85,52 @@ def encode_fields(w: Writer, fields: Mapping[str, Any], depth: int = 1) -> None:
             raise TypeError(f"field names are strings, not {type(name).__name__}")
         w.string(name)
         encode_value(w, value, depth)
+
+
+class NotPlain(Exception):
+    """A value that :func:`plain_fields` leaves to :func:`encode_fields` (which may refuse it)."""
+
+
+# Types that msgpack's packer writes exactly as encode_value does (bool before int: exact types).
+_PLAIN_TYPES = frozenset({str, bytes, bool, float})
+
+
+def plain_value(value: Any, depth: int = 1) -> Any:
+    """``value`` as plain values for :func:`~.msgpack_codec.pack`, which then writes the bytes
+    :func:`encode_value` writes; raises NotPlain for anything else (datetime, bytearray, int
+    subclasses, other mappings, out-of-range ints, None, …) so that the caller falls back."""
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return value
+    if kind is int:
+        if I64_MIN <= value <= I64_MAX:
+            return value
+        raise NotPlain
+    if kind is Time:
+        return time_ext(value.ns)
+    if depth >= MAX_DEPTH:
+        raise NotPlain
+    if kind is list or kind is tuple:
+        return [plain_value(item, depth + 1) for item in value]
+    if kind is dict:
+        return plain_fields(value, depth + 1)
+    raise NotPlain
+
+
+def plain_fields(fields: Dict[str, Any], depth: int = 1) -> Dict[str, Any]:
+    """``fields`` (a dict with str keys) as plain values, like :func:`plain_value`."""
+    if type(fields) is not dict:
+        raise NotPlain
+    plain = {}
+    for name, value in fields.items():
+        if type(name) is not str:
+            raise NotPlain
+        kind = type(value)
+        if kind in _PLAIN_TYPES or (kind is int and I64_MIN <= value <= I64_MAX):
+            plain[name] = value
+        else:
+            plain[name] = plain_value(value, depth)
+    return plain
 
 
 def decode_value(r: Reader, depth: int = 1) -> Any:
