@@ -56,6 +56,7 @@ _INT_MIN = -(1 << 63)
 _INT_MAX = (1 << 63) - 1
 _MAX_BACKOFF = 5.0
 _FRAME_BYTES = 256 * 1024  # at most; and half the server's max_frame_bytes (1 MiB by default)
+_FRAME_OVERHEAD = 64  # a PUBLISH frame's bytes around its records: length, type, ack, count
 _CACHE_MAX = 4096
 
 # What emit keeps of a record: the LogRecord, its message, its converted ``extra`` fields.
@@ -312,7 +313,8 @@ class HeraldHandler(_logging.Handler):
         """Packs ``taken`` and sends it in PUBLISH frames within the server's frame limit."""
         client = self._client
         assert client is not None
-        limit = min(_FRAME_BYTES, client._conn.welcome.max_frame_bytes // 2)
+        max_frame = client._conn.welcome.max_frame_bytes
+        limit, largest = min(_FRAME_BYTES, max_frame // 2), max_frame - _FRAME_OVERHEAD
         encode = self._encode
         frame: List[bytes] = []
         frame_bytes = first = 0  # first: the index in ``taken`` of the frame's first record
@@ -321,6 +323,9 @@ class HeraldHandler(_logging.Handler):
                 encoded = encode(record, text, fields)
             except Exception:
                 self.dropped += 1  # a record that cannot be encoded (a subject too long)
+                continue
+            if len(encoded) > largest:
+                self.dropped += 1  # the server would refuse its frame
                 continue
             if frame and frame_bytes + len(encoded) > limit:
                 if not self._send(client, frame, taken[first:]):

@@ -263,3 +263,22 @@ def test_message_and_extra_are_taken_when_logged() -> None:
         log.removeHandler(handler)
         handler.flush_timeout = 0.2
         handler.close()
+
+
+def test_a_record_too_large_for_a_frame_is_dropped(server: Server) -> None:
+    handler = HeraldHandler(server.url)
+    log = logging.getLogger("large.test")
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+        with herald.connect(server.url) as reader:
+            sub = reader.subscribe("large.*")
+            log.warning("x" * (2 << 20))
+            log.warning("small")
+            assert handler.wait_flushed(10)
+            (d,) = sub.wait_for(1, timeout=10)
+            assert d.text == "small"
+            assert handler.dropped == 1
+    finally:
+        log.removeHandler(handler)
+        handler.close()

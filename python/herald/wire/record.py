@@ -16,7 +16,6 @@ from .msgpack_codec import (
     DecodeError,
     Reader,
     Writer,
-    pack,
     thread_packer,
 )
 from .priority import Priority
@@ -92,7 +91,7 @@ _ORIGIN_NUMBERS = {"line", "stack_level"}
 _ORIGIN_NUMBER_KEYS = (4, 8)
 _origin_values = operator.attrgetter(*_ORIGIN_NAMES)
 _PLAIN_ORIGINS_MAX = 4096
-_plain_origins: Dict[Any, Dict[int, Any]] = {}
+_plain_origins: Dict[tuple[Any, ...], Dict[int, Any]] = {}
 
 
 def _plain_origin(values: tuple[Any, ...]) -> Dict[int, Any]:
@@ -141,17 +140,19 @@ class Origin:
         raises NotPlain for a value of an unexpected type. The map may be shared: read it
         only. A process writes few distinct origins, so they are kept by value."""
         values = _origin_values(self)
-        # The numbers' exact types are part of the key: 1.0 == 1 but only 1 is plain.
-        key = (values, type(values[4]), type(values[8]))
+        line, level = values[4], values[8]
+        # Only exact ints (or None) as numbers: 1.0 == 1 would find the map of line 1.
+        if not (line is None or type(line) is int) or not (level is None or type(level) is int):
+            return _plain_origin(values)
         try:
-            parts = _plain_origins.get(key)
+            parts = _plain_origins.get(values)
         except TypeError:  # an unhashable value, which is not plain either
             raise NotPlain from None
         if parts is None:
             parts = _plain_origin(values)
             if len(_plain_origins) >= _PLAIN_ORIGINS_MAX:
                 _plain_origins.clear()
-            _plain_origins[key] = parts
+            _plain_origins[values] = parts
         return parts
 
     def encode(self, w: Writer) -> None:
@@ -233,7 +234,7 @@ class Record:
         holds only plain values, else :meth:`encode_reference`; both write the same bytes."""
         if HAVE_PACKER:
             try:
-                return pack(self.plain())
+                return thread_packer()(self.plain())
             except NotPlain:
                 pass
         return self.to_bytes_reference()
@@ -241,28 +242,33 @@ class Record:
     def plain(self) -> Dict[int, Any]:
         """The record as a map of plain values for :func:`pack`, checked as
         :meth:`encode_reference` checks it; raises NotPlain for a part of another type."""
-        _check_subject_cached(self.subject)
-        if self.reply_to is not None:
-            _check_subject_cached(self.reply_to)
-        kind, time, priority = self.kind, self.time, self.priority
-        if type(kind) is not Kind or type(time) is not int or not I64_MIN <= time <= I64_MAX:
+        subject, time, reply_to = self.subject, self.time, self.reply_to
+        if type(subject) is not str or subject not in _checked_subjects:
+            _check_subject_cached(subject)
+        if reply_to is not None:
+            _check_subject_cached(reply_to)
+        if type(time) is not int or not I64_MIN <= time <= I64_MAX or type(self.kind) is not Kind:
             raise NotPlain
-        parts: Dict[int, Any] = {0: kind, 1: self.subject}
+        parts: Dict[int, Any] = {0: self.kind, 1: subject}
         if self.type:
             parts[2] = _plain_str(self.type)
         parts[3] = time
+        priority = self.priority
         parts[4] = priority if type(priority) is Priority else Priority(priority)
         if self.audience:
             parts[5] = [_plain_str(name) for name in self.audience]
         origin = self.origin.plain()
         if origin:
             parts[6] = origin
-        if self.text:
-            parts[7] = _plain_str(self.text)
+        text = self.text
+        if text:
+            if type(text) is not str:
+                raise NotPlain
+            parts[7] = text
         if self.fields:
             parts[8] = plain_fields(self.fields, 1)
-        if self.reply_to is not None:
-            parts[9] = self.reply_to
+        if reply_to is not None:
+            parts[9] = reply_to
         if self.id is not None:
             if type(self.id) is not int or not 0 <= self.id <= U64_MAX:
                 raise NotPlain
