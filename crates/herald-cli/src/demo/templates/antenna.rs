@@ -66,7 +66,7 @@ pub const MOUNT: &[Template] = &[
     },
     Template {
         priority: Error,
-        weight: 25,
+        weight: 10,
         at: ("readEncoder", 517),
         render: |rng, _, _| {
             let axis = *rng.pick(&["az", "el"]);
@@ -139,7 +139,7 @@ pub const RECEIVER: &[Template] = &[
     },
     Template {
         priority: Error,
-        weight: 25,
+        weight: 10,
         at: ("setAttenuator", 355),
         render: |rng, _, _| {
             let step = rng.below(16) as i64;
@@ -190,7 +190,7 @@ pub const CRYOSTAT: &[Template] = &[
     },
     Template {
         priority: Error,
-        weight: 20,
+        weight: 8,
         at: ("heliumCompressor", 310),
         render: |rng, _, _| {
             let pressure = rng.range(14.5, 15.5);

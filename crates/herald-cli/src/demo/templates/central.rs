@@ -60,7 +60,7 @@ pub const CORRELATOR: &[Template] = &[
     },
     Template {
         priority: Error,
-        weight: 20,
+        weight: 8,
         at: ("receiveFrames", 1022),
         render: |rng, _, _| {
             let node = 1 + rng.below(32);
@@ -219,7 +219,7 @@ pub const ARCHIVE: &[Template] = &[
     },
     Template {
         priority: Error,
-        weight: 15,
+        weight: 6,
         at: ("replicate", 342),
         render: |_, _, _| {
             (
