@@ -156,3 +156,18 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_reaches_a_server_on_all_interfaces_through_loopback() {
+        let all: SocketAddr = "0.0.0.0:7400".parse().unwrap();
+        assert_eq!(reachable(all), "127.0.0.1:7400".parse().unwrap());
+        let all6: SocketAddr = "[::]:7400".parse().unwrap();
+        assert_eq!(reachable(all6), "[::1]:7400".parse().unwrap());
+        let given: SocketAddr = "10.0.0.5:7400".parse().unwrap();
+        assert_eq!(reachable(given), given);
+    }
+}

@@ -159,7 +159,8 @@ pub async fn simulate(url: &str, seed: u64, mut stop: watch::Receiver<bool>) -> 
     while !*stop.borrow() {
         tokio::select! {
             _ = ticker.tick() => simulation.step(&client).await?,
-            _ = stop.changed() => {}
+            // A dropped sender means no one can stop us any more: stop now.
+            changed = stop.changed() => if changed.is_err() { break },
         }
     }
     client.close(CLOSE_TIMEOUT).await?;

@@ -98,9 +98,12 @@ impl Objects {
             antenna_objects(antenna, &mut rng, &mut list);
         }
         central_objects(&mut rng, &mut list);
-        for (index, object) in list.iter_mut().enumerate() {
-            // Spread each rate's updates evenly over the ticks of its period.
-            object.phase = index as u64 % object.every_ticks;
+        // Spread the updates of each rate evenly over the ticks of its period.
+        let mut seen_per_period = [0u64; TICKS_PER_S as usize + 1];
+        for object in &mut list {
+            let seen = &mut seen_per_period[object.every_ticks as usize];
+            object.phase = *seen % object.every_ticks;
+            *seen += 1;
         }
         Objects { rng, list }
     }
