@@ -5,14 +5,14 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from .archive import ArchiveMixin
 from .connection import DEFAULT_RECONNECT_TIMEOUT, Connection
 from .errors import ConnectionClosed, HeraldError
 from .failover import first_link
 from .info import InfoMixin
-from .origin import local_origin, process_name
+from .origin import process_name, shared_local_origin
 from .requests import RequestMixin, _Inbox
 from .subscription import Delivered, Subscription
 from .url import DEFAULT_URL, parse_url
@@ -109,6 +109,18 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
     def publish_record(self, record: Record) -> None:
         self._conn.add_record(record.to_bytes())
 
+    def publish_encoded(self, records: List[bytes]) -> None:
+        """Sends records already encoded (``Record.to_bytes()``) at once, after the open
+        batch, in one PUBLISH frame of their own (keep it within :attr:`max_frame_bytes`);
+        does not wait for the ACK. For a publisher that batches itself (the logging
+        handler)."""
+        self._conn.send_batch(records)
+
+    @property
+    def max_frame_bytes(self) -> int:
+        """The largest frame the server accepts (from its WELCOME)."""
+        return self._conn.welcome.max_frame_bytes
+
     def log(self, priority: Priority, subject: str, text: str = "", **fields: Any) -> None:
         """Publishes a log record (kind log) with this host, process and thread as origin."""
         self.publish_record(
@@ -116,8 +128,8 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
                 kind=Kind.LOG,
                 subject=subject,
                 time=time.time_ns(),
-                priority=Priority(priority),
-                origin=local_origin(),
+                priority=priority if type(priority) is Priority else Priority(priority),
+                origin=shared_local_origin(),
                 text=text,
                 fields=fields,
             )

@@ -112,8 +112,9 @@ class Connection(FailoverMixin):
             try:
                 link.sock.sendall(data)
             except OSError as err:
-                link.break_off()
-                raise ConnectionClosed(f"connection to {link.where} lost: {err}") from None
+                link.break_off()  # the reader notices and fails over (if it may)
+                then = "; failing over" if self.reconnect_timeout > 0 else ""
+                raise ConnectionClosed(f"connection to {link.where} lost ({err}){then}") from None
             self._last_sent = time.monotonic()
 
     def _new_id(self, what: str) -> Tuple[int, Waiter]:

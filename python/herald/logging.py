@@ -313,7 +313,7 @@ class HeraldHandler(_logging.Handler):
         """Packs ``taken`` and sends it in PUBLISH frames within the server's frame limit."""
         client = self._client
         assert client is not None
-        max_frame = client._conn.welcome.max_frame_bytes
+        max_frame = client.max_frame_bytes
         limit, largest = min(_FRAME_BYTES, max_frame // 2), max_frame - _FRAME_OVERHEAD
         encode = self._encode
         frame: List[bytes] = []
@@ -343,7 +343,7 @@ class HeraldHandler(_logging.Handler):
         wait for stay out of the way of the threads that log. On a lost connection the
         ``unsent`` entries go back to the buffer, in order, and it returns False."""
         try:
-            client._conn.send_batch(frame)
+            client.publish_encoded(frame)
         except HeraldError:
             self._buffer.extendleft(reversed(unsent))
             self._drop_client()

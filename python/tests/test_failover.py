@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterator, Tuple
@@ -123,13 +124,11 @@ def test_a_request_waiting_at_the_failover_fails_clearly(
         os.kill(a.proc.pid, signal.SIGSTOP)
         failed = []
 
-        def kill_soon() -> None:
-            time.sleep(0.3)
+        def kill_once_waiting() -> None:
+            wait_until(lambda: bool(client._conn._waiters), 10, "the MONITOR request waiting")
             a.stop()
 
-        import threading
-
-        threading.Thread(target=kill_soon, daemon=True).start()
+        threading.Thread(target=kill_once_waiting, daemon=True).start()
         try:
             client.monitor(timeout=10)
         except herald.ConnectionClosed as err:
