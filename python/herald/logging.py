@@ -154,6 +154,7 @@ class HeraldHandler(_logging.Handler):
         self.interval = max(0.0, float(interval))
         self.flush_timeout = float(flush_timeout)
         self.dropped = 0
+        self._drop_lock = threading.Lock()  # `dropped += 1` from several threads loses counts
         self.sent = 0
         self._host = socket.gethostname()
         self._buffer: Deque[_Entry] = collections.deque()
@@ -187,7 +188,7 @@ class HeraldHandler(_logging.Handler):
     def emit(self, record: _logging.LogRecord) -> None:
         try:
             if len(self._buffer) >= self.capacity or self._closed:
-                self.dropped += 1
+                self._count_drop()
                 return
             extra = _extra_fields(record) if len(record.__dict__) > _BARE_SIZE else None
             self._buffer.append((record, record.getMessage(), extra))
@@ -196,6 +197,10 @@ class HeraldHandler(_logging.Handler):
                 self._wake.set()
         except Exception:
             self.handleError(record)
+
+    def _count_drop(self) -> None:
+        with self._drop_lock:
+            self.dropped += 1
 
     def flush(self) -> None:
         """Waits (at most ``flush_timeout``) until everything emitted so far is published and
@@ -322,10 +327,10 @@ class HeraldHandler(_logging.Handler):
             try:
                 encoded = encode(record, text, fields)
             except Exception:
-                self.dropped += 1  # a record that cannot be encoded (a subject too long)
+                self._count_drop()  # a record that cannot be encoded (a subject too long)
                 continue
             if len(encoded) > largest:
-                self.dropped += 1  # the server would refuse its frame
+                self._count_drop()  # the server would refuse its frame
                 continue
             if frame and frame_bytes + len(encoded) > limit:
                 if not self._send(client, frame, taken[first:]):

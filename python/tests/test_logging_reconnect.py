@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -65,3 +66,28 @@ def client_logs(server: Server) -> list:
             if len(logs) >= 250 or time.monotonic() > deadline:
                 return logs
             time.sleep(0.1)
+
+
+def test_every_drop_is_counted_when_many_threads_fill_the_buffer() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"herald://127.0.0.1:{s.getsockname()[1]}"  # nothing listens: nothing is sent
+    handler = HeraldHandler(url=url, capacity=1000, flush_timeout=0.5)
+    logger = logging.getLogger("crowded.threads")
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        threads = [
+            threading.Thread(target=lambda: [logger.warning("x %d", i) for i in range(5000)])
+            for _ in range(8)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert handler.sent == 0
+        assert handler.dropped + len(handler._buffer) == 8 * 5000
+        assert len(handler._buffer) == 1000
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
