@@ -4,7 +4,7 @@
 //! as a client of a Herald server — so the UI has something alive to show.
 //!
 //! # Layout
-//! - `rng.rs`: [`Rng`](rng::Rng), a seeded xorshift generator (`--demo-seed`).
+//! - `rng.rs`: [`Rng`], a seeded xorshift generator (`--demo-seed`).
 //! - `signal.rs`: [`Signal`](signal::Signal), smooth sine + drift + noise values.
 //! - `antenna.rs`, `facility.rs`: the state of the telescope that everything else reads.
 //! - `source.rs`: the programs that log, with their origins; `templates.rs`: their lines.
