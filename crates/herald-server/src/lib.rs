@@ -9,7 +9,8 @@
 //! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
 //! - [`info`]: the information service (store, info subscribers, change records).
 //! - [`http`]: the HTTP front door (`GET`/`PUT`/`DELETE /info/{name}`, `GET /info`,
-//!   `GET /info-types`), JSON errors.
+//!   `GET /info-types`, the archive, `GET /monitor`, the WebSockets `/ws/records` and
+//!   `/ws/info`, the embedded UI files), JSON errors.
 //! - [`monitor`]: counters and the connection registry; [`events`]: log-and-count events.
 //! - [`config`]: [`Config`] from file, `HERALD_*` and flags; [`units`] for `2s`, `64KiB`.
 //! - [`shutdown`]: the shutdown signal.

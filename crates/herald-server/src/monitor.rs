@@ -41,6 +41,9 @@ pub struct ConnectionState {
     pub writer: Arc<Notify>,
     /// The writer closed the connection because a `disconnect` subscription fell behind.
     pub slow_consumer: Notify,
+    /// Browser connections only: records delivered from the queue but held back by the
+    /// filters applied before sending (host, process, text). Not a loss.
+    pub filtered: Option<AtomicU64>,
 }
 
 impl ConnectionState {
@@ -54,6 +57,17 @@ impl ConnectionState {
             subscriptions: Mutex::new(Vec::new()),
             writer: Arc::default(),
             slow_consumer: Notify::new(),
+            filtered: None,
+        }
+    }
+
+    /// Returns a state for a browser's WebSocket from `peer`, named `name`, whose monitor
+    /// entry also shows the records its own filters held back.
+    pub fn browser(id: u64, peer: SocketAddr, name: String) -> Self {
+        ConnectionState {
+            name: Mutex::new(name),
+            filtered: Some(AtomicU64::new(0)),
+            ..ConnectionState::new(id, peer)
         }
     }
 
@@ -248,7 +262,7 @@ fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
             ])
         })
         .collect();
-    vec![
+    let mut fields: Vec<Field> = vec![
         ("id".into(), int(connection.id)),
         ("name".into(), Value::Str(lock(&connection.name).clone())),
         ("peer".into(), Value::Str(connection.peer.to_string())),
@@ -256,6 +270,10 @@ fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
             "records_in".into(),
             int(connection.records_in.load(Ordering::Relaxed)),
         ),
-        ("subscriptions".into(), Value::Array(subscriptions)),
-    ]
+    ];
+    if let Some(filtered) = &connection.filtered {
+        fields.push(("filtered".into(), int(filtered.load(Ordering::Relaxed))));
+    }
+    fields.push(("subscriptions".into(), Value::Array(subscriptions)));
+    fields
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use herald_archive::Archive;
+use herald_proto::value::Field;
 use herald_router::Router;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
@@ -39,12 +40,32 @@ pub struct Shared {
     /// The archive, unless turned off.
     pub archive: Option<Arc<Archive>>,
     next_connection: AtomicU64,
+    /// The shutdown signal, for tasks started on demand (WebSocket connections).
+    stopping: watch::Receiver<bool>,
 }
 
 impl Shared {
     /// Returns a new connection id.
     pub fn next_connection_id(&self) -> u64 {
         self.next_connection.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Returns a receiver of the server's shutdown signal.
+    pub fn shutdown_signal(&self) -> Shutdown {
+        Shutdown::new(self.stopping.clone())
+    }
+
+    /// Returns the monitor's snapshot with the archive's counters, if there is an archive:
+    /// the body of a `MONITOR_REPLY` and of `GET /monitor`.
+    pub fn monitor_snapshot(&self) -> Vec<Field> {
+        let mut data = self.monitor.snapshot();
+        if let Some(archive) = &self.archive {
+            data.push((
+                "archive".into(),
+                crate::archive::stats_value(&archive.stats()),
+            ));
+        }
+        data
     }
 }
 
@@ -80,6 +101,7 @@ impl Server {
                 info_dir.display()
             ))
         })?;
+        let (shutdown, receiver) = watch::channel(false);
         let shared = Arc::new(Shared {
             info,
             archive,
@@ -87,8 +109,8 @@ impl Server {
             router: Router::new(),
             config,
             next_connection: AtomicU64::new(1),
+            stopping: receiver.clone(),
         });
-        let (shutdown, receiver) = watch::channel(false);
         let (done, sessions_done) = mpsc::channel(1);
         let accept = tokio::spawn(crate::listener::run(
             listener,

@@ -58,7 +58,7 @@ fn add(
     Ok(())
 }
 
-fn describe(selection: &SelectionData) -> String {
+pub(crate) fn describe(selection: &SelectionData) -> String {
     let mut parts = vec!["info".to_string()];
     if let Some(regex) = &selection.name_regex {
         parts.push(format!("match={regex}"));

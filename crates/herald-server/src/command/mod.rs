@@ -1,11 +1,11 @@
 //! One file per client operation: each applies a decoded frame to the session and queues
 //! the reply (mini-redis `cmd/`).
 
-mod info;
+pub(crate) mod info;
 mod monitor;
 mod publish;
 mod query;
-mod subscribe;
+pub(crate) mod subscribe;
 mod unsubscribe;
 
 use herald_proto::{ErrorCode, Frame};

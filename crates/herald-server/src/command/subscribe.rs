@@ -93,7 +93,7 @@ fn queue_config(config: &Config, options: &DeliveryOptions) -> QueueConfig {
 }
 
 /// Writes a filter and its delivery the way `herald tail` options would spell them.
-fn describe(filter: &Filter, queue: &QueueConfig) -> String {
+pub(crate) fn describe(filter: &Filter, queue: &QueueConfig) -> String {
     let mut parts = vec![format!("subject={}", filter.subject)];
     if !filter.type_name.is_any() {
         parts.push(format!("type={}", filter.type_name));

@@ -13,7 +13,8 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use axum::serve::Listener;
+use axum::extract::connect_info::Connected;
+use axum::serve::{IncomingStream, Listener};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -44,6 +45,18 @@ impl Listener for CuttableListener {
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.local_addr()
+    }
+}
+
+/// The remote address of an HTTP connection, for handlers that name their peer (the
+/// WebSocket routes register it with the monitor). axum only provides `SocketAddr` for its
+/// own `TcpListener`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub SocketAddr);
+
+impl Connected<IncomingStream<'_, CuttableListener>> for PeerAddr {
+    fn connect_info(stream: IncomingStream<'_, CuttableListener>) -> Self {
+        PeerAddr(*stream.remote_addr())
     }
 }
 

@@ -1,5 +1,6 @@
 //! The HTTP front door, on its own port (default `127.0.0.1:7480`): the information service
-//! as JSON and XML, later the archive, ingest, live tail, metrics and the browser UI.
+//! as JSON and XML, the archive, the monitor, live WebSockets for the browser UI and the
+//! UI's files; later ingest and metrics.
 //!
 //! | route | answer |
 //! |---|---|
@@ -9,6 +10,10 @@
 //! | `DELETE /info/{name}` | deletes the object; answers with it as it was |
 //! | `GET /info-types` | a JSON array of the declared types |
 //! | `GET /archive/samples/{name}`, `/archive/logs`, `/archive/at` | archive queries ([`archive`]) |
+//! | `GET /monitor` | the monitor's snapshot as JSON |
+//! | `GET /ws/records?subject=&type=&priority=&audience=&kinds=&host=&process=&text=` | WebSocket live tail |
+//! | `GET /ws/info?match=&type=&combine=` | WebSocket info subscription: snapshot, then changes |
+//! | `GET /`, `GET /ui/{*path}` | the browser UI's embedded files |
 //!
 //! Every error is JSON `{"error": "<message>", "code": "<snake_case>"}` with a fitting status
 //! ([`error`]). Changes go through [`InfoService::execute`](crate::info::InfoService::execute),
@@ -16,17 +21,28 @@
 //!
 //! # Layout
 //! - [`archive`]: the archive queries, as JSON pages or NDJSON/CSV streams.
+//! - [`assets`]: the UI's files, embedded by `build.rs` from `ui/`.
 //! - [`error`]: [`HttpError`], the JSON error and the status of each problem.
 //! - [`info`]: `GET`/`DELETE /info/{name}`, `GET /info`, `GET /info-types`.
 //! - [`info_update`]: `PUT /info/{name}`, the JSON body and its conversion.
 //! - [`listener`]: [`CuttableListener`], connections the server can cut when a request
-//!   outlasts the shutdown grace period.
+//!   outlasts the shutdown grace period; [`PeerAddr`], the remote address.
+//! - [`monitor`]: `GET /monitor`.
+//! - [`ws`]: what both WebSocket routes share: a browser connection in the monitor, its
+//!   queue, the pump from queue to JSON messages, pings.
+//! - [`ws_records`]: `GET /ws/records`, the live tail.
+//! - [`ws_info`]: `GET /ws/info`, the info subscription.
 
 pub mod archive;
+pub mod assets;
 pub mod error;
 pub mod info;
 pub mod info_update;
 pub mod listener;
+pub mod monitor;
+pub mod ws;
+pub mod ws_info;
+pub mod ws_records;
 
 use std::sync::Arc;
 
@@ -39,7 +55,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use error::HttpError;
-pub use listener::CuttableListener;
+pub use listener::{CuttableListener, PeerAddr};
 
 use crate::events;
 use crate::server::Shared;
@@ -62,6 +78,11 @@ pub fn router(shared: Arc<Shared>) -> axum::Router {
         .route("/archive/samples/{name}", get(archive::samples))
         .route("/archive/logs", get(archive::logs))
         .route("/archive/at", get(archive::at))
+        .route("/monitor", get(monitor::get))
+        .route("/ws/records", get(ws_records::upgrade))
+        .route("/ws/info", get(ws_info::upgrade))
+        .route("/", get(assets::index))
+        .route("/ui/{*path}", get(assets::file))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
@@ -76,7 +97,7 @@ pub async fn run(
     mut shutdown: Shutdown,
     cut: watch::Receiver<bool>,
 ) {
-    let app = router(shared);
+    let app = router(shared).into_make_service_with_connect_info::<PeerAddr>();
     let stopped = async move { shutdown.recv().await };
     let listener = CuttableListener::new(listener, cut);
     if let Err(error) = axum::serve(listener, app)

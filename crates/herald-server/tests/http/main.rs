@@ -329,3 +329,5 @@ async fn types_are_listed_by_name() {
 mod archive;
 mod errors;
 mod subscribers;
+mod ui;
+mod websocket;
