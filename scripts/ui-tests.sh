@@ -17,4 +17,4 @@ if [ ! -x "$binary" ] || [ -n "$newer" ]; then
     cargo build -p herald-cli --locked
 fi
 
-HERALD_BIN="$binary" python3 -m pytest -q tests/ui "$@"
+UI_TEST_HERALD="$binary" python3 -m pytest -q tests/ui "$@"

@@ -49,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def herald_bin() -> str:
-    explicit = os.environ.get("HERALD_BIN")
+    explicit = os.environ.get("UI_TEST_HERALD")
     if explicit:
         return explicit
     target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
@@ -70,6 +70,8 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            # HERALD_* variables are server settings: none of the caller's may leak in
+            env={k: v for k, v in os.environ.items() if not k.startswith("HERALD_")},
         )
         self.lines: List[str] = []
         self.address = ""
@@ -86,9 +88,10 @@ class Server:
                     self.http = "http://" + line.split("herald http on ", 1)[1].split()[0]
                 if self.address and self.http:
                     ready.set()
+            ready.set()  # the process ended
 
         threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(60):
+        if not ready.wait(60) or not self.http:
             self.stop()
             pytest.fail("herald serve printed no addresses:\n" + "".join(self.lines))
         self.url = f"herald://{self.address}"
@@ -142,7 +145,11 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        args = list(CHROMIUM_ARGS)
+        if os.environ.get("UI_TEST_LOCAL_UI"):
+            # a page served by page.route() has no address space: let it reach 127.0.0.1
+            args.append("--disable-features=LocalNetworkAccessChecks")
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=args)
         yield b
         b.close()
 
@@ -164,6 +171,18 @@ class UiPage:
         self.sockets.append(ws)
         ws.on("framereceived", lambda payload: self.frames.append(str(payload)))
 
+    def serve_local_ui(self, folder: Path) -> None:
+        """Serves / and /ui/* from `folder` instead of the binary (UI_TEST_LOCAL_UI=1: edit
+        the UI and rerun the tests without rebuilding the server)."""
+        types = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
+
+        def fulfil(route: Any) -> None:
+            path = urllib.parse.urlparse(route.request.url).path
+            file = folder / ("index.html" if path == "/" else path[len("/ui/"):])
+            route.fulfill(body=file.read_bytes(), content_type=types.get(file.suffix, "application/octet-stream"))
+
+        self.page.route(re.compile(r"^http://[^/]+/(ui/.*)?$"), fulfil)
+
     def open(self, hash_: str) -> Any:
         self.page.goto(f"{self.server.http}/#/{hash_}")
         return self.page
@@ -181,6 +200,8 @@ def ui(browser: Any, server: Server, request: pytest.FixtureRequest, tmp_path: P
     context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     page = context.new_page()
     wrapped = UiPage(page, server)
+    if os.environ.get("UI_TEST_LOCAL_UI"):
+        wrapped.serve_local_ui(REPO / "crates" / "herald-server" / "ui")
     try:
         yield wrapped
     finally:

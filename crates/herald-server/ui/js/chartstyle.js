@@ -22,7 +22,7 @@ export function chartOptions(series, width, height, onZoom) {
   const bands = [];
   series.forEach((s, i) => {
     const color = seriesColor(i);
-    uSeries.push({ label: s.key, stroke: color, width: 1.5, points: { show: false } },
+    uSeries.push({ label: s.key, stroke: color, width: 1.5 },
       { label: `${s.key} min`, stroke: "transparent", points: { show: false } },
       { label: `${s.key} max`, stroke: "transparent", points: { show: false } });
     bands.push({ series: [3 + 3 * i, 2 + 3 * i], fill: color + "30" });
@@ -31,7 +31,7 @@ export function chartOptions(series, width, height, onZoom) {
     width, height, series: uSeries, bands,
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"),
     scales: { x: { time: true } },
-    axes: [axis, { ...axis, size: 60 }],
+    axes: [{ ...axis, values: timeLabels }, { ...axis, size: 60 }],
     cursor: { drag: { x: true, y: false, setScale: false } },
     legend: { live: true },
     hooks: {
@@ -44,6 +44,17 @@ export function chartOptions(series, width, height, onZoom) {
       }],
     },
   };
+}
+
+/** 24-hour UTC tick labels, with seconds for short spans and the date for long ones. */
+function timeLabels(u, splits) {
+  const span = u.scales.x.max - u.scales.x.min;
+  return splits.map((s) => {
+    const iso = new Date(s * 1000).toISOString();
+    if (span > 2 * 86400) return iso.slice(5, 10);
+    if (span > 86400 / 2) return `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
+    return span < 600 ? iso.slice(11, 19) : iso.slice(11, 16);
+  });
 }
 
 /** The legend shows one row per series: its min and max rows are hidden. */

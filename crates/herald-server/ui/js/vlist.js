@@ -43,7 +43,7 @@ export class VirtualList {
     this.spacer.style.height = `${items.length * rowHeight}px`;
     const top = scroller.scrollTop;
     const first = Math.max(0, Math.floor(top / rowHeight) - MARGIN_ROWS);
-    const last = Math.min(items.length, Math.ceil((top + scroller.clientHeight) / rowHeight) + MARGIN_ROWS);
+    const last = Math.max(first, Math.min(items.length, Math.ceil((top + scroller.clientHeight) / rowHeight) + MARGIN_ROWS));
     while (this.pool.length < last - first) {
       const node = document.createElement("div");
       this.spacer.append(node);
