@@ -56,7 +56,7 @@ export class LogsView {
     this.sampled = el("span", { class: "sampled", hidden: true });
     this.error = el("div", { class: "error-bar", hidden: true });
     const toolbar = el("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); this.applyFilters(); } },
-      field("priority", "priority", ">=INFO", "7em"), field("subject", "subject", "ANTENNA.*", "10em"),
+      field("priority", "priority", ">=INFO", "8.5em"), field("subject", "subject", "ANTENNA.*", "10em"),
       field("type", "type", "*", "5em"), field("audience", "audience", "operator", "6em"),
       field("host", "host", "", "6em"), field("process", "process", "", "6em"),
       field("text", "text", "contains", "9em"), el("label", {}, el("span", { text: "kinds" }), inputs.kinds),
@@ -105,6 +105,8 @@ export class LogsView {
     this.detail.hidden = true;
     this.follow = true;
     this.liveStartMs = null;
+    this.received = 0;
+    this.dropped = 0;
     const params = { ...filters, kinds: filters.kinds || "log" };
     const archiveParams = Object.fromEntries(ARCHIVE_FILTERS.map((k) => [k, filters[k]]));
     this.history = params.kinds.split(",").includes("log")
@@ -178,6 +180,7 @@ export class LogsView {
     }
     if (!this.visible) return;
     this.renderCount += 1;
+    this.rendersTotal = (this.rendersTotal || 0) + 1;
     if (this.follow) this.list.scrollToBottom();
     this.list.render();
     this.updateStatus();
