@@ -113,7 +113,9 @@ class Server:
         self.proc.wait(10)
 
 
-def wait_until(what: str, check: Callable[[], Any], timeout: float = 15.0) -> Any:
+def wait_until(
+    what: str, check: Callable[[], Any], timeout: float = 15.0, details: Callable[[], str] = str
+) -> Any:
     """Polls `check` until it returns something true; fails the test after `timeout` s."""
     deadline = time.monotonic() + timeout
     while True:
@@ -121,7 +123,7 @@ def wait_until(what: str, check: Callable[[], Any], timeout: float = 15.0) -> An
         if found:
             return found
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
+            pytest.fail(f"timed out waiting for {what} {details()}")
         time.sleep(0.1)
 
 
@@ -154,6 +156,22 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
+# Records every WebSocket the page opens and every message it receives, in the page itself
+# (Playwright's `websocket` event can miss a socket opened while another one closes).
+RECORD_SOCKETS = """(() => {
+  const Native = window.WebSocket;
+  window.uiTestSockets = [];
+  window.uiTestFrames = [];
+  window.WebSocket = class extends Native {
+    constructor(url, protocols) {
+      super(url, protocols);
+      window.uiTestSockets.push(String(url));
+      this.addEventListener("message", (e) => window.uiTestFrames.push(String(e.data)));
+    }
+  };
+})();"""
+
+
 class UiPage:
     """A browser page on the server's UI that records console errors and WebSockets."""
 
@@ -161,15 +179,16 @@ class UiPage:
         self.page = page
         self.server = server
         self.errors: List[str] = []
-        self.sockets: List[Any] = []
-        self.frames: List[str] = []
         page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        page.on("websocket", self._socket)
+        page.add_init_script(RECORD_SOCKETS)
 
-    def _socket(self, ws: Any) -> None:
-        self.sockets.append(ws)
-        ws.on("framereceived", lambda payload: self.frames.append(str(payload)))
+    def frames(self, start: int = 0) -> List[str]:
+        """The WebSocket messages received so far (from the `start`th)."""
+        return self.page.evaluate("n => window.uiTestFrames.slice(n)", start)
+
+    def frame_count(self) -> int:
+        return self.page.evaluate("() => window.uiTestFrames.length")
 
     def serve_local_ui(self, folder: Path) -> None:
         """Serves / and /ui/* from `folder` instead of the binary (UI_TEST_LOCAL_UI=1: edit
@@ -188,7 +207,8 @@ class UiPage:
         return self.page
 
     def socket_urls(self, path: str) -> List[str]:
-        return [ws.url for ws in self.sockets if urllib.parse.urlparse(ws.url).path == path]
+        urls = self.page.evaluate("() => window.uiTestSockets")
+        return [u for u in urls if urllib.parse.urlparse(u).path == path]
 
     def view(self, name: str, expression: str) -> Any:
         """Evaluates `expression` with `v` bound to the view object `name`."""

@@ -222,11 +222,16 @@ export class LogsView {
     this.top.hidden = false;
     this.top.textContent = "loading older records from the archive…";
     const oldest = this.rows.find((r) => !r.rowType);
-    const toMs = oldest ? Math.floor(oldest.time_ns / 1e6) + 1 : this.liveStartMs + 1;
+    // +1 ms: the archive's `to` is exclusive and in ms; records of that ms already shown are
+    // dropped as duplicates, and if a page held nothing else the next try ends before that ms.
+    let toMs = oldest ? Math.floor(oldest.time_ns / 1e6) + 1 : this.liveStartMs + 1;
     try {
-      const older = await history.before(toMs);
+      for (let attempt = 0; attempt < 8 && !history.exhausted; attempt++) {
+        const older = await history.before(toMs);
+        if (history !== this.history || this.prepend(older) || !older.length) break;
+        toMs = Math.floor(older[0].time_ns / 1e6);
+      }
       if (history !== this.history) return;
-      this.prepend(older);
       this.top.hidden = !history.exhausted;
       this.top.textContent = "start of the archive for this filter";
     } catch (err) {
@@ -239,11 +244,12 @@ export class LogsView {
   prepend(older) {
     const known = new Set(this.rows.slice(0, 2000).filter((r) => !r.rowType).map(recordKey));
     const fresh = older.filter((r) => !known.has(recordKey(r)));
-    if (!fresh.length) return;
+    if (!fresh.length) return 0;
     this.rows.unshift(...fresh);
     this.scroller.scrollTop += fresh.length * ROW_HEIGHT;
     this.list.render();
     this.updateStatus();
+    return fresh.length;
   }
 
   togglePause() {
