@@ -62,7 +62,7 @@ def herald_bin() -> str:
 class Server:
     """A `herald serve` process; `url` is its native address, `http` its HTTP base URL."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, settings: Optional[Dict[str, str]] = None) -> None:
         self.proc = subprocess.Popen(
             [herald_bin(), "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
              "--data-dir", str(data_dir), "--log-level", "warn"],
@@ -71,7 +71,8 @@ class Server:
             stderr=subprocess.PIPE,
             text=True,
             # HERALD_* variables are server settings: none of the caller's may leak in
-            env={k: v for k, v in os.environ.items() if not k.startswith("HERALD_")},
+            env={**{k: v for k, v in os.environ.items() if not k.startswith("HERALD_")},
+                 **(settings or {})},
         )
         self.lines: List[str] = []
         self.address = ""

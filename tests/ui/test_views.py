@@ -7,7 +7,10 @@ import json
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable, List
+from pathlib import Path
+from typing import Any, Callable, Iterator, List
+
+import pytest
 
 import herald
 from herald import Priority
@@ -38,6 +41,8 @@ def test_live_view_receives_records_and_the_server_applies_the_filter(
     publish_logs(client, 300)
     page.wait_for_function("() => window.herald.views.get('logs').rows.length > 300")
     assert ui.view("logs", f"{RECORD_ROWS}.length") == 300
+    page.locator(".log-row.p-warning").last.click()
+    page.locator(".log-detail").get_by_text("origin.process").wait_for()
     doc_screenshot(page, "logs")
 
     page.fill("input[name=priority]", ">=WARNING")
@@ -118,6 +123,7 @@ def test_an_info_update_appears_in_place(
     page.wait_for_function(
         "() => { const c = document.querySelector(\"tbody[data-name='SR.mag_ps_b02'] td.val[data-attr=current]\");"
         " return c.textContent === '150.25' && c.classList.contains('flash'); }")
+    page.evaluate("document.querySelector('details[data-ns=SR]').scrollIntoView({ block: 'start' })")
     doc_screenshot(page, "info")
     assert page.locator("tbody.obj").count() == 11, "the same rows, updated in place"
 
@@ -187,3 +193,40 @@ def test_the_server_page_shows_a_slow_subscribers_drops(
             doc_screenshot(page, "server")
         finally:
             gate.set()
+
+
+@pytest.fixture
+def small_queue_server(tmp_path: Path) -> Iterator[Server]:
+    """A server whose queues hold 100 records, so a browser that stops reading loses some.
+    Requested before `ui`, it stops after the page's last screenshot."""
+    s = Server(tmp_path / "small", {"HERALD_QUEUE_RECORDS": "100"})
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_gap_notices_appear_inline(small_queue_server: Server, ui: UiPage) -> None:
+    small = small_queue_server
+    ui.server = small
+    page = ui.open("logs?subject=gap.*")
+    wait_live(ui)
+    # the page stops reading for 5 s; the server's queue for this socket overflows meanwhile
+    page.evaluate("setTimeout(() => { const t = Date.now(); while (Date.now() - t < 5000); }, 0)")
+    total = 30_000
+    with herald.connect(small.url, name="gap-producer") as producer:
+        for i in range(total):
+            producer.publish_record(log_record(
+                i, "gap.n", Priority.DEBUG if i % 2 else Priority.INFO, "x" * 1000, "gap"))
+        producer.flush(30)
+    wait_until("every record counted", lambda: ui.view("logs", "v.received + v.dropped") == total, 30)
+    gaps = ui.view("logs", "v.rows.filter((r) => r.rowType === 'gap').map((r) => r.gap)")
+    dropped = ui.view("logs", "v.dropped")
+    assert dropped > 0 and sum(g["count"] for g in gaps) == dropped
+    assert all(sum(g["priorities"].values()) == g["count"] for g in gaps)
+    first = ui.view("logs", "v.rows.findIndex((r) => r.rowType === 'gap')")
+    page.evaluate("i => { document.querySelector('.log-scroller').scrollTop = (i - 3) * 20; }", first)
+    row = page.locator(".gap-row").first
+    row.wait_for()
+    assert row.inner_text().startswith(f"⚠ {gaps[0]['count']:,} records dropped")
+    assert "dropped" in page.locator(".status").first.inner_text()

@@ -28,6 +28,7 @@ export class LogsView {
     this.pending = [];
     this.paused = false;
     this.follow = true;
+    this.lastScrollTop = 0;
     this.received = 0;
     this.dropped = 0;
     this.ratePerSecond = 0;
@@ -56,10 +57,10 @@ export class LogsView {
     this.sampled = el("span", { class: "sampled", hidden: true });
     this.error = el("div", { class: "error-bar", hidden: true });
     const toolbar = el("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); this.applyFilters(); } },
-      field("priority", "priority", ">=INFO", "8.5em"), field("subject", "subject", "ANTENNA.*", "10em"),
-      field("type", "type", "*", "5em"), field("audience", "audience", "operator", "6em"),
-      field("host", "host", "", "6em"), field("process", "process", "", "6em"),
-      field("text", "text", "contains", "9em"), el("label", {}, el("span", { text: "kinds" }), inputs.kinds),
+      field("priority", "priority", ">=INFO", "8.5em"), field("subject", "subject", "ANTENNA.*", "9em"),
+      field("type", "type", "*", "4.5em"), field("audience", "audience", "operator", "5.5em"),
+      field("host", "host", "", "5.5em"), field("process", "process", "", "5.5em"),
+      field("text", "text", "contains", "8em"), el("label", {}, el("span", { text: "kinds" }), inputs.kinds),
       el("span", { class: "spacer" }), this.sampled, this.status, this.followButton, this.pauseButton);
     const header = el("div", { class: "log-row log-head" },
       ["time (UTC)", "priority", "subject", "origin", "text"].map((t) => el("span", { text: t })));
@@ -70,6 +71,7 @@ export class LogsView {
     this.list = new VirtualList(this.scroller, ROW_HEIGHT, (node, item, i) => this.renderRow(node, item, i));
     this.list.setItems(this.rows);
     this.scroller.addEventListener("scroll", () => this.scrolled(), { passive: true });
+    new ResizeObserver(() => this.resized()).observe(this.scroller);
     this.scroller.addEventListener("click", (e) => this.clicked(e));
     root.addEventListener("keydown", (e) => this.key(e));
   }
@@ -136,10 +138,12 @@ export class LogsView {
 
   message(msg) {
     if (msg.type === "hello") {
-      const marker = { rowType: "marker", text: `live stream ${this.liveStartMs ? "resumed" : "started"} ${new Date(msg.time_ns / 1e6).toISOString().replace("T", " ").replace("Z", "")}` };
+      const when = recordTime(new Date(msg.time_ns / 1e6).toISOString());
+      const text = this.liveStartMs === null ? `live stream started ${when}`
+        : `live stream resumed ${when} (what came meanwhile is in the archive)`;
       if (this.liveStartMs === null) this.liveStartMs = msg.time_ns / 1e6;
       this.router.serverName(msg.server);
-      this.enqueue([marker]);
+      this.enqueue([{ rowType: "marker", text }]);
     } else if (msg.type === "records") {
       this.received += msg.records.length;
       this.countThisSecond += msg.records.length;
@@ -205,13 +209,22 @@ export class LogsView {
       el("span", { class: "x", text: item.text, title: item.text }));
   }
 
+  /** Follows the stream at the bottom; stops following only when the user scrolls up
+   * (a change of layout that leaves the view short of the bottom does not count). */
   scrolled() {
-    const atBottom = this.list.atBottom();
-    if (atBottom !== this.follow) {
-      this.follow = atBottom;
+    const top = this.scroller.scrollTop;
+    const follow = this.list.atBottom() || (this.follow && top >= this.lastScrollTop - 1);
+    this.lastScrollTop = top;
+    if (follow !== this.follow) {
+      this.follow = follow;
       this.updateStatus();
     }
-    if (this.scroller.scrollTop < ROW_HEIGHT * 5) this.loadOlder();
+    if (top < ROW_HEIGHT * 5) this.loadOlder();
+  }
+
+  resized() {
+    if (this.follow && this.visible) this.list.scrollToBottom();
+    this.list.render();
   }
 
   /** Prepends the newest archived records older than the oldest row shown. */
@@ -232,10 +245,14 @@ export class LogsView {
         toMs = Math.floor(older[0].time_ns / 1e6);
       }
       if (history !== this.history) return;
-      this.top.hidden = !history.exhausted;
-      this.top.textContent = "start of the archive for this filter";
+      this.top.hidden = true;
+      if (history.exhausted) {
+        this.rows.unshift({ rowType: "marker", text: "start of the archive for this filter" });
+        this.scroller.scrollTop += ROW_HEIGHT;
+        this.list.render();
+      }
     } catch (err) {
-      this.top.textContent = `archive: ${err.message}`;
+      this.top.textContent = `archive: ${err.message} (scroll up to try again)`;
     } finally {
       this.loading = false;
     }
