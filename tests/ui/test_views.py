@@ -3,8 +3,8 @@ Chromium. Each test leaves a screenshot in target/ui-artifacts/ (and its tmp_pat
 
 from __future__ import annotations
 
-import json
 import threading
+from datetime import datetime
 import time
 import urllib.parse
 from pathlib import Path
@@ -127,6 +127,12 @@ def test_an_info_update_appears_in_place(
     doc_screenshot(page, "info")
     assert page.locator("tbody.obj").count() == 11, "the same rows, updated in place"
 
+    page.fill("input[name=match]", r"SR\..*|Beam\..*")
+    page.press("input[name=match]", "Enter")
+    page.wait_for_function("() => document.querySelectorAll('tbody.obj').length === 5")
+    assert "match=SR" in page.url
+    assert ui.socket_urls("/ws/info")[-1].endswith("match=SR%5C..*%7CBeam%5C..*")
+
     page.check("input[data-series='Beam.Current:current']")
     page.get_by_role("button", name="Chart selected (1)").click()
     page.wait_for_url("**#/charts?series=Beam.Current%3Acurrent*")
@@ -154,10 +160,33 @@ def test_a_chart_renders_archived_points(
     # the live value is appended (min = max = 180), or already in a bucket if the view re-queried
     page.wait_for_function("() => window.herald.views.get('charts').chart.data[2].includes(180)")
     doc_screenshot(page, "charts")
+
+    # drag to zoom: the archive is asked again for the selected range, one bucket per pixel
+    def sample_queries() -> List[str]:
+        return page.evaluate("""() => performance.getEntriesByType('resource').map((e) => e.name)
+            .filter((n) => n.includes('/archive/samples/'))""")
+
+    before = len(sample_queries())
+    box = page.locator(".u-over").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.3, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.6, y, steps=5)
+    page.mouse.up()
+    page.wait_for_url("**from=*")
+    queries = wait_until("a zoomed archive query", lambda: sample_queries()[before:])
+    zoomed = urllib.parse.parse_qs(urllib.parse.urlparse(queries[-1]).query)
+    span = (datetime.fromisoformat(zoomed["to"][0].replace("Z", "+00:00"))
+            - datetime.fromisoformat(zoomed["from"][0].replace("Z", "+00:00"))).total_seconds()
+    assert 200 < span < 340, "about 30 % of 15 minutes"
+    assert abs(int(zoomed["buckets"][0]) - box["width"]) < 3
+    page.wait_for_function("() => !window.herald.views.get('charts').range.live")
     with page.expect_download() as download:
         page.get_by_role("button", name="CSV").click()
     csv = open(download.value.path()).read().splitlines()
-    assert csv[0].startswith("time,Beam.Current:current mean") and len(csv) > 100
+    assert csv[0].startswith("time,Beam.Current:current mean") and len(csv) > 20
+    times = [line.split(",")[0] for line in csv[1:]]
+    assert zoomed["from"][0] <= times[0] and times[-1] <= zoomed["to"][0], "the visible data only"
     with page.expect_download() as download:
         page.get_by_role("button", name="PNG").click()
     assert open(download.value.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
