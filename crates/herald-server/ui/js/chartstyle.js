@@ -20,18 +20,27 @@ export function chartOptions(series, width, height, onZoom) {
   const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font: "11px system-ui, sans-serif" };
   const uSeries = [{ label: "time (UTC)" }];
   const bands = [];
+  const scales = { x: { time: true } };
+  const axes = [{ ...axis, values: timeLabels }];
+  // Every series has its own y scale, so a beam current in mA and a lifetime in hours both
+  // use the plot's height; the first two get an axis (left, right) in their colour.
   series.forEach((s, i) => {
     const color = seriesColor(i);
-    uSeries.push({ label: s.key, stroke: color, width: 1.5 },
-      { label: `${s.key} min`, stroke: "transparent", points: { show: false } },
-      { label: `${s.key} max`, stroke: "transparent", points: { show: false } });
+    const scale = `y${i}`;
+    scales[scale] = {};
+    if (i < 2) {
+      axes.push({ ...axis, scale, side: i === 0 ? 3 : 1, size: 60, stroke: color,
+        grid: { ...axis.grid, show: i === 0 } });
+    }
+    uSeries.push({ label: s.key, scale, stroke: color, width: 1.5 },
+      { label: `${s.key} min`, scale, stroke: "transparent", points: { show: false } },
+      { label: `${s.key} max`, scale, stroke: "transparent", points: { show: false } });
     bands.push({ series: [3 + 3 * i, 2 + 3 * i], fill: color + "30" });
   });
+  if (axes.length === 1) axes.push({ ...axis, size: 60 });
   return {
-    width, height, series: uSeries, bands,
+    width, height, series: uSeries, bands, scales, axes,
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"),
-    scales: { x: { time: true } },
-    axes: [{ ...axis, values: timeLabels }, { ...axis, size: 60 }],
     cursor: { drag: { x: true, y: false, setScale: false } },
     legend: { live: true },
     hooks: {
