@@ -121,7 +121,8 @@ impl FromStr for Priority {
 /// A set of priorities, one bit each: the priority channels a subscription listens to.
 ///
 /// Text forms: `*` (all), `>=WARNING`, `>INFO`, `<=DEBUG`, `<NOTICE`, `=DEBUG`, `DEBUG`,
-/// `DEBUG..ERROR` (inclusive range) and comma-separated unions of these (`=DEBUG,>=ERROR`).
+/// `DEBUG..ERROR` (inclusive range) and comma-separated unions of these (`=DEBUG,>=ERROR`),
+/// optionally in braces, as the design writes an exact set (`{DEBUG}`, `{DEBUG,ERROR}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PrioritySet(u16);
 
@@ -198,8 +199,13 @@ impl FromStr for PrioritySet {
     type Err = PriorityError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let trimmed = text.trim();
+        let terms = trimmed
+            .strip_prefix('{')
+            .and_then(|inner| inner.strip_suffix('}'))
+            .unwrap_or(trimmed);
         let mut bits = 0;
-        for term in text.split(',') {
+        for term in terms.split(',') {
             bits |= Self::parse_term(term)?.0;
         }
         if bits == 0 {
@@ -253,6 +259,11 @@ mod tests {
         );
         assert_eq!(set("*").len(), 10);
         assert_eq!(set(">=8"), [Error, Critical, Alert, Emergency]);
+        assert_eq!(set("{DEBUG}"), [Debug]);
+        assert_eq!(
+            set(" {DEBUG,>=CRITICAL} "),
+            [Debug, Critical, Alert, Emergency]
+        );
     }
 
     #[test]

@@ -99,6 +99,7 @@ async fn ws_tail_applies_the_subject_glob_and_priority_set() {
         "/ws/records?subject=ANTENNA.*&priority=%3E%3DWARNING",
     )
     .await;
+    let mut exact = open(&server, "/ws/records?subject=ANTENNA.*&priority=%7BINFO%7D").await;
     let records = [
         log("ANTENNA.DV01.Mount", Priority::Warning, "a"),
         log("ANTENNA.DV01.Mount", Priority::Info, "too low"),
@@ -109,6 +110,8 @@ async fn ws_tail_applies_the_subject_glob_and_priority_set() {
     publish_all(&client, &records).await;
     let received = records_until(&mut ws, "end").await;
     assert_eq!(texts(&received), ["a", "d", "end"]);
+    let exactly_info = records_until(&mut exact, "too low").await;
+    assert_eq!(texts(&exactly_info), ["too low"]);
     let first = &received[0];
     assert_eq!(first["kind"], "log");
     assert_eq!(first["subject"], "ANTENNA.DV01.Mount");
