@@ -1,6 +1,8 @@
-//! `herald`: the command line of Herald — run the server, log, publish, tail, query, monitor, bench.
+//! `herald`: the command line of Herald — run the server, log, publish, tail, query, monitor,
+//! bench, and a simulated facility to try it on (`serve --demo`, `demo`).
 
 mod cmd;
+mod demo;
 mod json;
 mod render;
 
@@ -44,6 +46,8 @@ enum Command {
     Threshold(cmd::threshold::Args),
     /// Measure throughput against a server.
     Bench(cmd::bench::Args),
+    /// Simulate a radio telescope (logs, storms, commands, info objects) against a server.
+    Demo(cmd::demo::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
         Command::Query(args) => cmd::client_runtime(cmd::query::run(args)),
         Command::Threshold(args) => cmd::client_runtime(cmd::threshold::run(args)),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Demo(args) => cmd::client_runtime(cmd::demo::run(args)),
     };
     match result {
         Ok(code) => code,

@@ -4,7 +4,8 @@
 //! # Layout
 //! - [`TestServer`]: starts `herald_server::Server` in-process on a free port.
 //! - [`RawConnection`]: writes arbitrary bytes, reads and decodes frames, with timeouts.
-//! - [`ServeProcess`]: a real `herald serve` process on a free port.
+//! - [`ServeProcess`]: a real `herald serve` process on a free port; [`terminate`] stops a
+//!   child process with SIGTERM and waits for its exit status.
 //! - [`http`]: [`http::request`], a tiny HTTP/1.1 client over a `TcpStream`, for the HTTP
 //!   front door's tests.
 //! - [`vectors`]: `testdata/vectors/*.json` and their frames.
@@ -13,7 +14,7 @@ pub mod http;
 mod serve_process;
 pub mod vectors;
 
-pub use serve_process::ServeProcess;
+pub use serve_process::{terminate, ServeProcess};
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -2,7 +2,8 @@
 //! another process (to kill it with SIGKILL, or to test the binary itself).
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 /// A running `herald serve`; killed when dropped.
 #[derive(Debug)]
@@ -115,6 +116,21 @@ impl ServeProcess {
         format!("http://{}", self.http_addr)
     }
 
+    /// Returns the process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stops the process as Ctrl-C or a service manager would — SIGTERM, sent with
+    /// `kill -TERM <pid>` — and waits at most `timeout` for it to exit; returns its status.
+    ///
+    /// # Panics
+    /// If the signal cannot be sent, or the process has not exited within `timeout` (it is
+    /// then killed).
+    pub fn terminate(&mut self, timeout: Duration) -> ExitStatus {
+        terminate(&mut self.child, timeout)
+    }
+
     /// Kills the process with SIGKILL (no goodbye to its clients) and reaps it.
     ///
     /// # Panics
@@ -122,6 +138,35 @@ impl ServeProcess {
     pub fn kill(&mut self) {
         self.child.kill().expect("kill");
         self.child.wait().expect("reaped");
+    }
+}
+
+/// Sends SIGTERM to `child` (with `kill -TERM <pid>`, so no libc is needed) and waits at
+/// most `timeout` for it to exit; returns its status.
+///
+/// # Panics
+/// If the signal cannot be sent, or the process has not exited within `timeout` (it is then
+/// killed).
+pub fn terminate(child: &mut Child, timeout: Duration) -> ExitStatus {
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill -TERM {} failed: {sent}", child.id());
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().expect("waitable") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "process {} did not exit within {timeout:?} of SIGTERM",
+                child.id()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

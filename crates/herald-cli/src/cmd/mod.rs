@@ -1,6 +1,7 @@
 //! One module per subcommand, plus options they share.
 
 pub mod bench;
+pub mod demo;
 pub mod info;
 pub mod log;
 pub mod monitor;

@@ -1,11 +1,14 @@
 //! `herald serve`: run the server until interrupted.
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use herald_server::config::ENV_CONFIG_FILE;
 use herald_server::{Config, Server};
+
+use crate::demo::{self, DemoHandle, Simulation};
 
 /// Run the server.
 #[derive(Debug, clap::Args)]
@@ -31,6 +34,12 @@ pub struct Args {
     /// Validate the configuration, print it, and exit.
     #[arg(long)]
     check_config: bool,
+    /// Also run a simulated radio telescope as a client of this server, to see Herald alive.
+    #[arg(long)]
+    demo: bool,
+    /// Seed of the simulation (with --demo): the same seed gives the same run.
+    #[arg(long, requires = "demo", default_value_t = crate::demo::DEFAULT_SEED)]
+    demo_seed: u64,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -49,7 +58,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting runtime")?;
-    runtime.block_on(serve(config))?;
+    let demo_seed = args.demo.then_some(args.demo_seed);
+    runtime.block_on(serve(config, demo_seed))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -86,7 +96,7 @@ fn init_tracing(level: &str) {
         .init();
 }
 
-async fn serve(config: Config) -> anyhow::Result<()> {
+async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
     let server = Server::start(config).await?;
     let addr = server.local_addr();
     // Tests and scripts read these two lines to learn the ports: keep them first.
@@ -95,14 +105,41 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     eprintln!("  watch:  herald tail --server herald://{addr}");
     eprintln!("  info:   curl http://{}/info", server.http_addr());
     eprintln!("  send:   herald log --server herald://{addr} --priority WARNING --subject ANTENNA.DV01 \"encoder fault\"");
+    let demo = demo_seed.map(|seed| {
+        let simulation = Simulation::new(seed);
+        eprintln!(
+            "  demo:   a simulated radio telescope is running as client `{}`:",
+            demo::CLIENT_NAME
+        );
+        eprintln!("          {}", simulation.summary());
+        DemoHandle::spawn(format!("herald://{}", reachable(addr)), seed)
+    });
     eprintln!("  stop:   Ctrl-C");
     shutdown_signal().await;
     eprintln!("herald: shutting down");
+    // The simulation goes first, so the server does not see its client as a failure.
+    if let Some(demo) = demo {
+        demo.stop().await;
+    }
     server.shutdown().await;
     Ok(())
 }
 
-async fn shutdown_signal() {
+/// Returns an address a local client can connect to: the loopback address of the same
+/// family when the server listens on all interfaces (`0.0.0.0`, `::`).
+fn reachable(addr: SocketAddr) -> SocketAddr {
+    if !addr.ip().is_unspecified() {
+        return addr;
+    }
+    let loopback: IpAddr = match addr {
+        SocketAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+        SocketAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+    };
+    SocketAddr::new(loopback, addr.port())
+}
+
+/// Waits for Ctrl-C or, on Unix, SIGTERM.
+pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -118,4 +155,19 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_reaches_a_server_on_all_interfaces_through_loopback() {
+        let all: SocketAddr = "0.0.0.0:7400".parse().unwrap();
+        assert_eq!(reachable(all), "127.0.0.1:7400".parse().unwrap());
+        let all6: SocketAddr = "[::]:7400".parse().unwrap();
+        assert_eq!(reachable(all6), "[::1]:7400".parse().unwrap());
+        let given: SocketAddr = "10.0.0.5:7400".parse().unwrap();
+        assert_eq!(reachable(given), given);
+    }
 }
