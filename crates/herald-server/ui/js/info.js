@@ -9,6 +9,8 @@ import { NUMERIC_TYPES, count, recordTime, value } from "./format.js";
 
 /** Objects are shown with their attributes open when the selection is at most this many. */
 const EXPANDED_OBJECTS = 200;
+/** Attributes shown (live) on the line of a collapsed object. */
+const SUMMARY_ATTRIBUTES = 4;
 
 export class InfoView {
   constructor(root, router) {
@@ -46,6 +48,8 @@ export class InfoView {
   }
 
   hide() {
+    clearTimeout(this.resubscribeTimer);
+    this.resubscribeTimer = null;
     this.socket?.close();
     this.socket = null;
   }
@@ -69,13 +73,29 @@ export class InfoView {
     this.snapshotDone = false;
     this.types.load().catch((err) => this.showError(`info types: ${err.message}`));
     this.socket = new LiveSocket("/ws/info", params, {
-      message: (msg) => msg.type === "info" && this.enqueue(msg.changes),
+      message: (msg) => {
+        if (msg.type === "info") this.enqueue(msg.changes);
+        else if (msg.type === "gap") this.lost(msg);
+      },
       state: (state, detail) => {
         if (state === "refused") this.showError(`The server refused the search: ${detail}`);
         else if (state === "retrying") this.showError(`Information stream lost; ${detail}`);
         else if (state === "open") this.showError(null);
       },
     });
+  }
+
+  /** Changes were dropped for this socket: values may be stale, so take a new snapshot (at
+   * most every 5 s, so a view that cannot keep up does not reconnect in a loop). */
+  lost(gap) {
+    this.showError(`${count(gap.count)} changes were dropped by the server; taking a new snapshot`);
+    if (this.resubscribeTimer) return;
+    const wait = Math.max(0, (this.lastResubscribe || 0) + 5000 - Date.now());
+    this.resubscribeTimer = setTimeout(() => {
+      this.resubscribeTimer = null;
+      this.lastResubscribe = Date.now();
+      this.subscribe(this.search());
+    }, wait);
   }
 
   showError(text) {
@@ -123,6 +143,8 @@ export class InfoView {
       entry = this.createObject(object, expand);
     }
     entry.meta.textContent = `${recordTime(object.time)} · v${object.version}`;
+    entry.summary.textContent = Object.entries(object.attributes || {}).slice(0, SUMMARY_ATTRIBUTES)
+      .map(([attr, val]) => `${attr}=${value(val)}`).join("  ");
     for (const [attr, val] of Object.entries(object.attributes || {})) {
       let cell = entry.cells.get(attr);
       if (!cell) cell = this.addAttribute(entry, { name: attr, type: "", description: "" }, val);
@@ -141,13 +163,14 @@ export class InfoView {
     const nsName = object.name.split(".")[0];
     const ns = this.namespace(nsName);
     const body = el("tbody", { class: expand ? "obj" : "obj collapsed", "data-name": object.name });
-    const entry = { type: object.type, body, cells: new Map(), meta: el("span", { class: "meta" }) };
+    const entry = { type: object.type, body, cells: new Map(), meta: el("span", { class: "meta" }),
+      summary: el("span", { class: "summary" }) };
     body.append(el("tr", { class: "obj-row" },
       el("td", { colspan: 5 },
         el("button", { class: "twisty", "aria-label": `expand ${object.name}`, "aria-expanded": String(expand) }),
         el("span", { class: "obj-name", text: object.name }),
         el("span", { class: "obj-type", text: object.type, title: this.types.description(object.type) }),
-        entry.meta)));
+        entry.meta, entry.summary)));
     for (const attr of this.types.attributes(object.type)) this.addAttribute(entry, attr, undefined, object.name);
     this.objects.set(object.name, entry);
     const names = [...this.objects.keys()].filter((n) => n.split(".")[0] === nsName).sort();

@@ -55,7 +55,9 @@ export class ServerView {
       card("records in /s", rate(m.rate_in)), card("delivered /s", rate(m.rate_out)),
       card("records in", count(m.records_in)), card("deliveries", count(m.deliveries)),
       card("connections", count(m.connections)), card("subscriptions", count(m.subscriptions)),
-      card("dropped", count(m.dropped), m.dropped > 0), card("rejected frames", count(m.rejected_frames), m.rejected_frames > 0));
+      card("dropped", count(m.dropped), m.dropped > 0),
+      ...Object.entries(m.drops || {}).filter(([, n]) => n > 0).map(([k, n]) => card(`dropped: ${k}`, count(n), true)),
+      card("rejected frames", count(m.rejected_frames), m.rejected_frames > 0));
     const archive = m.archive && typeof m.archive === "object" ? Object.entries(m.archive) : [];
     this.archive.replaceChildren(...(archive.length ? archive.map(([k, v]) =>
       card(k, typeof v === "number" ? count(v) : String(v), /dropped|error|failed/.test(k) && v > 0))
@@ -73,7 +75,9 @@ function card(label, val, alarm) {
 function clientRows(c) {
   const subs = c.subscriptions || [];
   const lead = (n) => [
-    el("td", { rowspan: n, text: c.name || `#${c.id}` }), el("td", { rowspan: n, text: c.peer }),
+    el("td", { rowspan: n }, c.name || `#${c.id}`,
+      c.filtered ? el("div", { class: "muted", text: `${count(c.filtered)} held back by host/process/text` }) : null),
+    el("td", { rowspan: n, text: c.peer }),
     el("td", { rowspan: n, class: "num", text: count(c.records_in) })];
   if (!subs.length) return [el("tr", {}, lead(1), el("td", { colspan: 7, class: "muted", text: "no subscriptions" }))];
   return subs.map((s, i) => {
