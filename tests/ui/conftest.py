@@ -64,15 +64,27 @@ class Server:
 
     def __init__(self, data_dir: Path, settings: Optional[Dict[str, str]] = None) -> None:
         self.proc = subprocess.Popen(
-            [herald_bin(), "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
-             "--data-dir", str(data_dir), "--log-level", "warn"],
+            [
+                herald_bin(),
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--http",
+                "127.0.0.1:0",
+                "--data-dir",
+                str(data_dir),
+                "--log-level",
+                "warn",
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
             # HERALD_* variables are server settings: none of the caller's may leak in
-            env={**{k: v for k, v in os.environ.items() if not k.startswith("HERALD_")},
-                 **(settings or {})},
+            env={
+                **{k: v for k, v in os.environ.items() if not k.startswith("HERALD_")},
+                **(settings or {}),
+            },
         )
         self.lines: List[str] = []
         self.address = ""
@@ -198,8 +210,11 @@ class UiPage:
 
         def fulfil(route: Any) -> None:
             path = urllib.parse.urlparse(route.request.url).path
-            file = folder / ("index.html" if path == "/" else path[len("/ui/"):])
-            route.fulfill(body=file.read_bytes(), content_type=types.get(file.suffix, "application/octet-stream"))
+            file = folder / ("index.html" if path == "/" else path[len("/ui/") :])
+            route.fulfill(
+                body=file.read_bytes(),
+                content_type=types.get(file.suffix, "application/octet-stream"),
+            )
 
         self.page.route(re.compile(r"^http://[^/]+/(ui/.*)?$"), fulfil)
 
@@ -213,11 +228,15 @@ class UiPage:
 
     def view(self, name: str, expression: str) -> Any:
         """Evaluates `expression` with `v` bound to the view object `name`."""
-        return self.page.evaluate(f"() => {{ const v = window.herald.views.get({name!r}); return {expression}; }}")
+        return self.page.evaluate(
+            f"() => {{ const v = window.herald.views.get({name!r}); return {expression}; }}"
+        )
 
 
 @pytest.fixture
-def ui(browser: Any, server: Server, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[UiPage]:
+def ui(
+    browser: Any, server: Server, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[UiPage]:
     context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     page = context.new_page()
     wrapped = UiPage(page, server)

@@ -13,8 +13,18 @@ from herald import Kind, Priority
 from herald.wire.record import Origin, Record
 
 LOG_LINES = [
-    (Priority.INFO, "ANTENNA.{a}.Mount", "acu", "tracking source J0854+2006, az {az:.3f} el {el:.3f}"),
-    (Priority.DEBUG, "ANTENNA.{a}.Mount", "acu", "servo loop sample: err_az={e:.5f} err_el={e2:.5f}"),
+    (
+        Priority.INFO,
+        "ANTENNA.{a}.Mount",
+        "acu",
+        "tracking source J0854+2006, az {az:.3f} el {el:.3f}",
+    ),
+    (
+        Priority.DEBUG,
+        "ANTENNA.{a}.Mount",
+        "acu",
+        "servo loop sample: err_az={e:.5f} err_el={e2:.5f}",
+    ),
     (Priority.INFO, "ANTENNA.{a}.Receiver", "rxctl", "band 6 LO locked at 226.0 GHz"),
     (Priority.NOTICE, "CORRELATOR.Scan", "corr-ctl", "scan {n} started: 24 antennas, 4 basebands"),
     (Priority.WARNING, "ANTENNA.{a}.Mount", "acu", "encoder drift {e:.2f} arcsec above threshold"),
@@ -47,9 +57,14 @@ def publish_logs(client: herald.Client, count: int, seed: int = 1) -> None:
     for i in range(count):
         priority, subject, process, text = rng.choices(LOG_LINES, weights)[0]
         values: Dict[str, Any] = {
-            "a": rng.choice(ANTENNAS), "p": rng.randint(1, 12), "n": 4100 + i // 50,
-            "az": rng.uniform(0, 360), "el": rng.uniform(20, 80), "e": rng.gauss(0, 1),
-            "e2": rng.gauss(0, 1), "c": 182.5 + rng.gauss(0, 0.01),
+            "a": rng.choice(ANTENNAS),
+            "p": rng.randint(1, 12),
+            "n": 4100 + i // 50,
+            "az": rng.uniform(0, 360),
+            "el": rng.uniform(20, 80),
+            "e": rng.gauss(0, 1),
+            "e2": rng.gauss(0, 1),
+            "c": 182.5 + rng.gauss(0, 0.01),
         }
         client.publish_record(
             log_record(i, subject.format(**values), priority, text.format(**values), process)
@@ -58,34 +73,63 @@ def publish_logs(client: herald.Client, count: int, seed: int = 1) -> None:
 
 
 def declare_types(client: herald.Client) -> None:
-    client.declare_type("Device", [("state", "string", "OFF, STANDBY, ON or FAULT")],
-                        description="anything with a state")
-    client.declare_type("PowerSupply", [
-        ("current", "double", "output current (A)"),
-        ("voltage", "double", "output voltage (V)"),
-        ("interlocks", "u32", "active interlock bits"),
-    ], base="Device", description="magnet power supply")
-    client.declare_type("Antenna", [
-        ("azimuth", "double", "azimuth (deg)"),
-        ("elevation", "double", "elevation (deg)"),
-        ("wind", "float", "wind speed at the antenna (m/s)"),
-    ], base="Device", description="12 m antenna")
-    client.declare_type("BeamMonitor", [
-        ("current", "double", "stored beam current (mA)"),
-        ("lifetime", "double", "beam lifetime (h)"),
-    ], description="DCCT beam current monitor")
+    client.declare_type(
+        "Device",
+        [("state", "string", "OFF, STANDBY, ON or FAULT")],
+        description="anything with a state",
+    )
+    client.declare_type(
+        "PowerSupply",
+        [
+            ("current", "double", "output current (A)"),
+            ("voltage", "double", "output voltage (V)"),
+            ("interlocks", "u32", "active interlock bits"),
+        ],
+        base="Device",
+        description="magnet power supply",
+    )
+    client.declare_type(
+        "Antenna",
+        [
+            ("azimuth", "double", "azimuth (deg)"),
+            ("elevation", "double", "elevation (deg)"),
+            ("wind", "float", "wind speed at the antenna (m/s)"),
+        ],
+        base="Device",
+        description="12 m antenna",
+    )
+    client.declare_type(
+        "BeamMonitor",
+        [
+            ("current", "double", "stored beam current (mA)"),
+            ("lifetime", "double", "beam lifetime (h)"),
+        ],
+        description="DCCT beam current monitor",
+    )
 
 
 def create_objects(client: herald.Client) -> List[str]:
     """Creates the facility's info objects; returns their names."""
     names = []
     for i, a in enumerate(ANTENNAS):
-        client.set_info(f"ANTENNA.{a}", "Antenna", state="ON", azimuth=120.0 + i,
-                        elevation=45.0 + i, wind=3.5 + i / 10)
+        client.set_info(
+            f"ANTENNA.{a}",
+            "Antenna",
+            state="ON",
+            azimuth=120.0 + i,
+            elevation=45.0 + i,
+            wind=3.5 + i / 10,
+        )
         names.append(f"ANTENNA.{a}")
     for p in range(1, 5):
-        client.set_info(f"SR.mag_ps_b{p:02d}", "PowerSupply", state="ON",
-                        current=182.5 + p / 100, voltage=41.2, interlocks=0)
+        client.set_info(
+            f"SR.mag_ps_b{p:02d}",
+            "PowerSupply",
+            state="ON",
+            current=182.5 + p / 100,
+            voltage=41.2,
+            interlocks=0,
+        )
         names.append(f"SR.mag_ps_b{p:02d}")
     client.set_info("Beam.Current", "BeamMonitor", current=199.8, lifetime=11.2)
     names.append("Beam.Current")
@@ -99,7 +143,12 @@ def put_history(server: Any, name: str, type_: str, minutes: int = 15, points: i
     for i in range(points):
         t = now - (points - i) * step
         phase = i / points * 2 * math.pi
-        body = {"type": type_, "time": t, "attributes": {
-            "current": round(200 - 6 * (i / points) + 0.4 * math.sin(phase * 5), 4),
-            "lifetime": round(11 + math.cos(phase), 3)}}
+        body = {
+            "type": type_,
+            "time": t,
+            "attributes": {
+                "current": round(200 - 6 * (i / points) + 0.4 * math.sin(phase * 5), 4),
+                "lifetime": round(11 + math.cos(phase), 3),
+            },
+        }
         server.put_info(name, body)

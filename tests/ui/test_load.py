@@ -7,9 +7,9 @@ import os
 import time
 
 import herald
-from herald import Priority
 from conftest import UiPage, wait_until
 from facility import log_record
+from herald import Priority
 
 TOTAL = int(os.environ.get("UI_LOAD_RECORDS", "30000"))
 LIVE_CAP = 50_000  # logs.js LIVE_CAP
@@ -21,7 +21,8 @@ def test_a_burst_is_counted_exactly_and_drawn_at_most_ten_times_a_second(
     page = ui.open("logs?subject=load.*")
     page.wait_for_function("() => window.herald.views.get('logs')?.liveStartMs > 0")
     page.evaluate("""() => { window.longTasks = [];
-        new PerformanceObserver((l) => window.longTasks.push(...l.getEntries().map((e) => e.duration)))
+        new PerformanceObserver((list) => window.longTasks.push(
+            ...list.getEntries().map((e) => e.duration)))
           .observe({ entryTypes: ['longtask'] }); }""")
     renders_before = ui.view("logs", "v.rendersTotal || 0")
     sampled_seen = False
@@ -43,10 +44,12 @@ def test_a_burst_is_counted_exactly_and_drawn_at_most_ten_times_a_second(
     renders = ui.view("logs", "v.rendersTotal") - renders_before
     received, dropped = ui.view("logs", "[v.received, v.dropped]")
     long_tasks = page.evaluate("window.longTasks")
-    print(f"\n{TOTAL} records sent in {sent_seconds:.2f} s ({TOTAL / sent_seconds:,.0f}/s); "
-          f"view: {received} received + {dropped} dropped in {seconds:.2f} s; "
-          f"{renders} renders ({renders / seconds:.1f}/s); "
-          f"long tasks: {len(long_tasks)}, longest {max(long_tasks, default=0):.0f} ms")
+    print(
+        f"\n{TOTAL} records sent in {sent_seconds:.2f} s ({TOTAL / sent_seconds:,.0f}/s); "
+        f"view: {received} received + {dropped} dropped in {seconds:.2f} s; "
+        f"{renders} renders ({renders / seconds:.1f}/s); "
+        f"long tasks: {len(long_tasks)}, longest {max(long_tasks, default=0):.0f} ms"
+    )
     assert renders / seconds <= 11, "the table is drawn at most ~10 times a second"
     assert sampled_seen, "the view said it shows a sample"
     page.get_by_text(f"burst {TOTAL - 1}", exact=True).wait_for()

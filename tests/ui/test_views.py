@@ -4,18 +4,16 @@ Chromium. Each test leaves a screenshot in target/ui-artifacts/ (and its tmp_pat
 from __future__ import annotations
 
 import threading
-from datetime import datetime
-import time
 import urllib.parse
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterator, List
 
-import pytest
-
 import herald
-from herald import Priority
+import pytest
 from conftest import Server, UiPage, wait_until
 from facility import create_objects, declare_types, log_record, publish_logs, put_history
+from herald import Priority
 
 RECORD_ROWS = "v.rows.filter((r) => !r.rowType)"
 
@@ -48,9 +46,14 @@ def test_live_view_receives_records_and_the_server_applies_the_filter(
     page.fill("input[name=priority]", ">=WARNING")
     page.fill("input[name=subject]", "ANTENNA.*")
     page.press("input[name=subject]", "Enter")
-    wait_until("a filtered socket", lambda: any("subject=" in u for u in ui.socket_urls("/ws/records")),
-               details=lambda: f"sockets: {ui.socket_urls('/ws/records')}, page: {page.url}, "
-               f"view: {ui.view('logs', '[v.socket.ws.url, v.socket.ws.readyState, v.connection]')}, errors: {ui.errors}")
+    wait_until(
+        "a filtered socket",
+        lambda: any("subject=" in u for u in ui.socket_urls("/ws/records")),
+        details=lambda: (
+            f"sockets: {ui.socket_urls('/ws/records')}, page: {page.url}, "
+            f"view: {ui.view('logs', '[v.socket.ws.url, v.connection]')}, errors: {ui.errors}"
+        ),
+    )
     url = ui.socket_urls("/ws/records")[-1]
     query = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)
     assert query["priority"] == [">=WARNING"] and query["subject"] == ["ANTENNA.*"]
@@ -65,7 +68,9 @@ def test_live_view_receives_records_and_the_server_applies_the_filter(
     new_frames = "".join(ui.frames(frames_before))
     assert "passes the filter" in new_frames
     assert "filtered-out" not in new_frames, "the server must not send filtered-out records"
-    assert all(r.startswith("ANTENNA.") for r in ui.view("logs", f"{RECORD_ROWS}.map((r) => r.subject)"))
+    assert all(
+        r.startswith("ANTENNA.") for r in ui.view("logs", f"{RECORD_ROWS}.map((r) => r.subject)")
+    )
 
 
 def test_pause_and_resume_lose_nothing(ui: UiPage, client: herald.Client) -> None:
@@ -84,13 +89,24 @@ def test_pause_and_resume_lose_nothing(ui: UiPage, client: herald.Client) -> Non
     assert shown == [f"while paused {i}" for i in range(total)]
 
 
-def test_scroll_back_continues_into_the_archive(ui: UiPage, server: Server, client: herald.Client) -> None:
+def test_scroll_back_continues_into_the_archive(
+    ui: UiPage, server: Server, client: herald.Client
+) -> None:
     old = 1500
     for i in range(old):
         publish(client, "hist.sensor", Priority.INFO, f"archived {i}", i)
     client.flush()
-    wait_until("the archive to hold the records", lambda: len(server.get(
-        "/archive/logs", subject="hist.*", **{"from": "-1h"}, limit=2000)["records"]) == old)
+    wait_until(
+        "the archive to hold the records",
+        lambda: (
+            len(
+                server.get("/archive/logs", subject="hist.*", **{"from": "-1h"}, limit=2000)[
+                    "records"
+                ]
+            )
+            == old
+        ),
+    )
     page = ui.open("logs?subject=hist.*")
     wait_live(ui)
     for i in range(200):
@@ -105,7 +121,9 @@ def test_scroll_back_continues_into_the_archive(ui: UiPage, server: Server, clie
     wait_until("scroll-back to reach the first archived record", scrolled_to_the_start, 30)
     page.get_by_text("archived 0", exact=True).wait_for()
     rows = ui.view("logs", "v.rows.map((r) => r.rowType === 'marker' ? 'MARKER' : r.text)")
-    expected = [f"archived {i}" for i in range(old)] + ["MARKER"] + [f"live {i}" for i in range(200)]
+    expected = (
+        [f"archived {i}" for i in range(old)] + ["MARKER"] + [f"live {i}" for i in range(200)]
+    )
     assert rows == expected, "history and live are one list, each record once, the marker between"
 
 
@@ -121,9 +139,13 @@ def test_an_info_update_appears_in_place(
     assert page.get_by_text("output current (A)").count() >= 4, "descriptions come from /info-types"
     client.set_info("SR.mag_ps_b02", current=150.25)
     page.wait_for_function(
-        "() => { const c = document.querySelector(\"tbody[data-name='SR.mag_ps_b02'] td.val[data-attr=current]\");"
-        " return c.textContent === '150.25' && c.classList.contains('flash'); }")
-    page.evaluate("document.querySelector('details[data-ns=SR]').scrollIntoView({ block: 'start' })")
+        "() => { const c = document.querySelector("
+        "\"tbody[data-name='SR.mag_ps_b02'] td.val[data-attr=current]\");"
+        " return c.textContent === '150.25' && c.classList.contains('flash'); }"
+    )
+    page.evaluate(
+        "document.querySelector('details[data-ns=SR]').scrollIntoView({ block: 'start' })"
+    )
     doc_screenshot(page, "info")
     assert page.locator("tbody.obj").count() == 11, "the same rows, updated in place"
 
@@ -144,17 +166,24 @@ def test_a_chart_renders_archived_points(
     declare_types(client)
     put_history(server, "Beam.Current", "BeamMonitor")
     create_objects(client)
-    wait_until("archived samples", lambda: server.get(
-        "/archive/samples/Beam.Current", **{"from": "-1h"}, limit=1000)["records"])
+    wait_until(
+        "archived samples",
+        lambda: server.get("/archive/samples/Beam.Current", **{"from": "-1h"}, limit=1000)[
+            "records"
+        ],
+    )
     page = ui.open("charts?series=Beam.Current:current,Beam.Current:lifetime&range=15m")
     page.wait_for_function(
         "() => { const c = window.herald.views.get('charts').chart;"
-        " return c && c.data[1].filter((v) => v !== null).length > 100; }")
+        " return c && c.data[1].filter((v) => v !== null).length > 100; }"
+    )
     colours = page.evaluate(
         """() => { const c = window.herald.views.get('charts').chart.ctx.canvas;
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        const seen = new Set(); for (let i = 0; i < d.length; i += 16) seen.add(d[i] << 16 | d[i+1] << 8 | d[i+2]);
-        return seen.size; }""")
+        const seen = new Set();
+        for (let i = 0; i < d.length; i += 16) seen.add(d[i] << 16 | d[i+1] << 8 | d[i+2]);
+        return seen.size; }"""
+    )
     assert colours > 10, "the canvas is not blank"
     client.set_info("Beam.Current", current=180.0)
     # the live value is appended (min = max = 180), or already in a bucket if the view re-queried
@@ -176,8 +205,10 @@ def test_a_chart_renders_archived_points(
     page.wait_for_url("**from=*")
     queries = wait_until("a zoomed archive query", lambda: sample_queries()[before:])
     zoomed = urllib.parse.parse_qs(urllib.parse.urlparse(queries[-1]).query)
-    span = (datetime.fromisoformat(zoomed["to"][0].replace("Z", "+00:00"))
-            - datetime.fromisoformat(zoomed["from"][0].replace("Z", "+00:00"))).total_seconds()
+    span = (
+        datetime.fromisoformat(zoomed["to"][0].replace("Z", "+00:00"))
+        - datetime.fromisoformat(zoomed["from"][0].replace("Z", "+00:00"))
+    ).total_seconds()
     assert 200 < span < 340, "about 30 % of 15 minutes"
     assert abs(int(zoomed["buckets"][0]) - box["width"]) < 3
     page.wait_for_function("() => !window.herald.views.get('charts').range.live")
@@ -210,9 +241,16 @@ def test_the_server_page_shows_a_slow_subscribers_drops(
                 for i in range(20_000):
                     producer.publish("gap.n", text="x" * 1000, fields={"i": i})
                 producer.flush(30)
-            lost = wait_until("drops in the monitor", lambda: [
-                s["dropped"] for c in server.get("/monitor")["clients"] if c["name"] == "slow-subscriber"
-                for s in c["subscriptions"] if s["dropped"] > 0])[0]
+            lost = wait_until(
+                "drops in the monitor",
+                lambda: [
+                    s["dropped"]
+                    for c in server.get("/monitor")["clients"]
+                    if c["name"] == "slow-subscriber"
+                    for s in c["subscriptions"]
+                    if s["dropped"] > 0
+                ],
+            )[0]
             page = ui.open("server")
             row = page.locator("tr.drops[data-client=slow-subscriber]")
             row.wait_for()
@@ -245,16 +283,23 @@ def test_gap_notices_appear_inline(small_queue_server: Server, ui: UiPage) -> No
     total = 30_000
     with herald.connect(small.url, name="gap-producer") as producer:
         for i in range(total):
-            producer.publish_record(log_record(
-                i, "gap.n", Priority.DEBUG if i % 2 else Priority.INFO, "x" * 1000, "gap"))
+            producer.publish_record(
+                log_record(
+                    i, "gap.n", Priority.DEBUG if i % 2 else Priority.INFO, "x" * 1000, "gap"
+                )
+            )
         producer.flush(30)
-    wait_until("every record counted", lambda: ui.view("logs", "v.received + v.dropped") == total, 30)
+    wait_until(
+        "every record counted", lambda: ui.view("logs", "v.received + v.dropped") == total, 30
+    )
     gaps = ui.view("logs", "v.rows.filter((r) => r.rowType === 'gap').map((r) => r.gap)")
     dropped = ui.view("logs", "v.dropped")
     assert dropped > 0 and sum(g["count"] for g in gaps) == dropped
     assert all(sum(g["priorities"].values()) == g["count"] for g in gaps)
     first = ui.view("logs", "v.rows.findIndex((r) => r.rowType === 'gap')")
-    page.evaluate("i => { document.querySelector('.log-scroller').scrollTop = (i - 3) * 20; }", first)
+    page.evaluate(
+        "i => { document.querySelector('.log-scroller').scrollTop = (i - 3) * 20; }", first
+    )
     row = page.locator(".gap-row").first
     row.wait_for()
     assert row.inner_text().startswith(f"⚠ {gaps[0]['count']:,} records dropped")
