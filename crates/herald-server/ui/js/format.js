@@ -54,6 +54,9 @@ export function value(v) {
 
 /** The gap notice text: `⚠ 1,234 records dropped (DEBUG 1,200, INFO 34)`. */
 export function gapText(gap) {
+  if (gap.local) {
+    return `⚠ ${count(gap.count)} records let go while paused (more than the view holds; they are in the archive)`;
+  }
   const parts = Object.entries(gap.priorities || {})
     .filter(([, n]) => n > 0)
     .map(([name, n]) => `${name} ${count(n)}`);

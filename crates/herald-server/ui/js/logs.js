@@ -14,6 +14,8 @@ const LIVE_CAP = 50000;
 /** Rows kept while the user reads history (scrolled away from the bottom). */
 const READING_CAP = 150000;
 const RENDER_INTERVAL_MS = 100;
+/** Records held while paused; beyond it the oldest held are let go (and counted). */
+const PAUSE_CAP = 100000;
 const FILTERS = ["priority", "subject", "type", "audience", "host", "process", "text", "kinds"];
 const ARCHIVE_FILTERS = ["priority", "subject", "host", "process", "text"];
 
@@ -157,8 +159,12 @@ export class LogsView {
   enqueue(items) {
     const target = this.paused ? this.buffer : this.pending;
     for (const item of items) target.push(item);
-    if (this.paused) this.updateStatus();
-    else this.scheduleRender();
+    if (!this.paused) return this.scheduleRender();
+    if (this.buffer.length > PAUSE_CAP) {
+      const excess = this.buffer.length - PAUSE_CAP * 0.9;
+      this.pauseDiscarded += this.buffer.splice(0, excess).filter((r) => !r.rowType).length;
+    }
+    this.updateStatus();
   }
 
   scheduleRender() {
@@ -271,6 +277,10 @@ export class LogsView {
 
   togglePause() {
     this.paused = !this.paused;
+    if (this.paused) this.pauseDiscarded = 0;
+    if (!this.paused && this.pauseDiscarded) {
+      this.pending.push({ rowType: "gap", gap: { count: this.pauseDiscarded, local: true } });
+    }
     if (!this.paused) {
       for (const item of this.buffer) this.pending.push(item);
       this.buffer = [];
@@ -296,6 +306,7 @@ export class LogsView {
   updateStatus() {
     const parts = [`${count(this.received)} received`, `${count(this.ratePerSecond)}/s`];
     if (this.dropped) parts.push(`${count(this.dropped)} dropped`);
+    if (this.paused && this.pauseDiscarded) parts.push(`${count(this.pauseDiscarded)} let go while paused`);
     if (this.connection && this.connection !== "open") parts.push(this.connection);
     this.status.textContent = parts.join(" · ");
     this.pauseButton.textContent = this.paused ? `Resume (${count(this.buffer.length)} new)` : "Pause";
