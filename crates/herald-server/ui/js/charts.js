@@ -121,7 +121,9 @@ export class ChartsView {
     this.chart.setScale("x", { min: fromMs / 1000, max: toMs / 1000 });
     const n = this.points.reduce((sum, pts) => sum + pts.length, 0);
     const mode = this.range.live ? `last ${this.range.key}, live` : `${new Date(fromMs).toISOString()} – ${new Date(toMs).toISOString()}`;
-    this.status.textContent = `${count(n)} points · ${mode} · drag to zoom`;
+    const empty = this.series.filter((s, i) => !this.points[i]?.length).map((s) => s.key);
+    const none = empty.length ? ` · no samples in this range for ${empty.join(", ")}` : "";
+    this.status.textContent = `${count(n)} points · ${mode} · drag to zoom${none}`;
     for (const b of document.querySelectorAll("[data-range]")) b.classList.toggle("active", b.dataset.range === this.range.key);
   }
 
