@@ -1,0 +1,54 @@
+// The HTTP API as the views use it: query strings, JSON fetches with the server's error text,
+// WebSocket URLs. Every request goes to the server that served this page.
+
+/** Builds `?a=1&b=2` from an object, leaving out empty values. */
+export function queryString(params) {
+  const q = new URLSearchParams();
+  for (const [key, val] of Object.entries(params || {})) {
+    if (val !== undefined && val !== null && val !== "") q.set(key, String(val));
+  }
+  const s = q.toString();
+  return s ? "?" + s : "";
+}
+
+/** An HTTP error answered by the server: `message` is its `error`, `code` its `code`. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** GETs `path` with `params` and returns the parsed JSON; throws ApiError on a non-2xx answer. */
+export async function getJSON(path, params, signal) {
+  const response = await fetch(path + queryString(params), { signal, cache: "no-store" });
+  const text = await response.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const message = (body && body.error) || `${response.status} ${response.statusText}`;
+    throw new ApiError(response.status, body && body.code, message);
+  }
+  return body;
+}
+
+/** Returns the ws:// (or wss://) URL of `path` with `params` on this server. */
+export function wsUrl(path, params) {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}${path}${queryString(params)}`;
+}
+
+/** Escapes text for use inside a regular expression. */
+export function regexEscape(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Formats milliseconds since the epoch as ISO 8601 UTC, the form the archive routes take. */
+export function isoTimeFromMs(ms) {
+  return new Date(ms).toISOString();
+}

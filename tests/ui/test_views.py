@@ -1,0 +1,306 @@
+"""End-to-end tests of the browser UI: a real server, real traffic from the Python client, and
+Chromium. Each test leaves a screenshot in target/ui-artifacts/ (and its tmp_path)."""
+
+from __future__ import annotations
+
+import threading
+import urllib.parse
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterator, List
+
+import herald
+import pytest
+from conftest import Server, UiPage, wait_until
+from facility import create_objects, declare_types, log_record, publish_logs, put_history
+from herald import Priority
+
+RECORD_ROWS = "v.rows.filter((r) => !r.rowType)"
+
+
+def wait_live(ui: UiPage) -> None:
+    """Waits until the logs view's socket said hello (the live stream has started)."""
+    ui.page.wait_for_function("() => window.herald.views.get('logs')?.liveStartMs > 0")
+
+
+def publish(client: herald.Client, subject: str, priority: Priority, text: str, i: int = 0) -> None:
+    client.publish_record(log_record(i, subject, priority, text, "ui-test"))
+
+
+def texts(ui: UiPage) -> List[str]:
+    return ui.view("logs", f"{RECORD_ROWS}.map((r) => r.text)")
+
+
+def test_live_view_receives_records_and_the_server_applies_the_filter(
+    ui: UiPage, client: herald.Client, doc_screenshot: Callable[..., Any]
+) -> None:
+    page = ui.open("logs")
+    wait_live(ui)
+    publish_logs(client, 300)
+    page.wait_for_function("() => window.herald.views.get('logs').rows.length > 300")
+    assert ui.view("logs", f"{RECORD_ROWS}.length") == 300
+    page.locator(".log-row.p-warning").last.click()
+    page.locator(".log-detail").get_by_text("origin.process").wait_for()
+    doc_screenshot(page, "logs")
+
+    page.fill("input[name=priority]", ">=WARNING")
+    page.fill("input[name=subject]", "ANTENNA.*")
+    page.press("input[name=subject]", "Enter")
+    wait_until(
+        "a filtered socket",
+        lambda: any("subject=" in u for u in ui.socket_urls("/ws/records")),
+        details=lambda: (
+            f"sockets: {ui.socket_urls('/ws/records')}, page: {page.url}, "
+            f"view: {ui.view('logs', '[v.socket.ws.url, v.connection]')}, errors: {ui.errors}"
+        ),
+    )
+    url = ui.socket_urls("/ws/records")[-1]
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)
+    assert query["priority"] == [">=WARNING"] and query["subject"] == ["ANTENNA.*"]
+    assert "priority=%3E%3DWARNING" in page.url and "subject=ANTENNA.*" in page.url
+    wait_live(ui)
+    frames_before = ui.frame_count()
+    publish(client, "ANTENNA.DV01.Mount", Priority.INFO, "filtered-out: info")
+    publish(client, "SR.RF.Cavity2", Priority.ERROR, "filtered-out: other subject")
+    publish(client, "ANTENNA.DV01.Mount", Priority.WARNING, "passes the filter")
+    client.flush()
+    page.get_by_text("passes the filter").wait_for()
+    new_frames = "".join(ui.frames(frames_before))
+    assert "passes the filter" in new_frames
+    assert "filtered-out" not in new_frames, "the server must not send filtered-out records"
+    assert all(
+        r.startswith("ANTENNA.") for r in ui.view("logs", f"{RECORD_ROWS}.map((r) => r.subject)")
+    )
+
+
+def test_pause_and_resume_lose_nothing(ui: UiPage, client: herald.Client) -> None:
+    page = ui.open("logs?subject=pause.*")
+    wait_live(ui)
+    page.click("button.pause")
+    total = 500
+    for i in range(total):
+        publish(client, "pause.test", Priority.INFO, f"while paused {i}", i)
+    client.flush()
+    page.get_by_role("button", name=f"Resume ({total} new)").wait_for()
+    assert ui.view("logs", f"{RECORD_ROWS}.length") == 0, "nothing is shown while paused"
+    page.keyboard.press("Space")  # the keyboard resumes as the button does
+    page.get_by_text(f"while paused {total - 1}").wait_for()
+    shown = texts(ui)
+    assert shown == [f"while paused {i}" for i in range(total)]
+
+
+def test_scroll_back_continues_into_the_archive(
+    ui: UiPage, server: Server, client: herald.Client
+) -> None:
+    old = 1500
+    for i in range(old):
+        publish(client, "hist.sensor", Priority.INFO, f"archived {i}", i)
+    client.flush()
+    wait_until(
+        "the archive to hold the records",
+        lambda: (
+            len(
+                server.get("/archive/logs", subject="hist.*", **{"from": "-1h"}, limit=2000)[
+                    "records"
+                ]
+            )
+            == old
+        ),
+    )
+    page = ui.open("logs?subject=hist.*")
+    wait_live(ui)
+    for i in range(200):
+        publish(client, "hist.sensor", Priority.INFO, f"live {i}", i)
+    client.flush()
+    page.get_by_text("live 199").wait_for()
+
+    def scrolled_to_the_start() -> bool:
+        page.evaluate("document.querySelector('.log-scroller').scrollTop = 0")
+        return ui.view("logs", "v.rows.some((r) => r.text === 'archived 0')")
+
+    wait_until("scroll-back to reach the first archived record", scrolled_to_the_start, 30)
+    page.get_by_text("archived 0", exact=True).wait_for()
+    rows = ui.view("logs", "v.rows.map((r) => r.rowType === 'marker' ? 'MARKER' : r.text)")
+    expected = (
+        [f"archived {i}" for i in range(old)] + ["MARKER"] + [f"live {i}" for i in range(200)]
+    )
+    assert rows == expected, "history and live are one list, each record once, the marker between"
+
+
+def test_an_info_update_appears_in_place(
+    ui: UiPage, client: herald.Client, doc_screenshot: Callable[..., Any]
+) -> None:
+    declare_types(client)
+    create_objects(client)
+    page = ui.open("info")
+    cell = page.locator("tbody[data-name='SR.mag_ps_b02'] td.val[data-attr=current]")
+    cell.wait_for()
+    assert cell.inner_text() == "182.52"
+    assert page.get_by_text("output current (A)").count() >= 4, "descriptions come from /info-types"
+    client.set_info("SR.mag_ps_b02", current=150.25)
+    page.wait_for_function(
+        "() => { const c = document.querySelector("
+        "\"tbody[data-name='SR.mag_ps_b02'] td.val[data-attr=current]\");"
+        " return c.textContent === '150.25' && c.classList.contains('flash'); }"
+    )
+    page.evaluate(
+        "document.querySelector('details[data-ns=SR]').scrollIntoView({ block: 'start' })"
+    )
+    doc_screenshot(page, "info")
+    assert page.locator("tbody.obj").count() == 11, "the same rows, updated in place"
+
+    page.fill("input[name=match]", r"SR\..*|Beam\..*")
+    page.press("input[name=match]", "Enter")
+    page.wait_for_function("() => document.querySelectorAll('tbody.obj').length === 5")
+    assert "match=SR" in page.url
+    assert ui.socket_urls("/ws/info")[-1].endswith("match=SR%5C..*%7CBeam%5C..*")
+
+    page.check("input[data-series='Beam.Current:current']")
+    page.get_by_role("button", name="Chart selected (1)").click()
+    page.wait_for_url("**#/charts?series=Beam.Current%3Acurrent*")
+
+
+def test_a_chart_renders_archived_points(
+    ui: UiPage, server: Server, client: herald.Client, doc_screenshot: Callable[..., Any]
+) -> None:
+    declare_types(client)
+    put_history(server, "Beam.Current", "BeamMonitor")
+    create_objects(client)
+    wait_until(
+        "archived samples",
+        lambda: server.get("/archive/samples/Beam.Current", **{"from": "-1h"}, limit=1000)[
+            "records"
+        ],
+    )
+    page = ui.open("charts?series=Beam.Current:current,Beam.Current:lifetime&range=15m")
+    page.wait_for_function(
+        "() => { const c = window.herald.views.get('charts').chart;"
+        " return c && c.data[1].filter((v) => v !== null).length > 100; }"
+    )
+    colours = page.evaluate(
+        """() => { const c = window.herald.views.get('charts').chart.ctx.canvas;
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        const seen = new Set();
+        for (let i = 0; i < d.length; i += 16) seen.add(d[i] << 16 | d[i+1] << 8 | d[i+2]);
+        return seen.size; }"""
+    )
+    assert colours > 10, "the canvas is not blank"
+    client.set_info("Beam.Current", current=180.0)
+    # the live value is appended (min = max = 180), or already in a bucket if the view re-queried
+    page.wait_for_function("() => window.herald.views.get('charts').chart.data[2].includes(180)")
+    doc_screenshot(page, "charts")
+
+    # drag to zoom: the archive is asked again for the selected range, one bucket per pixel
+    def sample_queries() -> List[str]:
+        return page.evaluate("""() => performance.getEntriesByType('resource').map((e) => e.name)
+            .filter((n) => n.includes('/archive/samples/'))""")
+
+    before = len(sample_queries())
+    box = page.locator(".u-over").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.3, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.6, y, steps=5)
+    page.mouse.up()
+    page.wait_for_url("**from=*")
+    queries = wait_until("a zoomed archive query", lambda: sample_queries()[before:])
+    zoomed = urllib.parse.parse_qs(urllib.parse.urlparse(queries[-1]).query)
+    span = (
+        datetime.fromisoformat(zoomed["to"][0].replace("Z", "+00:00"))
+        - datetime.fromisoformat(zoomed["from"][0].replace("Z", "+00:00"))
+    ).total_seconds()
+    assert 200 < span < 340, "about 30 % of 15 minutes"
+    assert abs(int(zoomed["buckets"][0]) - box["width"]) < 3
+    page.wait_for_function("() => !window.herald.views.get('charts').range.live")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="CSV").click()
+    csv = open(download.value.path()).read().splitlines()
+    assert csv[0].startswith("time,Beam.Current:current mean") and len(csv) > 20
+    times = [line.split(",")[0] for line in csv[1:]]
+    assert zoomed["from"][0] <= times[0] and times[-1] <= zoomed["to"][0], "the visible data only"
+    with page.expect_download() as download:
+        page.get_by_role("button", name="PNG").click()
+    assert open(download.value.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_server_page_shows_a_slow_subscribers_drops(
+    ui: UiPage, server: Server, doc_screenshot: Callable[..., Any]
+) -> None:
+    with herald.connect(server.url, name="slow-subscriber") as slow:
+        sub = slow.subscribe("gap.*", options=herald.DeliveryOptions(max_records=100))
+        gate = threading.Event()
+        deliver = sub._deliver
+
+        def stalled(d: Any) -> None:  # the reader thread stops reading for a while
+            gate.wait(30)
+            deliver(d)
+
+        sub._deliver = stalled  # type: ignore[method-assign]
+        try:
+            with herald.connect(server.url, name="fast-producer") as producer:
+                for i in range(20_000):
+                    producer.publish("gap.n", text="x" * 1000, fields={"i": i})
+                producer.flush(30)
+            lost = wait_until(
+                "drops in the monitor",
+                lambda: [
+                    s["dropped"]
+                    for c in server.get("/monitor")["clients"]
+                    if c["name"] == "slow-subscriber"
+                    for s in c["subscriptions"]
+                    if s["dropped"] > 0
+                ],
+            )[0]
+            page = ui.open("server")
+            row = page.locator("tr.drops[data-client=slow-subscriber]")
+            row.wait_for()
+            shown = int(row.locator("td.dropped").inner_text().replace(",", ""))
+            assert shown >= lost > 0
+            assert "gap.*" in row.inner_text()
+            doc_screenshot(page, "server")
+        finally:
+            gate.set()
+
+
+@pytest.fixture
+def small_queue_server(tmp_path: Path) -> Iterator[Server]:
+    """A server whose queues hold 100 records, so a browser that stops reading loses some.
+    Requested before `ui`, it stops after the page's last screenshot."""
+    s = Server(tmp_path / "small", {"HERALD_QUEUE_RECORDS": "100"})
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_gap_notices_appear_inline(small_queue_server: Server, ui: UiPage) -> None:
+    small = small_queue_server
+    ui.server = small
+    page = ui.open("logs?subject=gap.*")
+    wait_live(ui)
+    # the page stops reading for 5 s; the server's queue for this socket overflows meanwhile
+    page.evaluate("setTimeout(() => { const t = Date.now(); while (Date.now() - t < 5000); }, 0)")
+    total = 30_000
+    with herald.connect(small.url, name="gap-producer") as producer:
+        for i in range(total):
+            producer.publish_record(
+                log_record(
+                    i, "gap.n", Priority.DEBUG if i % 2 else Priority.INFO, "x" * 1000, "gap"
+                )
+            )
+        producer.flush(30)
+    wait_until(
+        "every record counted", lambda: ui.view("logs", "v.received + v.dropped") == total, 30
+    )
+    gaps = ui.view("logs", "v.rows.filter((r) => r.rowType === 'gap').map((r) => r.gap)")
+    dropped = ui.view("logs", "v.dropped")
+    assert dropped > 0 and sum(g["count"] for g in gaps) == dropped
+    assert all(sum(g["priorities"].values()) == g["count"] for g in gaps)
+    first = ui.view("logs", "v.rows.findIndex((r) => r.rowType === 'gap')")
+    page.evaluate(
+        "i => { document.querySelector('.log-scroller').scrollTop = (i - 3) * 20; }", first
+    )
+    row = page.locator(".gap-row").first
+    row.wait_for()
+    assert row.inner_text().startswith(f"⚠ {gaps[0]['count']:,} records dropped")
+    assert "dropped" in page.locator(".status").first.inner_text()
