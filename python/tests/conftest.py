@@ -43,6 +43,8 @@ class Server:
                 "--log-level",
                 "warn",
             ],
+            # The server reads every HERALD_* variable as a setting: HERALD_BIN is ours.
+            env={k: v for k, v in os.environ.items() if not k.startswith("HERALD_")},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
