@@ -278,3 +278,7 @@ def optimise_png(path: Path) -> None:
     with Image.open(path) as image:
         small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
     small.save(path, optimize=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "firefox: the Firefox smoke test (Selenium, geckodriver)")
