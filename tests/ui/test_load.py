@@ -51,7 +51,13 @@ def test_a_burst_is_counted_exactly_and_drawn_at_most_ten_times_a_second(
         f"long tasks: {len(long_tasks)}, longest {max(long_tasks, default=0):.0f} ms"
     )
     assert renders / seconds <= 11, "the table is drawn at most ~10 times a second"
-    assert sampled_seen, "the view said it shows a sample"
+    # The rate behind the note is counted per second: a burst shorter than a second shows the
+    # note at the next tick, possibly after the last record was counted.
+    wait_until(
+        "the view saying it shows a sample",
+        lambda: sampled_seen or ui.view("logs", "!v.sampled.hidden"),
+        3,
+    )
     page.get_by_text(f"burst {TOTAL - 1}", exact=True).wait_for()
     rows = ui.view("logs", "v.rows.filter((r) => !r.rowType).length")
     assert rows == min(received, LIVE_CAP), "every received record is kept, up to the cap"

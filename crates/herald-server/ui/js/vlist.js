@@ -50,7 +50,17 @@ export class VirtualList {
       this.pool.push(node);
     }
     for (let i = first; i < last; i++) this.place(this.pool[i - first], items[i], i);
-    for (let j = last - first; j < this.pool.length; j++) this.pool[j].hidden = true;
+    for (let j = last - first; j < this.pool.length; j++) this.retire(this.pool[j]);
+  }
+
+  /** Hides a spare row and empties it, so that no stale copy of a record stays in the DOM. */
+  retire(node) {
+    if (node.hidden && node._index === -1) return;
+    node.hidden = true;
+    node.textContent = "";
+    delete node.dataset.index;
+    node._index = -1;
+    node._item = null;
   }
 
   place(node, item, index) {
