@@ -7,7 +7,7 @@ show), converts the ``extra`` fields if there are any, and appends that with the
 :attr:`HeraldHandler.dropped`. A daemon thread connects (lazily, with backoff), turns the
 buffered records into Herald records (exception text included: the traceback objects stay
 with the LogRecord, so formatting it later gives the same text), packs them with one
-:class:`~herald.wire.record.RecordTemplate` per call site, and sends each batch as one
+:class:`~herald.wire.template.RecordTemplate` per call site, and sends each batch as one
 PUBLISH frame. The caller wakes that thread only when it sleeps with nothing to do; while
 records keep coming it gathers them every ``interval`` seconds. Under the GIL every
 microsecond that thread (or any other) spends per record is added to the callers' mean cost,
@@ -29,7 +29,8 @@ from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 from herald.client import Client, connect
 from herald.errors import HeraldError
 from herald.wire.priority import Priority
-from herald.wire.record import Kind, Origin, Record, RecordTemplate
+from herald.wire.record import Kind, Origin, Record
+from herald.wire.template import RecordTemplate
 
 __all__ = ["HeraldHandler", "priority_for_level"]
 

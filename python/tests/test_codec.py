@@ -27,7 +27,7 @@ from herald import (
 )
 from herald.wire import frames as fr
 from herald.wire.msgpack_codec import HAVE_PACKER, pack
-from herald.wire.record import RecordTemplate
+from herald.wire.template import RecordTemplate
 from herald.wire.values import NotPlain
 
 

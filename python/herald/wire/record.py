@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import operator
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Dict, List, Optional
 
@@ -18,6 +17,7 @@ from .msgpack_codec import (
     Writer,
     thread_packer,
 )
+from .origin import Origin
 from .priority import Priority
 from .values import (
     Fields,
@@ -71,127 +71,6 @@ def _check_subject_cached(subject: Any) -> None:
     if len(_checked_subjects) >= _CHECKED_SUBJECTS_MAX:
         _checked_subjects.clear()
     _checked_subjects.add(subject)
-
-
-# Origin keys 0..10; `line` (4) and `stack_level` (8) are numbers, the rest strings.
-_ORIGIN_NAMES = (
-    "host",
-    "process",
-    "thread",
-    "file",
-    "line",
-    "routine",
-    "context",
-    "stack_id",
-    "stack_level",
-    "log_id",
-    "uri",
-)
-_ORIGIN_NUMBERS = {"line", "stack_level"}
-_ORIGIN_NUMBER_KEYS = (4, 8)
-_origin_values = operator.attrgetter(*_ORIGIN_NAMES)
-_PLAIN_ORIGINS_MAX = 4096
-_plain_origins: Dict[tuple[Any, ...], Dict[int, Any]] = {}
-
-
-def _plain_origin(values: tuple[Any, ...]) -> Dict[int, Any]:
-    parts = {}
-    for key, value in enumerate(values):
-        if value is None or value == "":
-            continue
-        if key in _ORIGIN_NUMBER_KEYS:
-            if type(value) is not int or not 0 <= value <= U64_MAX:
-                raise NotPlain
-        elif type(value) is not str:
-            raise NotPlain
-        parts[key] = value
-    return parts
-
-
-@dataclass
-class Origin:
-    """Where a record comes from; empty strings and ``None`` numbers are left out."""
-
-    host: str = ""
-    process: str = ""
-    thread: str = ""
-    file: str = ""
-    line: Optional[int] = None
-    routine: str = ""
-    context: str = ""
-    stack_id: str = ""
-    stack_level: Optional[int] = None
-    log_id: str = ""
-    uri: str = ""
-
-    def _present(self) -> List[tuple[int, str, Any]]:
-        parts = []
-        for key, name in enumerate(_ORIGIN_NAMES):
-            value = getattr(self, name)
-            if value is not None and value != "":
-                parts.append((key, name, value))
-        return parts
-
-    def is_empty(self) -> bool:
-        return not self._present()
-
-    def plain(self) -> Dict[int, Any]:
-        """The origin map as plain values for :func:`pack` (as :meth:`encode` writes it);
-        raises NotPlain for a value of an unexpected type. The map may be shared: read it
-        only. A process writes few distinct origins, so they are kept by value."""
-        values = _origin_values(self)
-        line, level = values[4], values[8]
-        # Only exact ints (or None) as numbers: 1.0 == 1 would find the map of line 1.
-        if not (line is None or type(line) is int) or not (level is None or type(level) is int):
-            return _plain_origin(values)
-        try:
-            parts = _plain_origins.get(values)
-        except TypeError:  # an unhashable value, which is not plain either
-            raise NotPlain from None
-        if parts is None:
-            parts = _plain_origin(values)
-            if len(_plain_origins) >= _PLAIN_ORIGINS_MAX:
-                _plain_origins.clear()
-            _plain_origins[values] = parts
-        return parts
-
-    def encode(self, w: Writer) -> None:
-        parts = self._present()
-        w.map_len(len(parts))
-        for key, name, value in parts:
-            w.uint(key)
-            if name in _ORIGIN_NUMBERS:
-                w.uint(value)
-            else:
-                w.string(value)
-
-    @classmethod
-    def decode(cls, r: Reader) -> Origin:
-        origin = cls()
-        seen: set[int] = set()
-        for _ in range(r.read_map_len()):
-            key = r.read_uint()
-            if key >= len(_ORIGIN_NAMES):
-                raise DecodeError(f"unknown field {key} in origin")
-            name = _ORIGIN_NAMES[key]
-            if key in seen:
-                raise DecodeError(f"field `{name}` appears twice in origin")
-            seen.add(key)
-            if name in _ORIGIN_NUMBERS:
-                number = r.read_uint()
-                if number > 0xFFFFFFFF:
-                    raise DecodeError(f"origin {name} {number} does not fit u32")
-                setattr(origin, name, number)
-            else:
-                setattr(origin, name, r.read_str())
-        return origin
-
-    def to_json(self) -> Dict[str, Any]:
-        return {name: value for _, name, value in self._present()}
-
-    @classmethod
-    def from_json(cls, meaning: Dict[str, Any]) -> Origin:
-        return cls(**meaning)
 
 
 _RECORD_NAMES = (
@@ -388,70 +267,6 @@ class Record:
         )
 
 
-_FIXMAP = [bytes([0x80 | size]) for size in range(16)]
-
-
-class RecordTemplate:
-    """What repeats from one record to the next — kind, subject, priority and origin —
-    written once; :meth:`pack` adds a time, a text and fields. It gives the bytes of the
-    :class:`Record` with those parts, for a fraction of the cost: how the logging handler
-    packs the records of one call site."""
-
-    def __init__(self, kind: Kind, subject: str, priority: Priority, origin: Origin) -> None:
-        check_subject(subject)
-        self._kind, self._subject = Kind(kind), subject
-        self._priority, self._origin = Priority(priority), replace(origin)
-        w = Writer()
-        w.uint(0)
-        w.uint(int(self._kind))
-        w.uint(1)
-        w.string(subject)
-        self._head = w.getvalue()
-        w = Writer()
-        w.uint(4)
-        w.uint(int(self._priority))
-        self._size = 4
-        if not origin.is_empty():
-            w.uint(6)
-            origin.encode(w)
-            self._size = 5
-        self._middle = w.getvalue()
-
-    def pack(self, time: int, text: str = "", fields: Optional[Fields] = None) -> bytes:
-        """The record's bytes: msgpack's packer on the parts when they are plain, else
-        :meth:`Record.encode_reference` (which also refuses what is wrong)."""
-        if HAVE_PACKER and type(time) is int and I64_MIN <= time <= I64_MAX:
-            packer = thread_packer()
-            size = self._size
-            pieces = [b"", self._head, b"\x03", packer(time), self._middle]
-            if text:
-                if type(text) is not str:
-                    return self.record(time, text, fields).to_bytes_reference()
-                pieces += (b"\x07", packer(text))
-                size += 1
-            try:
-                if fields:
-                    pieces += (b"\x08", packer(plain_fields(fields, 1)))
-                    size += 1
-            except NotPlain:
-                return self.record(time, text, fields).to_bytes_reference()
-            pieces[0] = _FIXMAP[size]
-            return b"".join(pieces)
-        return self.record(time, text, fields).to_bytes_reference()
-
-    def record(self, time: int, text: str = "", fields: Optional[Fields] = None) -> Record:
-        """The :class:`Record` that :meth:`pack` packs."""
-        return Record(
-            kind=self._kind,
-            subject=self._subject,
-            time=time,
-            priority=self._priority,
-            origin=replace(self._origin),
-            text=text,
-            fields=fields or {},
-        )
-
-
 def _plain_str(value: Any) -> str:
     if type(value) is not str:
         raise NotPlain
@@ -485,4 +300,4 @@ def _decode_part(r: Reader, key: int) -> Any:
         raise DecodeError(f"invalid {_RECORD_NAMES[key]}: {err}") from err
 
 
-__all__ = ["Kind", "Origin", "Record", "RecordTemplate", "check_subject"]
+__all__ = ["Kind", "Origin", "Record", "check_subject"]
