@@ -150,14 +150,20 @@ impl Spill {
         if self.closed.is_empty() {
             self.rotate()?;
         }
-        let Some((path, len)) = self.closed.front().cloned() else {
-            return Ok(Vec::new());
-        };
-        let mut data = Vec::new();
-        File::open(&path)?.read_to_end(&mut data)?;
-        self.closed.pop_front();
-        self.taken = Some((path, len));
-        Ok(decode(Bytes::from(data)))
+        while let Some((path, len)) = self.closed.front().cloned() {
+            let mut data = Vec::new();
+            File::open(&path)?.read_to_end(&mut data)?;
+            self.closed.pop_front();
+            self.taken = Some((path, len));
+            let entries = decode(Bytes::from(data));
+            if !entries.is_empty() {
+                return Ok(entries);
+            }
+            // Nothing whole in it (a crash right after it was created): it holds nothing to
+            // write, so it goes now, or its bytes would count against the quota for ever.
+            self.written()?;
+        }
+        Ok(Vec::new())
     }
 
     /// The records of the file taken last are in the store: deletes it.

@@ -89,11 +89,14 @@ impl Writers {
     fn connection(&mut self, root: &Path, slot: Slot) -> Result<&mut Connection, ArchiveError> {
         if !self.open.contains_key(&slot) {
             if self.open.len() >= OPEN_WRITERS {
-                if let Some(oldest) = self.order.pop_front() {
-                    // Closing is only allowed once its commits are durable.
-                    if self.dirty.remove(&oldest) {
+                if let Some(&oldest) = self.order.front() {
+                    // Closing is only allowed once its commits are durable; a failed sync
+                    // leaves the file open, dirty and tracked, to be synced again.
+                    if self.dirty.contains(&oldest) {
                         sync_wal(root, oldest)?;
+                        self.dirty.remove(&oldest);
                     }
+                    self.order.pop_front();
                     self.open.remove(&oldest);
                 }
             }
@@ -159,8 +162,12 @@ impl Backend for EmbeddedBackend {
 
     fn sync(&self) -> Result<(), ArchiveError> {
         let mut writers = lock(&self.writers);
-        for slot in std::mem::take(&mut writers.dirty) {
+        // A slot stays dirty until its sync succeeds: after an error the retry syncs it again
+        // (the durability watermark must not pass commits that were never synced).
+        let dirty: Vec<Slot> = writers.dirty.iter().copied().collect();
+        for slot in dirty {
             sync_wal(&self.root, slot)?;
+            writers.dirty.remove(&slot);
         }
         Ok(())
     }
