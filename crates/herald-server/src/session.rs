@@ -161,10 +161,7 @@ async fn serve(
         }
         session.reply(Frame::Error(error.clone())).await;
     }
-    shared.router.remove_connection(id);
-    shared.info.remove_connection(id);
-    shared.monitor.remove_connection(id);
-    discard_queues(&shared, &session.state, close.reason);
+    unregister(&shared, &session.state, close.reason);
     drop(session);
     let _ = tokio::time::timeout(WRITER_FLUSH_TIMEOUT, writer).await;
     events::connection_closed(
@@ -174,6 +171,15 @@ async fn serve(
         close.reason,
         &close_detail(&close),
     );
+}
+
+/// Takes a closing connection (native or browser) out of the router, the information
+/// service and the monitor, and counts what its queues still held as lost.
+pub(crate) fn unregister(shared: &Shared, state: &ConnectionState, reason: CloseReason) {
+    shared.router.remove_connection(state.id);
+    shared.info.remove_connection(state.id);
+    shared.monitor.remove_connection(state.id);
+    discard_queues(shared, state, reason);
 }
 
 /// Counts the records still queued for a closing connection's subscriptions as lost.

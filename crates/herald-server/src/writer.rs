@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use crate::monitor::ConnectionState;
 
 /// Most record bytes taken from one queue for one `DELIVER` frame.
-const DRAIN_BYTES: usize = 256 * 1024;
+pub(crate) const DRAIN_BYTES: usize = 256 * 1024;
 /// Bytes gathered before they are written out.
 const WRITE_BATCH_BYTES: usize = 512 * 1024;
 /// Most bytes a `DELIVER` entry adds around its record: array header, subscription, sequence
@@ -160,7 +160,8 @@ fn write_deliver(subscription: u64, deliveries: &[Delivery], buffer: &mut Vec<u8
     frame::end_frame(buffer, start);
 }
 
-fn gap_notice(subscription: u64, gap: &Gap) -> GapNotice {
+/// The notice of a queue's loss: count, sequence range and the priorities that lost records.
+pub(crate) fn gap_notice(subscription: u64, gap: &Gap) -> GapNotice {
     let by_priority = ALL_PRIORITIES
         .into_iter()
         .map(|p| (p, gap.by_priority[p as usize]))

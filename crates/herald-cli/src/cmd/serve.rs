@@ -19,7 +19,7 @@ pub struct Args {
     /// Address for the native protocol (default 127.0.0.1:7400).
     #[arg(long)]
     listen: Option<String>,
-    /// Address for HTTP: API, UI, WebSocket, metrics (default 127.0.0.1:7480).
+    /// Address for HTTP: API, browser UI, WebSockets (default 127.0.0.1:7480).
     #[arg(long)]
     http: Option<String>,
     /// Server name shown to clients.

@@ -7,7 +7,7 @@
 //! - `rng.rs`: [`Rng`], a seeded xorshift generator (`--demo-seed`).
 //! - `signal.rs`: [`Signal`](signal::Signal), smooth sine + drift + noise values.
 //! - `antenna.rs`, `facility.rs`: the state of the telescope that everything else reads.
-//! - `source.rs`: the programs that log, with their origins; `templates.rs`: their lines.
+//! - `source.rs`: the programs that log, with their origins; `templates/`: their lines.
 //! - `traffic.rs`: everyday log chatter; `storm.rs`: the bursts; `run_control.rs`: commands.
 //! - `types.rs`, `objects.rs`: the information types and objects and how their values move.
 //!

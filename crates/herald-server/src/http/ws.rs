@@ -19,10 +19,9 @@ use std::time::Duration;
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
-use herald_proto::priority::ALL_PRIORITIES;
 use herald_proto::time::now_nanos;
 use herald_proto::Policy;
-use herald_router::{Delivery, DropReason, Gap, Queue, QueueConfig};
+use herald_router::{Delivery, Gap, Queue, QueueConfig};
 use serde_json::{json, Map, Value as Json};
 use tokio::sync::watch;
 
@@ -37,8 +36,6 @@ pub const PING_INTERVAL: Duration = Duration::from_secs(5);
 pub const SILENCE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest message taken from a browser; anything it says is ignored anyway.
 pub const MAX_INCOMING_BYTES: usize = 64 * 1024;
-/// Most record bytes taken from the queue at once.
-const DRAIN_BYTES: usize = 256 * 1024;
 /// Most records (or info changes) in one message.
 pub const MESSAGE_RECORDS: usize = 1_000;
 /// Bytes of JSON after which a message is closed and the next one begun.
@@ -101,20 +98,9 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let (shared, id) = (&self.shared, self.state.id);
-        shared.router.remove_connection(id);
-        shared.info.remove_connection(id);
-        shared.monitor.remove_connection(id);
-        let discarded = self.queue.discard(DropReason::Closed);
-        events::queue_discarded(
-            &shared.monitor,
-            id,
-            SUBSCRIPTION_ID,
-            DropReason::Closed,
-            discarded,
-        );
-        let peer = self.state.peer;
-        events::connection_closed(&shared.monitor, id, peer, self.reason, "websocket");
+        crate::session::unregister(&self.shared, &self.state, self.reason);
+        let (id, peer) = (self.state.id, self.state.peer);
+        events::connection_closed(&self.shared.monitor, id, peer, self.reason, "websocket");
     }
 }
 
@@ -198,7 +184,9 @@ async fn write(
     ping.tick().await;
     loop {
         loop {
-            let gap = browser.queue.drain(&mut scratch, DRAIN_BYTES);
+            let gap = browser
+                .queue
+                .drain(&mut scratch, crate::writer::DRAIN_BYTES);
             render.render(gap.as_ref(), &scratch, &mut texts);
             scratch.clear();
             messages.extend(texts.drain(..).map(|text| Message::Text(text.into())));
@@ -227,18 +215,18 @@ async fn write(
 /// Returns the `gap` message: how many records were lost, of which priorities, between
 /// which sequence numbers — what a native `GAP` frame says.
 pub fn gap_message(gap: &Gap) -> String {
-    let priorities: Map<String, Json> = ALL_PRIORITIES
-        .into_iter()
-        .map(|priority| (priority, gap.by_priority[priority as usize]))
-        .filter(|(_, count)| *count > 0)
+    let notice = crate::writer::gap_notice(SUBSCRIPTION_ID, gap);
+    let priorities: Map<String, Json> = notice
+        .by_priority
+        .iter()
         .map(|(priority, count)| (priority.name().to_string(), json!(count)))
         .collect();
     json!({
         "type": "gap",
-        "count": gap.count,
+        "count": notice.count,
         "priorities": priorities,
-        "first_seq": gap.first_seq,
-        "last_seq": gap.last_seq,
+        "first_seq": notice.first_seq,
+        "last_seq": notice.last_seq,
     })
     .to_string()
 }

@@ -284,7 +284,9 @@ async fn a_browser_that_does_not_read_loses_only_its_own_records() {
                 gaps += 1;
                 let count = message["count"].as_u64().unwrap();
                 assert_eq!(message["priorities"], json!({ "INFO": count }));
-                assert!(message["first_seq"].as_u64() <= message["last_seq"].as_u64());
+                assert!(
+                    message["first_seq"].as_u64().unwrap() <= message["last_seq"].as_u64().unwrap()
+                );
                 lost += count;
             }
             other => panic!("unexpected message type {other}"),
