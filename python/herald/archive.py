@@ -21,7 +21,7 @@ from .wire.archive import (
     StoredRecord,
 )
 from .wire.frames import Query, QueryReply
-from .wire.priority import Priority, PrioritySet
+from .wire.priority import Priority, priority_set
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -60,18 +60,6 @@ def stored_dict(stored: StoredRecord) -> Dict[str, Any]:
     for key, value in rec.fields.items():
         out.setdefault(key, value)
     return out
-
-
-def _priorities(priority: Any) -> PrioritySet:
-    if priority is None:
-        return PrioritySet()
-    if isinstance(priority, PrioritySet):
-        return priority
-    if isinstance(priority, str):
-        return PrioritySet.parse(priority)
-    if isinstance(priority, Priority):
-        return PrioritySet.of([priority])
-    return PrioritySet.of(priority)
 
 
 class ArchiveMixin:
@@ -171,7 +159,7 @@ class ArchiveMixin:
         """Archived log records in [start, end); ``priority`` takes a set such as
         ``">=WARNING"``, a Priority or a list of them."""
         start_ns, end_ns = to_nanos(start), to_nanos(end)
-        prios = _priorities(priority)
+        prios = priority_set(priority)
         records = self._pages(
             lambda after: LogsQuery(
                 start_ns, end_ns, prios, subject, host, process, text, after, PAGE_LIMIT

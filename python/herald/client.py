@@ -18,23 +18,11 @@ from .subscription import Delivered, Subscription
 from .url import DEFAULT_URL, parse_url
 from .wire.filter import KINDS_ALL, DeliveryOptions, Filter
 from .wire.frames import Ack, AckLevel, Frame, Subscribe
-from .wire.priority import Priority, PrioritySet
+from .wire.priority import Priority, PrioritySet, priority_set
 from .wire.record import Kind, Record
 
 Priorities = Union[None, str, Priority, PrioritySet, Iterable[Priority]]
 _LEVELS = {"received": AckLevel.RECEIVED, "stored": AckLevel.STORED}
-
-
-def _priority_set(priorities: Priorities) -> PrioritySet:
-    if priorities is None:
-        return PrioritySet()
-    if isinstance(priorities, PrioritySet):
-        return priorities
-    if isinstance(priorities, str):
-        return PrioritySet.parse(priorities)
-    if isinstance(priorities, Priority):
-        return PrioritySet.of([priorities])
-    return PrioritySet.of(priorities)
 
 
 def _kinds(kinds: Union[None, Kind, str, Iterable[Union[Kind, str]]]) -> int:
@@ -173,7 +161,7 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         filt = Filter(
             subject=subject,
             type=type or "*",
-            priorities=_priority_set(priorities),
+            priorities=priority_set(priorities),
             audience=list(audience or []),
             kinds=_kinds(kinds),
         )

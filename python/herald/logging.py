@@ -20,14 +20,14 @@ import bisect
 import collections
 import logging as _logging
 import os
-import socket
 import threading
 import time
 import unicodedata
 from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 
 from herald.client import Client, connect
-from herald.errors import HeraldError
+from herald.errors import HeraldError, TimeoutError
+from herald.origin import HOST
 from herald.wire.priority import Priority
 from herald.wire.record import Kind, Origin, Record
 from herald.wire.template import RecordTemplate
@@ -157,7 +157,6 @@ class HeraldHandler(_logging.Handler):
         self.dropped = 0
         self._drop_lock = threading.Lock()  # `dropped += 1` from several threads loses counts
         self.sent = 0
-        self._host = socket.gethostname()
         self._buffer: Deque[_Entry] = collections.deque()
         self._idle = False
         self._wake = threading.Event()
@@ -261,7 +260,14 @@ class HeraldHandler(_logging.Handler):
                     return
                 if time.monotonic() >= next_attempt:
                     try:
-                        self._client = connect(self.url, name=self.client_name, timeout=2.0)
+                        # Failover never gives up: while no server answers, the client keeps
+                        # what it sent, its window fills, and the buffer drops and counts.
+                        self._client = connect(
+                            self.url,
+                            name=self.client_name,
+                            timeout=2.0,
+                            reconnect_timeout=float("inf"),
+                        )
                         backoff = 0.05
                     except Exception:
                         next_attempt = time.monotonic() + backoff
@@ -300,6 +306,10 @@ class HeraldHandler(_logging.Handler):
             return False
         try:
             self._client.flush(self.flush_timeout)
+        except TimeoutError:
+            # Slow acknowledgements (or a failover under way): the client keeps every frame
+            # it has not had acknowledged; dropping it would lose them uncounted.
+            return True
         except Exception:
             self._drop_client()
             return True
@@ -377,7 +387,7 @@ class HeraldHandler(_logging.Handler):
     def _template(self, record: _logging.LogRecord) -> RecordTemplate:
         """Packs (and keeps) the subject, priority and origin of ``record``'s call site."""
         origin = Origin(
-            host=self._host,
+            host=HOST,
             process=f"{record.processName or 'python'}[{record.process or os.getpid()}]",
             thread=record.threadName or "",
             file=record.pathname or "",

@@ -9,7 +9,7 @@ import threading
 
 from .wire.record import Origin
 
-_HOST = socket.gethostname() or "localhost"
+HOST = socket.gethostname() or "localhost"
 _process = (0, "")  # (pid, name): made again after a fork
 _per_thread = threading.local()
 
@@ -26,7 +26,7 @@ def process_name() -> str:
 
 def local_origin() -> Origin:
     """Host, process and the calling thread's name."""
-    return Origin(host=_HOST, process=process_name(), thread=threading.current_thread().name)
+    return Origin(host=HOST, process=process_name(), thread=threading.current_thread().name)
 
 
 def shared_local_origin() -> Origin:

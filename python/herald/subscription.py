@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Union
 from .errors import TimeoutError
 from .wire.frames import Gap
 from .wire.record import Record
+
+_log = logging.getLogger("herald.client")
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -84,7 +87,11 @@ class Subscription:
 
     def _run_callback(self, callback: Callable[[Delivered], Any]) -> None:
         for delivered in self:
-            callback(delivered)
+            try:
+                callback(delivered)
+            except Exception:
+                # One bad record must not end delivery (records would pile up unread).
+                _log.exception("the callback of subscription %d failed", self.id)
 
     @property
     def closed(self) -> bool:

@@ -205,3 +205,21 @@ def test_a_slow_subscriber_sees_its_losses(server: Server, client: herald.Client
     assert received == sorted(received)
     mine = [c for c in client.monitor()["clients"] if c["name"] == "pytest-client"][0]
     assert [s["dropped"] for s in mine["subscriptions"]] == [sub.lost], "the monitor agrees"
+
+
+def test_a_failing_callback_does_not_end_the_subscription(client: herald.Client) -> None:
+    seen: List[str] = []
+    done = threading.Event()
+
+    def callback(d: herald.Delivered) -> None:
+        seen.append(d.text)
+        if d.text == "bad":
+            raise ValueError("the program's own bug")
+        done.set()
+
+    with client.subscribe("cb.*", callback=callback):
+        client.publish("cb.x", text="bad")
+        client.publish("cb.x", text="good")
+        client.flush()
+        assert done.wait(10), seen
+    assert seen == ["bad", "good"]

@@ -354,8 +354,10 @@ def test_record_template_refuses_what_the_record_refuses() -> None:
 
 def test_without_msgpack_the_writer_does_it_all(monkeypatch: pytest.MonkeyPatch) -> None:
     import herald.wire.record as record_module
+    import herald.wire.template as template_module
 
     monkeypatch.setattr(record_module, "HAVE_PACKER", False)
+    monkeypatch.setattr(template_module, "HAVE_PACKER", False)
     for record in _records_for_the_fast_path():
         assert record.to_bytes() == record.to_bytes_reference()
     template = RecordTemplate(Kind.LOG, "s", Priority.INFO, Origin(host="h", line=1))

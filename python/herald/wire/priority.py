@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Iterable, List
+from typing import Any, Iterable, List
 
 
 class Priority(IntEnum):
@@ -139,3 +139,17 @@ def _parse_term(term: str) -> int:
     if op == "<":
         return _range(Priority.TRACE, p) & ~p.bit
     raise ValueError(f"unknown priority `{term}`")
+
+
+def priority_set(priorities: Any) -> PrioritySet:
+    """A PrioritySet from what a caller may pass: None (every priority), a set such as
+    ``">=WARNING"``, a Priority, a PrioritySet or an iterable of Priorities."""
+    if priorities is None:
+        return PrioritySet()
+    if isinstance(priorities, PrioritySet):
+        return priorities
+    if isinstance(priorities, str):
+        return PrioritySet.parse(priorities)
+    if isinstance(priorities, Priority):
+        return PrioritySet.of([priorities])
+    return PrioritySet.of(priorities)
