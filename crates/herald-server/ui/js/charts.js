@@ -54,6 +54,7 @@ export class ChartsView {
     this.renderChips();
     this.rebuild();
     this.fillNames();
+    clearInterval(this.liveTimer); // shown again without a hide (same view, new hash)
     this.liveTimer = setInterval(() => this.liveTick(), 1000);
   }
 

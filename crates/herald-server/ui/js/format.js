@@ -1,11 +1,5 @@
 // Formatting shared by every view: priorities, times, counts, values. Pure functions, no DOM.
 
-/** The priorities of DESIGN.md §1, by number (7 is unused). */
-export const PRIORITIES = [
-  [1, "TRACE"], [2, "DELOUSE"], [3, "DEBUG"], [4, "INFO"], [5, "NOTICE"], [6, "WARNING"],
-  [8, "ERROR"], [9, "CRITICAL"], [10, "ALERT"], [11, "EMERGENCY"],
-];
-
 /** Returns the CSS class of a priority name: `p-error`, `p-info`, … */
 export function priorityClass(name) {
   return "p-" + String(name || "info").toLowerCase();

@@ -70,7 +70,7 @@ export class InfoView {
     this.objects.clear();
     this.namespaces.clear();
     this.tree.replaceChildren();
-    this.snapshotDone = false;
+    this.queue = []; // changes of the previous search must not land in the new tree
     this.types.load().catch((err) => this.showError(`info types: ${err.message}`));
     this.socket = new LiveSocket("/ws/info", params, {
       message: (msg) => {
@@ -111,11 +111,14 @@ export class InfoView {
 
   async applyChanges() {
     const changes = this.queue;
+    const socket = this.socket;
     this.queue = [];
     if (changes.some((c) => c.object && !this.types.has(c.object.type))) {
       await this.types.load().catch(() => {});
     }
-    this.frame = null;
+    // Changes that came while the types loaded get a frame of their own.
+    this.frame = this.queue.length ? requestAnimationFrame(() => this.applyChanges()) : null;
+    if (socket !== this.socket) return; // a new search began meanwhile
     const expand = changes.filter((c) => c.reason === "snapshot").length <= EXPANDED_OBJECTS;
     for (const change of changes) {
       if (change.reason === "deleted") this.remove(change.object.name);

@@ -36,7 +36,6 @@ export class LogsView {
     this.ratePerSecond = 0;
     this.countThisSecond = 0;
     this.lastRender = 0;
-    this.renderCount = 0;
     this.build(root);
     setInterval(() => this.tickSecond(), 1000);
   }
@@ -189,7 +188,6 @@ export class LogsView {
       if (this.history) this.history.exhausted = false;
     }
     if (!this.visible) return;
-    this.renderCount += 1;
     this.rendersTotal = (this.rendersTotal || 0) + 1;
     if (this.follow) this.list.scrollToBottom();
     this.list.render();
@@ -298,8 +296,6 @@ export class LogsView {
   tickSecond() {
     this.ratePerSecond = this.countThisSecond;
     this.countThisSecond = 0;
-    this.rendersPerSecond = this.renderCount;
-    this.renderCount = 0;
     if (this.visible) this.updateStatus();
   }
 
@@ -335,7 +331,7 @@ export class LogsView {
     this.list.render();
   }
 
-  /** Keys: Space pause, End follow, ↑/↓ move the selection, Enter/Escape close the detail. */
+  /** Keys: Space pause, End follow, ↑/↓ move the selection, Escape closes the detail. */
   key(event) {
     if (typing(event) || event.ctrlKey || event.metaKey || event.altKey) return;
     const index = this.selected ? this.rows.indexOf(this.selected) : -1;

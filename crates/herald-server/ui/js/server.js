@@ -29,6 +29,7 @@ export class ServerView {
 
   show() {
     this.refresh();
+    clearInterval(this.timer); // shown again without a hide (same view, new hash)
     this.timer = setInterval(() => this.refresh(), REFRESH_MS);
   }
 

@@ -38,6 +38,8 @@ export class LiveSocket {
       try {
         msg = JSON.parse(event.data);
       } catch {
+        // Not JSON: a server bug; say so (the UI tests fail on console errors).
+        console.error("herald: a message that is not JSON", event.data);
         return;
       }
       this.handlers.message(msg);
