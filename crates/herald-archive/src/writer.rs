@@ -37,7 +37,7 @@ pub enum FsyncPolicy {
 }
 
 /// How the archive buffers, batches and syncs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ArchiveOptions {
     /// What to archive.
     pub rules: Rules,

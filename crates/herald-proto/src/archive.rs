@@ -332,7 +332,11 @@ impl ArchiveRequest {
                 expect_array(reader, "logs query", 9)?;
                 let from = reader.read_int()?;
                 let to = reader.read_int()?;
-                let bits = u16::try_from(reader.read_uint()?).unwrap_or(u16::MAX);
+                let mask = reader.read_uint()?;
+                let bits = u16::try_from(mask).map_err(|_| DecodeError::InvalidField {
+                    field: "priorities",
+                    reason: format!("{mask} is not a priority mask"),
+                })?;
                 ArchiveRequest::Logs(LogQuery {
                     from,
                     to,
@@ -510,6 +514,23 @@ mod tests {
         let mut reader = Reader::new(&out);
         assert_eq!(ArchiveRequest::decode(&mut reader).unwrap(), request);
         assert!(reader.is_empty());
+    }
+
+    #[test]
+    fn a_log_query_with_a_mask_beyond_the_priorities_is_refused() {
+        let mut out = Vec::new();
+        msgpack::write_array_len(&mut out, 2);
+        msgpack::write_uint(&mut out, 2);
+        msgpack::write_array_len(&mut out, 9);
+        msgpack::write_int(&mut out, 0);
+        msgpack::write_int(&mut out, 1);
+        msgpack::write_uint(&mut out, 1 << 20);
+        for _ in 0..5 {
+            msgpack::write_nil(&mut out);
+        }
+        msgpack::write_uint(&mut out, 10);
+        let error = ArchiveRequest::decode(&mut Reader::new(&out)).unwrap_err();
+        assert!(error.to_string().contains("priorities"), "{error}");
     }
 
     fn reply_round_trip(reply: ArchiveReply) {

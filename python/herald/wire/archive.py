@@ -140,7 +140,9 @@ def decode_archive_request(r: Reader) -> ArchiveRequest:
         r.expect_array("logs query", 9)
         from_, to = r.read_int(), r.read_int()
         bits = r.read_uint()
-        priorities = PrioritySet(bits if bits <= 0xFFFF else 0xFFFF)
+        if bits > 0xFFFF:
+            raise DecodeError(f"invalid priorities: {bits} is not a priority mask")
+        priorities = PrioritySet(bits)
         subject, host, process, text = r.opt_str(), r.opt_str(), r.opt_str(), r.opt_str()
         return LogsQuery(
             from_,

@@ -94,18 +94,12 @@ pub enum ArchiveBackendConfig {
 }
 
 /// The validated `[archive]` section.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ArchiveConfig {
     /// The store.
     pub backend: ArchiveBackendConfig,
     /// Rules, buffer, sync.
     pub options: ArchiveOptions,
-}
-
-impl PartialEq for ArchiveConfig {
-    fn eq(&self, other: &Self) -> bool {
-        self.backend == other.backend && self.options.rules == other.options.rules
-    }
 }
 
 impl ArchiveConfig {
