@@ -19,6 +19,8 @@
 //! lines and in JSON; [`TypeRegistry::normalize`] then turns them into [`Value::Float`], so a
 //! reader of a `double` attribute always gets a float. Floats are not rounded to `f32`.
 
+use std::collections::{HashMap, HashSet};
+
 use herald_proto::value::{Field, Value};
 
 use crate::attr_type::AttrType;
@@ -53,15 +55,19 @@ impl TypeRegistry {
     /// first) and with integers given for `float`/`double` attributes turned into floats,
     /// inside arrays and nested values too. Attributes the type does not have stay, last.
     pub fn normalize(&self, type_name: &str, attributes: &mut [Field]) {
-        let declared = self.attributes(type_name);
+        let declared: HashMap<&str, (usize, &AttributeDef)> = self
+            .attributes(type_name)
+            .into_iter()
+            .enumerate()
+            .map(|(position, attribute)| (attribute.name.as_str(), (position, attribute)))
+            .collect();
         attributes.sort_by_key(|(name, _)| {
             declared
-                .iter()
-                .position(|attribute| attribute.name == *name)
-                .unwrap_or(usize::MAX)
+                .get(name.as_str())
+                .map_or(usize::MAX, |(position, _)| *position)
         });
         for (name, value) in attributes.iter_mut() {
-            if let Some(attribute) = declared.iter().find(|attribute| attribute.name == *name) {
+            if let Some((_, attribute)) = declared.get(name.as_str()) {
                 self.normalize_value(&attribute.attr_type, value);
             }
         }
@@ -104,17 +110,24 @@ impl Context<'_> {
                 name: quote(type_name),
             });
         }
-        let declared = self.registry.attributes(type_name);
-        for (index, (name, value)) in fields.iter().enumerate() {
+        // Hash lookups keep this linear in the number of attributes, given or declared.
+        let declared: HashMap<&str, &AttributeDef> = self
+            .registry
+            .attributes(type_name)
+            .into_iter()
+            .map(|attribute| (attribute.name.as_str(), attribute))
+            .collect();
+        let mut given = HashSet::with_capacity(fields.len());
+        for (name, value) in fields {
             let path = format!("{prefix}{name}");
-            if fields[..index].iter().any(|(earlier, _)| earlier == name) {
+            if !given.insert(name.as_str()) {
                 return Err(InfoError::BadAttribute {
                     type_name: quote(self.root),
                     attribute: quote(&path),
                     reason: "it is given twice".into(),
                 });
             }
-            let Some(attribute) = find(&declared, name) else {
+            let Some(attribute) = declared.get(name.as_str()) else {
                 return Err(InfoError::UnknownAttribute {
                     type_name: quote(self.root),
                     attribute: quote(&path),
@@ -123,10 +136,13 @@ impl Context<'_> {
             self.check_value(&path, &attribute.attr_type, value)?;
         }
         if complete {
-            if let Some(missing) = declared
-                .iter()
-                .find(|attribute| !fields.iter().any(|(name, _)| *name == attribute.name))
-            {
+            // The declared order, so the error names the first missing attribute.
+            let missing = self
+                .registry
+                .attributes(type_name)
+                .into_iter()
+                .find(|attribute| !given.contains(attribute.name.as_str()));
+            if let Some(missing) = missing {
                 return Err(InfoError::MissingAttribute {
                     type_name: quote(self.root),
                     attribute: quote(&format!("{prefix}{}", missing.name)),
@@ -200,13 +216,6 @@ impl Context<'_> {
             range: range.to_string(),
         }
     }
-}
-
-fn find<'a>(declared: &[&'a AttributeDef], name: &str) -> Option<&'a AttributeDef> {
-    declared
-        .iter()
-        .find(|attribute| attribute.name == name)
-        .copied()
 }
 
 /// Describes a value for an error message: its kind and, for scalars, the value quoted.

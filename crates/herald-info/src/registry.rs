@@ -1,7 +1,7 @@
 //! [`TypeRegistry`]: the declared types, their inheritance, and the rules a declaration must
 //! follow. Checking values against a type is in [`crate::check`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use herald_proto::info::TypeData;
 
@@ -125,21 +125,24 @@ impl TypeRegistry {
                 });
             }
         }
-        let inherited = match &def.base {
-            Some(base) => self.attributes(base),
-            None => Vec::new(),
+        // Sets keep a declaration's check linear in its number of attributes.
+        let inherited: HashSet<&str> = match &def.base {
+            Some(base) => self
+                .attributes(base)
+                .iter()
+                .map(|a| a.name.as_str())
+                .collect(),
+            None => HashSet::new(),
         };
-        for (index, attribute) in def.attributes.iter().enumerate() {
+        let mut declared = HashSet::with_capacity(def.attributes.len());
+        for attribute in &def.attributes {
             if let Some(problem) = attribute_name_problem(&attribute.name) {
                 return Err(bad(&attribute.name, problem));
             }
-            if def.attributes[..index]
-                .iter()
-                .any(|earlier| earlier.name == attribute.name)
-            {
+            if !declared.insert(attribute.name.as_str()) {
                 return Err(bad(&attribute.name, "the name is declared twice".into()));
             }
-            if inherited.iter().any(|other| other.name == attribute.name) {
+            if inherited.contains(attribute.name.as_str()) {
                 let base = def.base.as_deref().unwrap_or_default();
                 return Err(bad(
                     &attribute.name,

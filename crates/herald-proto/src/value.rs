@@ -124,15 +124,11 @@ pub fn encode_fields(out: &mut Vec<u8>, fields: &[Field]) {
 pub fn decode_fields(reader: &mut Reader<'_>, depth: u32) -> Result<Vec<Field>, DecodeError> {
     let len = reader.read_map_len()?;
     let mut fields: Vec<Field> = Vec::with_capacity(len.min(1024) as usize);
+    let mut seen = SeenNames::default();
     for _ in 0..len {
         let name = reader.read_str()?;
-        if fields.iter().any(|(existing, _)| existing == name) {
-            return Err(DecodeError::InvalidField {
-                field: "fields",
-                reason: format!("name `{name}` appears twice"),
-            });
-        }
-        let value = Value::decode(reader, depth)?;
+        seen.insert(name)?;
+        let value = Value::decode(reader, depth).map_err(|err| name_value_error(name, err))?;
         fields.push((name.to_string(), value));
     }
     Ok(fields)
@@ -145,29 +141,65 @@ pub fn decode_fields(reader: &mut Reader<'_>, depth: u32) -> Result<Vec<Field>, 
 /// The same errors [`decode_fields`] returns for the same bytes.
 pub fn check_fields(reader: &mut Reader<'_>, depth: u32) -> Result<(), DecodeError> {
     let len = reader.read_map_len()?;
-    let mut few: [&str; 16] = [""; 16];
-    let mut many: Vec<&str> = Vec::new();
-    for index in 0..len as usize {
+    let mut seen = SeenNames::default();
+    for _ in 0..len {
         let name = reader.read_str()?;
-        let seen = if index < few.len() {
-            &few[..index]
-        } else {
-            &many[..]
-        };
-        if seen.contains(&name) || (index >= few.len() && few.contains(&name)) {
+        seen.insert(name)?;
+        check_value(reader, depth).map_err(|err| name_value_error(name, err))?;
+    }
+    Ok(())
+}
+
+/// Names compared in a plain array before [`SeenNames`] turns to its hash set.
+const FEW_NAMES: usize = 16;
+
+/// The names seen so far in one map. Most maps are small, so the first names are compared
+/// in a short array; past that a hash set keeps checking a map linear in its size (a
+/// frame of 170,000 distinct names took 96 s with a list).
+#[derive(Default)]
+struct SeenNames<'a> {
+    few: [&'a str; FEW_NAMES],
+    count: usize,
+    many: std::collections::HashSet<&'a str>,
+}
+
+impl<'a> SeenNames<'a> {
+    /// Adds `name`, or says it appears twice.
+    fn insert(&mut self, name: &'a str) -> Result<(), DecodeError> {
+        let few = &self.few[..self.count.min(FEW_NAMES)];
+        let repeated = few.contains(&name) || (self.count > FEW_NAMES && self.many.contains(name));
+        if repeated {
             return Err(DecodeError::InvalidField {
                 field: "fields",
                 reason: format!("name `{name}` appears twice"),
             });
         }
-        if index < few.len() {
-            few[index] = name;
-        } else {
-            many.push(name);
+        match self.count < FEW_NAMES {
+            true => self.few[self.count] = name,
+            false => {
+                self.many.insert(name);
+            }
         }
-        check_value(reader, depth)?;
+        self.count += 1;
+        Ok(())
     }
-    Ok(())
+}
+
+/// Names the field whose value is an integer out of range: the usual case is an unsigned
+/// 64-bit value above `i64::MAX`, which Herald's `int` cannot hold.
+fn name_value_error(name: &str, err: DecodeError) -> DecodeError {
+    match err {
+        DecodeError::OutOfRange { value, offset } => DecodeError::InvalidField {
+            field: "fields",
+            reason: format!(
+                "`{name}` holds {value} at byte {offset}, outside the int range \
+                 {}..={} (unsigned 64-bit values above 2^63-1 are not supported)",
+                i64::MIN,
+                i64::MAX
+            ),
+        },
+        other => other,
+    }
 }
 
 fn check_value(reader: &mut Reader<'_>, depth: u32) -> Result<(), DecodeError> {
@@ -188,6 +220,9 @@ fn check_value(reader: &mut Reader<'_>, depth: u32) -> Result<(), DecodeError> {
             field: "fields",
             reason: format!("nil at byte {} is not a value", reader.position()),
         }),
+        // Integers must fit `int` (i64), as `Value::decode` requires: a uint64 above
+        // i64::MAX acknowledged here would break every reader of the record.
+        Kind::Int => reader.read_int().map(drop),
         _ => reader.skip_value(depth),
     }
 }
@@ -281,6 +316,46 @@ mod tests {
         assert_eq!(
             checked.to_string(),
             "invalid fields: nil at byte 3 is not a value"
+        );
+    }
+
+    #[test]
+    fn unsigned_values_above_i64_are_refused_by_check_and_decode() {
+        let mut out = Vec::new();
+        msgpack::write_map_len(&mut out, 1);
+        msgpack::write_str(&mut out, "counter");
+        msgpack::write_uint(&mut out, u64::MAX);
+        let decoded = decode_fields(&mut Reader::new(&out), 0).unwrap_err();
+        let checked = check_fields(&mut Reader::new(&out), 0).unwrap_err();
+        assert_eq!(decoded, checked);
+        let message = checked.to_string();
+        assert!(
+            message.contains("`counter` holds 18446744073709551615"),
+            "{message}"
+        );
+        assert!(message.contains("not supported"), "{message}");
+    }
+
+    #[test]
+    fn many_distinct_names_check_in_linear_time_and_repeats_are_found() {
+        let names = 170_000;
+        let mut out = Vec::new();
+        msgpack::write_map_len(&mut out, names + 1);
+        for index in 0..names {
+            msgpack::write_str(&mut out, &format!("f{index}"));
+            msgpack::write_bool(&mut out, true);
+        }
+        // A repeat of a name far past the first few, so the hash set must catch it.
+        msgpack::write_str(&mut out, "f123456");
+        msgpack::write_bool(&mut out, true);
+        let checked = check_fields(&mut Reader::new(&out), 0).unwrap_err();
+        assert_eq!(
+            checked,
+            decode_fields(&mut Reader::new(&out), 0).unwrap_err()
+        );
+        assert_eq!(
+            checked.to_string(),
+            "invalid fields: name `f123456` appears twice"
         );
     }
 
