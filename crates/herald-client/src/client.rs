@@ -138,6 +138,8 @@ pub(crate) struct Inner {
     /// Subscriptions to restore after a failover: id → filter and options.
     pub(crate) subscriptions: Mutex<HashMap<u64, Restore>>,
     pub(crate) failovers: AtomicU64,
+    /// Published records the server refused (acknowledged as fewer than were sent).
+    pub(crate) refused_records: AtomicU64,
     pub(crate) outbox: Mutex<Outbox>,
     /// Wakes the writer.
     pub(crate) wake: Notify,
@@ -304,6 +306,7 @@ impl Client {
             connected: Mutex::new(connected),
             subscriptions: Mutex::new(HashMap::new()),
             failovers: AtomicU64::new(0),
+            refused_records: AtomicU64::new(0),
             outbox: Mutex::new(Outbox::new(max_frame, Arc::clone(&ids))),
             wake: Notify::new(),
             space: Notify::new(),
@@ -334,6 +337,13 @@ impl Client {
     /// Returns how often the client has failed over to another connection.
     pub fn failovers(&self) -> u64 {
         self.inner.failovers.load(Ordering::Relaxed)
+    }
+
+    /// Returns how many published records the server refused as malformed (each refusal
+    /// is also logged with the server's reason, or returned by `sync_send`). A record
+    /// built with this crate's types is refused only by a server with stricter rules.
+    pub fn refused_records(&self) -> u64 {
+        self.inner.refused_records.load(Ordering::Relaxed)
     }
 
     /// Returns why the connection closed, or `None` while it is open.

@@ -1,6 +1,7 @@
 //! The connection's two tasks: the writer drains the outbox and pings; the reader dispatches
 //! frames from the server and watches the heartbeat.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -247,17 +248,30 @@ async fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
                 message: error.message,
             });
         }
-        Frame::Error(error) => answer(
-            inner,
-            error.cid,
-            Err(ClientError::Server {
-                code: error.code,
-                message: error.message,
-            }),
-        ),
+        Frame::Error(error) => {
+            if !lock(&inner.pending).contains_key(&error.cid)
+                && lock(&inner.outbox).is_unacked(error.cid)
+            {
+                // Records of a batch nobody waits for were refused: the count follows in
+                // its ACK (Client::refused_records); say why here, once per batch.
+                tracing::warn!(code = error.code.as_str(), message = %error.message, "server refused published records");
+            }
+            answer(
+                inner,
+                error.cid,
+                Err(ClientError::Server {
+                    code: error.code,
+                    message: error.message,
+                }),
+            )
+        }
         Frame::Ack(ack) => {
-            // The frame is the server's now; it will not be resent after a failover.
-            lock(&inner.outbox).acknowledge(ack.ack_id);
+            // The frame is the server's now; it will not be resent after a failover. Its
+            // count is what was routed: the rest the server refused (and said why).
+            let refused = lock(&inner.outbox).acknowledge(ack.ack_id, ack.count);
+            if let Some(refused) = refused.filter(|n| *n > 0) {
+                inner.refused_records.fetch_add(refused, Ordering::Relaxed);
+            }
             inner.space.notify_waiters();
             answer(inner, ack.ack_id, Ok(Frame::Ack(ack)));
         }

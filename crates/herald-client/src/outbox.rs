@@ -36,7 +36,8 @@ struct Ready {
 #[derive(Debug)]
 pub struct Outbox {
     ready: VecDeque<Ready>,
-    unacked: VecDeque<(u64, Bytes)>,
+    /// `PUBLISH` frames not yet acknowledged: ack id, bytes and how many records.
+    unacked: VecDeque<(u64, Bytes, u32)>,
     batch: Vec<u8>,
     batch_count: u32,
     /// Bytes of `PUBLISH` frames in `unacked`.
@@ -127,7 +128,8 @@ impl Outbox {
         batch[offset..PUBLISH_HEADER_BYTES].copy_from_slice(&header);
         let bytes = Bytes::from(batch).slice(offset..);
         self.unacked_bytes += bytes.len();
-        self.unacked.push_back((ack_id, bytes.clone()));
+        self.unacked
+            .push_back((ack_id, bytes.clone(), self.batch_count));
         self.ready.push_back(Ready {
             bytes,
             publish: true,
@@ -160,23 +162,25 @@ impl Outbox {
 
     /// Forgets the `PUBLISH` frames up to and including `ack_id`: the server has them.
     /// Acknowledgements come in order, because the server handles a connection's frames in
-    /// order. Returns whether `ack_id` was one of ours.
-    pub fn acknowledge(&mut self, ack_id: u64) -> bool {
-        if !self.unacked.iter().any(|(id, _)| *id == ack_id) {
-            return false;
+    /// order. Given the `count` the `ACK` carried, returns how many records of the
+    /// acknowledged frame the server refused (sent, less routed); `None` if `ack_id` was not
+    /// one of ours.
+    pub fn acknowledge(&mut self, ack_id: u64, count: u64) -> Option<u64> {
+        if !self.is_unacked(ack_id) {
+            return None;
         }
-        while let Some((id, bytes)) = self.unacked.pop_front() {
+        while let Some((id, bytes, records)) = self.unacked.pop_front() {
             self.unacked_bytes -= bytes.len();
             if id == ack_id {
-                break;
+                return Some(u64::from(records).saturating_sub(count));
             }
         }
-        true
+        Some(0)
     }
 
     /// Returns whether `ack_id` belongs to a `PUBLISH` frame not yet acknowledged.
     pub fn is_unacked(&self, ack_id: u64) -> bool {
-        self.unacked.iter().any(|(id, _)| *id == ack_id)
+        self.unacked.iter().any(|(id, ..)| *id == ack_id)
     }
 
     /// After a failover: drops the control frames not yet written (their requests failed)
@@ -196,7 +200,7 @@ impl Outbox {
                 publish: false,
             });
         }
-        for (_, bytes) in &self.unacked {
+        for (_, bytes, _) in &self.unacked {
             self.ready.push_back(Ready {
                 bytes: bytes.clone(),
                 publish: true,
@@ -264,9 +268,9 @@ mod tests {
             outbox.len() > 0,
             "written but unacknowledged frames still count"
         );
-        assert!(outbox.acknowledge(2));
+        assert_eq!(outbox.acknowledge(2, 1), Some(0));
         assert_eq!(outbox.len(), 0, "an ack covers every earlier frame too");
-        assert!(!outbox.acknowledge(1));
+        assert_eq!(outbox.acknowledge(1, 1), None);
     }
 
     #[test]
@@ -278,7 +282,7 @@ mod tests {
             outbox.seal(None);
         }
         taken(&mut outbox);
-        assert!(outbox.acknowledge(1));
+        assert_eq!(outbox.acknowledge(1, 0), Some(1));
         outbox.push_frame(&Frame::Monitor { cid: 9 });
         assert_eq!(outbox.rewind(&[Frame::Ping], 1 << 20), 2);
         let frames = frames(&taken(&mut outbox));

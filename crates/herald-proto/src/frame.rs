@@ -331,12 +331,15 @@ pub enum ErrorCode {
     /// The archive cannot do what was asked: there is none, or no rule keeps a record sent
     /// with acknowledgement level `stored`, or its store failed.
     Archive,
+    /// A request whose body does not decode (or of a frame type the server does not know),
+    /// answered alone; the connection stays open.
+    BadRequest,
     /// A code this version does not know.
     Other,
 }
 
 impl ErrorCode {
-    const ALL: [(ErrorCode, &'static str); 15] = [
+    const ALL: [(ErrorCode, &'static str); 16] = [
         (ErrorCode::BadFrame, "bad_frame"),
         (ErrorCode::FrameTooLarge, "frame_too_large"),
         (ErrorCode::Handshake, "handshake"),
@@ -352,6 +355,7 @@ impl ErrorCode {
         (ErrorCode::ShuttingDown, "shutting_down"),
         (ErrorCode::BadQuery, "bad_query"),
         (ErrorCode::Archive, "archive"),
+        (ErrorCode::BadRequest, "bad_request"),
     ];
 
     /// Returns the wire string (`bad_frame`).

@@ -6,7 +6,6 @@ use crate::archive::{ArchiveReply, ArchiveRequest};
 use crate::delivery_options::DeliveryOptions;
 use crate::error::DecodeError;
 use crate::filter::Filter;
-use crate::frame::AckLevel;
 use crate::frame::{
     self, Ack, DeliverEntry, ErrorCode, ErrorFrame, Frame, FrameType, GapNotice, Hello, Publish,
     RawRecord, Subscribe, Welcome,
@@ -128,7 +127,10 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
     let frame = match frame_type {
         FrameType::Hello => Frame::Hello(decode_hello(&mut reader)?),
         FrameType::Welcome => Frame::Welcome(decode_welcome(&mut reader)?),
-        FrameType::Publish => Frame::Publish(decode_publish(&mut reader, body)?),
+        FrameType::Publish => {
+            // Checked as a whole, so nothing is left for the reader below.
+            return Ok(Frame::Publish(decode_publish(body)?));
+        }
         FrameType::Ack => {
             expect_array(&mut reader, "ACK", 3)?;
             let ack_id = reader.read_uint()?;
@@ -290,35 +292,8 @@ fn read_request_cid(reader: &mut Reader<'_>) -> Result<u64, DecodeError> {
     }
 }
 
-fn decode_publish(reader: &mut Reader<'_>, body: &Bytes) -> Result<Publish, DecodeError> {
-    expect_array(reader, "PUBLISH", 3)?;
-    let ack_id = reader.read_uint()?;
-    let ack = frame::read_ack_level(reader)?;
-    if ack != AckLevel::None && ack_id == 0 {
-        return Err(DecodeError::InvalidField {
-            field: "ack_id",
-            reason: "an acknowledgement needs an ack_id of 1 or more".to_string(),
-        });
-    }
-    let count = reader.read_array_len()?;
-    // Each record is at least a few bytes, so the count can't exceed the body length.
-    let mut records = Vec::with_capacity((count as usize).min(body.len()));
-    for index in 0..count {
-        let start = reader.position();
-        let meta = RecordMeta::scan(reader, start).map_err(|err| DecodeError::InvalidField {
-            field: "record",
-            reason: format!("record {index}: {err}"),
-        })?;
-        records.push(RawRecord {
-            bytes: body.slice(start..reader.position()),
-            meta,
-        });
-    }
-    Ok(Publish {
-        ack_id,
-        ack,
-        records,
-    })
+fn decode_publish(body: &Bytes) -> Result<Publish, DecodeError> {
+    crate::request::CheckedPublish::decode(body)?.into_strict()
 }
 
 fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEntry>, DecodeError> {

@@ -12,6 +12,8 @@
 //! - [`glob`], [`filter`]: subscription patterns and filters; [`delivery_options`]: queue
 //!   policy, bounds, protected priority and latest-only delivery of a subscription.
 //! - [`frame`]: frame types, framing (`check_frame`), encode/decode of every frame.
+//! - [`request`]: [`CheckedPublish`](request::CheckedPublish) (a `PUBLISH` checked record by
+//!   record) and [`request_cid`](request::request_cid), to refuse one bad request alone.
 //! - [`frame_buffer`]: [`FrameBuffer`](frame_buffer::FrameBuffer), whole frames out of a byte stream.
 //! - [`info`]: information objects, types and selections as the `INFO*` frames carry them.
 //! - [`time`]: timestamps and ISO 8601.
@@ -43,6 +45,7 @@ pub mod msgpack;
 pub mod origin;
 pub mod priority;
 pub mod record;
+pub mod request;
 pub mod time;
 pub mod value;
 

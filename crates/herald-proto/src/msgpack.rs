@@ -174,6 +174,15 @@ impl<'a> Reader<'a> {
         Reader { bytes, pos: 0 }
     }
 
+    /// Starts reading `bytes` at offset `position` (offsets in errors count from the start
+    /// of `bytes`), to read a value again after an error.
+    pub fn at(bytes: &'a [u8], position: usize) -> Self {
+        Reader {
+            bytes,
+            pos: position.min(bytes.len()),
+        }
+    }
+
     /// Returns the offset of the next byte to read.
     pub fn position(&self) -> usize {
         self.pos

@@ -93,6 +93,20 @@ pub fn frame_rejected(monitor: &Monitor, connection: u64, peer: SocketAddr, mess
     tracing::warn!(connection, %peer, error = message, "rejected frame");
 }
 
+/// A request was refused on its own (a body that does not decode, an unknown frame type);
+/// the client gets an `ERROR` with the request's cid and the connection lives on. Client
+/// mistakes are logged at debug level: the client is told, the monitor counts.
+pub fn request_refused(monitor: &Monitor, connection: u64, message: &str) {
+    monitor.count_refused_request();
+    tracing::debug!(connection, error = message, "refused request");
+}
+
+/// Records of a `PUBLISH` were refused (the others were routed).
+pub fn records_refused(monitor: &Monitor, connection: u64, count: u64, message: &str) {
+    monitor.count_refused_records(count);
+    tracing::debug!(connection, count, error = message, "refused records");
+}
+
 /// Records from publisher `connection` did not reach subscriber queues (or were shed from
 /// them); each subscriber that lost some gets a gap notice from its writer.
 pub fn records_dropped(monitor: &Monitor, connection: u64, drops: &Drops) {

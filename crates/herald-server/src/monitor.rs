@@ -102,6 +102,8 @@ pub struct Monitor {
     deliveries: AtomicU64,
     drops: DropCounters,
     rejected_frames: AtomicU64,
+    refused_requests: AtomicU64,
+    refused_records: AtomicU64,
     closes: [AtomicU64; CloseReason::ALL.len()],
     connections: Mutex<BTreeMap<u64, Arc<ConnectionState>>>,
     sample: Mutex<Sample>,
@@ -119,6 +121,8 @@ impl Monitor {
             deliveries: AtomicU64::new(0),
             drops: Default::default(),
             rejected_frames: AtomicU64::new(0),
+            refused_requests: AtomicU64::new(0),
+            refused_records: AtomicU64::new(0),
             closes: Default::default(),
             connections: Mutex::new(BTreeMap::new()),
             sample: Mutex::new(Sample::default()),
@@ -149,6 +153,14 @@ impl Monitor {
 
     pub(crate) fn count_rejected_frame(&self) {
         self.rejected_frames.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_refused_request(&self) {
+        self.refused_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_refused_records(&self, count: u64) {
+        self.refused_records.fetch_add(count, Ordering::Relaxed);
     }
 
     pub(crate) fn count_drops(&self, drops: &Drops) {
@@ -225,6 +237,8 @@ impl Monitor {
             ("dropped".into(), int(self.dropped())),
             ("drops".into(), drops_map(&self.drops.snapshot())),
             ("rejected_frames".into(), load(&self.rejected_frames)),
+            ("refused_requests".into(), load(&self.refused_requests)),
+            ("refused_records".into(), load(&self.refused_records)),
             ("rate_in".into(), Value::Float(sample.rate_in)),
             ("rate_out".into(), Value::Float(sample.rate_out)),
             ("closes".into(), Value::Map(closes.collect())),

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::command;
+use crate::command::{self, Refused};
 use crate::connection::{FrameReader, ReadError};
 use crate::events::{self, CloseReason};
 use crate::monitor::ConnectionState;
@@ -278,11 +278,16 @@ where
                     Ok(None) => return Close::quiet(CloseReason::ClientClosed),
                     Err(err) => return read_close(err),
                 };
-                let frame = match Frame::decode(frame) {
-                    Ok(frame) => frame,
-                    Err(err) => return frame_close(err),
+                let request = match command::decode(frame) {
+                    Ok(request) => request,
+                    Err(Refused::Answer(error)) => {
+                        events::request_refused(&session.shared.monitor, session.state.id, &error.message);
+                        session.reply(Frame::Error(error)).await;
+                        continue;
+                    }
+                    Err(Refused::Close(err)) => return frame_close(err),
                 };
-                if let Err(close) = command::apply(session, frame).await {
+                if let Err(close) = command::apply(session, request).await {
                     return close;
                 }
             }

@@ -8,19 +8,95 @@ mod query;
 pub(crate) mod subscribe;
 mod unsubscribe;
 
-use herald_proto::{ErrorCode, Frame};
+use bytes::Bytes;
+use herald_proto::request::{request_cid, CheckedPublish};
+use herald_proto::{ErrorCode, ErrorFrame, Frame, FrameError, FrameType};
 
 use crate::events::CloseReason;
 use crate::session::{Close, Session};
+
+/// A frame from the client, decoded.
+#[derive(Debug)]
+pub enum Request {
+    /// A `PUBLISH`, checked record by record.
+    Publish(CheckedPublish),
+    /// Any other frame.
+    Frame(Frame),
+}
+
+/// Why a frame from the client was not decoded.
+#[derive(Debug)]
+pub enum Refused {
+    /// A request that did not decode but whose cid could be read: answered alone.
+    Answer(ErrorFrame),
+    /// Not a request that can be answered: the connection closes.
+    Close(FrameError),
+}
+
+/// Decodes a frame (type byte and body). A request whose body does not decode is refused
+/// alone when its cid can be read: framing is intact, so the next frame is still readable.
+///
+/// # Errors
+/// [`Refused`], saying whether to answer the request or to close.
+pub fn decode(frame: Bytes) -> Result<Request, Refused> {
+    let type_byte = frame.first().copied();
+    let result = match type_byte.map(FrameType::from_u8) {
+        Some(Ok(FrameType::Publish)) => CheckedPublish::decode(&frame.slice(1..))
+            .map(Request::Publish)
+            .map_err(|source| FrameError::Malformed {
+                frame: FrameType::Publish.name(),
+                source,
+            }),
+        _ => Frame::decode(frame.clone()).map(Request::Frame),
+    };
+    let err = match result {
+        Ok(request) => return Ok(request),
+        Err(err) => err,
+    };
+    let code = match type_byte.map(FrameType::from_u8) {
+        Some(Ok(frame_type)) => match refusal_code(frame_type) {
+            Some(code) => code,
+            None => return Err(Refused::Close(err)),
+        },
+        // An unknown type: perhaps a newer client's request; answered if it has a cid.
+        Some(Err(_)) => ErrorCode::BadRequest,
+        None => return Err(Refused::Close(err)),
+    };
+    match request_cid(&frame) {
+        Some(cid) => Err(Refused::Answer(ErrorFrame {
+            cid,
+            code,
+            message: err.to_string(),
+        })),
+        None => Err(Refused::Close(err)),
+    }
+}
+
+/// Returns the code that refuses a malformed request of this type alone, or `None` for a
+/// frame that is not a request (`HELLO`, frames only the server sends, `PING`, `ERROR`).
+fn refusal_code(frame_type: FrameType) -> Option<ErrorCode> {
+    match frame_type {
+        FrameType::Publish => Some(ErrorCode::BadRequest),
+        FrameType::Subscribe => Some(ErrorCode::BadFilter),
+        FrameType::Info | FrameType::InfoSubscribe => Some(ErrorCode::BadInfo),
+        FrameType::Query => Some(ErrorCode::BadQuery),
+        FrameType::Unsubscribe | FrameType::Monitor => Some(ErrorCode::BadRequest),
+        _ => None,
+    }
+}
 
 /// Applies one frame from the client.
 ///
 /// # Errors
 /// A [`Close`] when the frame ends the connection: a frame only the server may send, a
 /// second `HELLO`, or an error frame from the client.
-pub async fn apply(session: &mut Session, frame: Frame) -> Result<(), Close> {
+pub async fn apply(session: &mut Session, request: Request) -> Result<(), Close> {
+    let frame = match request {
+        Request::Publish(checked) => return publish::apply(session, checked).await,
+        Request::Frame(frame) => frame,
+    };
     match frame {
-        Frame::Publish(publish) => publish::apply(session, publish).await,
+        Frame::Publish(publish) => publish::apply(session, CheckedPublish::from(publish)).await,
         Frame::Subscribe(subscribe) => subscribe::apply(session, subscribe).await,
         Frame::Unsubscribe { cid, subscription } => {
             unsubscribe::apply(session, cid, subscription).await

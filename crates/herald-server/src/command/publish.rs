@@ -4,13 +4,29 @@
 use std::sync::atomic::Ordering;
 
 use herald_proto::frame::{Ack, Publish};
+use herald_proto::request::CheckedPublish;
 use herald_proto::time::now_nanos;
 use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Frame};
 
 use crate::events;
 use crate::session::{Close, Session};
 
-pub(super) async fn apply(session: &mut Session, publish: Publish) -> Result<(), Close> {
+pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Result<(), Close> {
+    let refused = checked.first_refused.is_some().then(|| refusal(&checked));
+    let publish = checked.publish;
+    if let Some(refusal) = refused {
+        // The good records of the batch are routed; the producer hears of the rest first.
+        let shared = &session.shared;
+        events::records_refused(&shared.monitor, session.state.id, u64::from(checked.refused), &refusal);
+        if publish.ack != AckLevel::None {
+            let error = ErrorFrame {
+                cid: publish.ack_id,
+                code: ErrorCode::BadRecord,
+                message: refusal,
+            };
+            session.reply(Frame::Error(error)).await;
+        }
+    }
     let shared = &session.shared;
     if publish.ack == AckLevel::Stored {
         if let Some(message) = refuse_stored(session, &publish) {
@@ -73,6 +89,18 @@ pub(super) async fn apply(session: &mut Session, publish: Publish) -> Result<(),
         (AckLevel::Stored, ..) => unreachable!("refused above without an archive"),
     }
     Ok(())
+}
+
+/// Says which records of a batch were refused, why, and what became of the others.
+fn refusal(checked: &CheckedPublish) -> String {
+    let routed = checked.publish.records.len();
+    let others = match routed {
+        0 => "nothing was routed".to_string(),
+        1 => "the other record was taken".to_string(),
+        n => format!("the other {n} records were taken"),
+    };
+    let text = checked.refusal().unwrap_or_default();
+    format!("{text}; {others}")
 }
 
 /// Says why a `stored` acknowledgement cannot be promised for this batch, if it cannot:

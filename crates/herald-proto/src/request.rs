@@ -1,0 +1,221 @@
+//! Requests answered one by one: what the server needs to refuse a bad request on its own
+//! while the connection, and the rest of a batch, live on.
+//!
+//! Every request body is an array whose first element is its correlation id (`cid`, or a
+//! `PUBLISH`'s `ack_id`), so even a body that does not decode can be answered with an
+//! `ERROR` carrying that id ([`request_cid`]). A `PUBLISH` is checked record by record
+//! ([`CheckedPublish`]): one bad record is refused, the others are routed.
+
+use bytes::Bytes;
+
+use crate::error::DecodeError;
+use crate::frame::{self, AckLevel, FrameType, Publish, RawRecord};
+use crate::frame_body::expect_array;
+use crate::msgpack::Reader;
+use crate::record::RecordMeta;
+
+/// A `PUBLISH` body checked record by record: the records that passed, and the first of
+/// those that did not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedPublish {
+    /// The frame with only the records that passed, in their order.
+    pub publish: Publish,
+    /// How many records the frame held.
+    pub total: u32,
+    /// How many were refused.
+    pub refused: u32,
+    /// The index and error of the first refused record.
+    pub first_refused: Option<(u32, DecodeError)>,
+}
+
+impl CheckedPublish {
+    /// Checks a `PUBLISH` body. A record that is well formed MessagePack but not a valid
+    /// record is refused alone; if a record's bytes cannot even be skipped, it and every
+    /// record after it are refused, because where they start is lost.
+    ///
+    /// # Errors
+    /// [`DecodeError`] when the frame itself is wrong: not an array of 3, a bad `ack_id`
+    /// or level, no record array, or bytes after it.
+    pub fn decode(body: &Bytes) -> Result<CheckedPublish, DecodeError> {
+        let mut reader = Reader::new(body);
+        expect_array(&mut reader, "PUBLISH", 3)?;
+        let ack_id = reader.read_uint()?;
+        let ack = frame::read_ack_level(&mut reader)?;
+        if ack != AckLevel::None && ack_id == 0 {
+            return Err(DecodeError::InvalidField {
+                field: "ack_id",
+                reason: "an acknowledgement needs an ack_id of 1 or more".to_string(),
+            });
+        }
+        let total = reader.read_array_len()?;
+        let mut checked = CheckedPublish {
+            // Each record is at least a few bytes, so the count can't exceed the body length.
+            publish: Publish {
+                ack_id,
+                ack,
+                records: Vec::with_capacity((total as usize).min(body.len())),
+            },
+            total,
+            refused: 0,
+            first_refused: None,
+        };
+        for index in 0..total {
+            let start = reader.position();
+            let err = match RecordMeta::scan(&mut reader, start) {
+                Ok(meta) => {
+                    let bytes = body.slice(start..reader.position());
+                    checked.publish.records.push(RawRecord { bytes, meta });
+                    continue;
+                }
+                Err(err) => err,
+            };
+            // Off the hot path: find where the bad record ends, to go on after it.
+            reader = Reader::at(body, start);
+            if reader.skip_value(0).is_err() {
+                checked.refuse(index, err, total - index);
+                return Ok(checked);
+            }
+            checked.refuse(index, err, 1);
+        }
+        if !reader.is_empty() {
+            return Err(DecodeError::TrailingBytes {
+                count: reader.remaining().len(),
+                message: FrameType::Publish.name(),
+            });
+        }
+        Ok(checked)
+    }
+
+    /// Returns the frame as strict decoding sees it: an error for its first bad record.
+    ///
+    /// # Errors
+    /// [`DecodeError::InvalidField`] naming the first refused record.
+    pub fn into_strict(self) -> Result<Publish, DecodeError> {
+        match self.first_refused {
+            None => Ok(self.publish),
+            Some((index, err)) => Err(DecodeError::InvalidField {
+                field: "record",
+                reason: format!("record {index}: {err}"),
+            }),
+        }
+    }
+
+    /// Says which records were refused and why, for an `ERROR bad_record`; `None` when
+    /// every record passed.
+    pub fn refusal(&self) -> Option<String> {
+        let (index, err) = self.first_refused.as_ref()?;
+        let refused = self.refused;
+        let total = self.total;
+        let more = match refused {
+            1 => String::new(),
+            _ => format!(" (the first of {refused})"),
+        };
+        Some(format!(
+            "refused {refused} of {total} records; record {index}{more}: {err}"
+        ))
+    }
+
+    fn refuse(&mut self, index: u32, err: DecodeError, count: u32) {
+        self.refused += count;
+        self.first_refused.get_or_insert((index, err));
+    }
+}
+
+impl From<Publish> for CheckedPublish {
+    /// A frame whose records all passed.
+    fn from(publish: Publish) -> CheckedPublish {
+        CheckedPublish {
+            total: u32::try_from(publish.records.len()).unwrap_or(u32::MAX),
+            refused: 0,
+            first_refused: None,
+            publish,
+        }
+    }
+}
+
+/// Reads the correlation id of a request frame (type byte and body) that did not decode:
+/// the first element of its body array. `None` when even that cannot be read, or it is 0
+/// (nobody to answer).
+pub fn request_cid(frame: &[u8]) -> Option<u64> {
+    let mut reader = Reader::new(frame.get(1..)?);
+    if reader.read_array_len().ok()? == 0 {
+        return None;
+    }
+    reader.read_uint().ok().filter(|cid| *cid != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msgpack;
+    use crate::{Frame, Kind, Record};
+
+    fn publish_body(records: &[Vec<u8>]) -> Bytes {
+        let mut body = Vec::new();
+        msgpack::write_array_len(&mut body, 3);
+        msgpack::write_uint(&mut body, 9);
+        msgpack::write_uint(&mut body, 1);
+        msgpack::write_array_len(&mut body, records.len() as u32);
+        records.iter().for_each(|r| body.extend_from_slice(r));
+        Bytes::from(body)
+    }
+
+    fn good(subject: &str) -> Vec<u8> {
+        Record::new(Kind::Log, subject).to_bytes()
+    }
+
+    fn with_field(value: u64) -> Vec<u8> {
+        // A record whose one field is a uint64, written by hand as Python's msgpack would.
+        let mut fields = Vec::new();
+        msgpack::write_map_len(&mut fields, 1);
+        msgpack::write_str(&mut fields, "counter");
+        msgpack::write_uint(&mut fields, value);
+        let mut record = good("A.b");
+        record[0] += 1; // one more key in the map header (a fixmap of 4 becomes 5)
+        record.push(8);
+        record.extend_from_slice(&fields);
+        record
+    }
+
+    #[test]
+    fn a_bad_record_is_refused_alone() {
+        let body = publish_body(&[good("A.a"), with_field(u64::MAX), good("A.c")]);
+        let checked = CheckedPublish::decode(&body).unwrap();
+        assert_eq!((checked.total, checked.refused), (3, 1));
+        let subjects: Vec<_> = checked.publish.records.iter().map(|r| r.subject()).collect();
+        assert_eq!(subjects, ["A.a", "A.c"]);
+        let message = checked.refusal().unwrap();
+        assert!(message.starts_with("refused 1 of 3 records; record 1: invalid fields: `counter` holds 18446744073709551615"), "{message}");
+        assert!(with_field(5).len() > 4 && CheckedPublish::decode(&publish_body(&[with_field(5)])).unwrap().refused == 0);
+    }
+
+    #[test]
+    fn a_record_that_cannot_be_skipped_refuses_the_rest() {
+        let mut broken = good("A.b");
+        broken.truncate(3);
+        broken.push(0xc1); // a marker that starts no value
+        let body = publish_body(&[good("A.a"), broken, good("A.c"), good("A.d")]);
+        let checked = CheckedPublish::decode(&body).unwrap();
+        assert_eq!((checked.total, checked.refused), (4, 3));
+        assert_eq!(checked.publish.records.len(), 1);
+        assert!(checked.refusal().unwrap().contains("record 1 (the first of 3)"));
+    }
+
+    #[test]
+    fn strict_decoding_names_the_same_error_as_before() {
+        let body = publish_body(&[good("A.a"), with_field(u64::MAX)]);
+        let mut frame = vec![FrameType::Publish as u8];
+        frame.extend_from_slice(&body);
+        let strict = Frame::decode(Bytes::from(frame)).unwrap_err().to_string();
+        assert!(strict.starts_with("malformed PUBLISH frame: invalid record: record 1: invalid fields: `counter`"), "{strict}");
+    }
+
+    #[test]
+    fn reads_the_cid_of_a_body_that_does_not_decode() {
+        assert_eq!(request_cid(&[0x20, 0x94, 0x07, 0xc1]), Some(7));
+        assert_eq!(request_cid(&[0x55, 0x91, 0xcd, 0x01, 0x00]), Some(256));
+        assert_eq!(request_cid(&[0x20, 0x94, 0x00]), None);
+        assert_eq!(request_cid(&[0x20, 0x80]), None);
+        assert_eq!(request_cid(&[0x40]), None);
+    }
+}
