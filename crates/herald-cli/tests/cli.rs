@@ -332,3 +332,58 @@ fn information_objects_from_the_command_line() {
         "error: no information object `RunParams.Nothing`"
     );
 }
+
+#[test]
+fn a_second_server_on_the_same_data_directory_refuses_and_names_the_lock_holder() {
+    let data_dir = herald_testkit::temp_dir("lock");
+    let first = herald_testkit::ServeProcess::start_in(HERALD, &data_dir, &[], &[]);
+    let mut second = Command::new(HERALD);
+    second
+        .args(["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(&data_dir)
+        .env_remove("HERALD_SERVER");
+    let output = run_bounded(second);
+    assert!(!output.status.success());
+    let message = text(&output.stderr);
+    let lock = data_dir.join("herald.lock");
+    assert!(
+        message.contains(&format!(
+            "is in use by another herald server (pid {}): it holds the lock {}",
+            first.id(),
+            lock.display()
+        )),
+        "{message}"
+    );
+    drop(first);
+    // The lock went with the process (however it ended): the directory is free again.
+    let again = herald_testkit::ServeProcess::start_in(HERALD, &data_dir, &[], &[]);
+    drop(again);
+}
+
+#[test]
+fn an_unknown_herald_variable_is_a_warning_not_a_refusal() {
+    let mut check = Command::new(HERALD);
+    check
+        .args(["serve", "--check-config"])
+        .env("HERALD_LISTN", "127.0.0.1:1")
+        .env("HERALD_BIN", "/usr/bin/true");
+    let output = run_bounded(check);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let warnings = text(&output.stderr);
+    assert!(
+        warnings.contains(
+            "warning: ignoring environment variable HERALD_LISTN: `listn` is not a setting (did \
+             you mean `listen`?)"
+        ),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("ignoring environment variable HERALD_BIN"),
+        "{warnings}"
+    );
+    assert!(text(&output.stdout).starts_with("configuration OK"));
+    // And a real server starts with them set.
+    let server = herald_testkit::ServeProcess::start_with_env(HERALD, &[], &[("HERALD_BIN", "x")]);
+    drop(server);
+}

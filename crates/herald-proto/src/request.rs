@@ -182,11 +182,22 @@ mod tests {
         let body = publish_body(&[good("A.a"), with_field(u64::MAX), good("A.c")]);
         let checked = CheckedPublish::decode(&body).unwrap();
         assert_eq!((checked.total, checked.refused), (3, 1));
-        let subjects: Vec<_> = checked.publish.records.iter().map(|r| r.subject()).collect();
+        let subjects: Vec<_> = checked
+            .publish
+            .records
+            .iter()
+            .map(|r| r.subject())
+            .collect();
         assert_eq!(subjects, ["A.a", "A.c"]);
         let message = checked.refusal().unwrap();
         assert!(message.starts_with("refused 1 of 3 records; record 1: invalid fields: `counter` holds 18446744073709551615"), "{message}");
-        assert!(with_field(5).len() > 4 && CheckedPublish::decode(&publish_body(&[with_field(5)])).unwrap().refused == 0);
+        assert!(
+            with_field(5).len() > 4
+                && CheckedPublish::decode(&publish_body(&[with_field(5)]))
+                    .unwrap()
+                    .refused
+                    == 0
+        );
     }
 
     #[test]
@@ -198,7 +209,10 @@ mod tests {
         let checked = CheckedPublish::decode(&body).unwrap();
         assert_eq!((checked.total, checked.refused), (4, 3));
         assert_eq!(checked.publish.records.len(), 1);
-        assert!(checked.refusal().unwrap().contains("record 1 (the first of 3)"));
+        assert!(checked
+            .refusal()
+            .unwrap()
+            .contains("record 1 (the first of 3)"));
     }
 
     #[test]
@@ -207,7 +221,12 @@ mod tests {
         let mut frame = vec![FrameType::Publish as u8];
         frame.extend_from_slice(&body);
         let strict = Frame::decode(Bytes::from(frame)).unwrap_err().to_string();
-        assert!(strict.starts_with("malformed PUBLISH frame: invalid record: record 1: invalid fields: `counter`"), "{strict}");
+        assert!(
+            strict.starts_with(
+                "malformed PUBLISH frame: invalid record: record 1: invalid fields: `counter`"
+            ),
+            "{strict}"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //!   `/ws/info`, the embedded UI files), JSON errors.
 //! - [`monitor`]: counters and the connection registry; [`events`]: log-and-count events.
 //! - [`config`]: [`Config`] from file, `HERALD_*` and flags; [`units`] for `2s`, `64KiB`.
+//! - [`data_lock`]: [`DataDirGuard`](data_lock::DataDirGuard), one server per data directory.
 //! - [`shutdown`]: the shutdown signal.
 //!
 //! # Example
@@ -33,6 +34,7 @@ pub mod archive;
 pub mod command;
 pub mod config;
 pub mod connection;
+pub mod data_lock;
 pub mod events;
 pub mod http;
 pub mod info;

@@ -1,5 +1,6 @@
 //! The server: binds, accepts, and shuts down gracefully.
 
+use crate::data_lock::DataDirGuard;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -80,15 +81,20 @@ pub struct Server {
     tasks: Vec<JoinHandle<()>>,
     http: JoinHandle<()>,
     http_cut: watch::Sender<bool>,
+    /// Released when the server is dropped, after `shutdown` closed the archive.
+    _data_lock: DataDirGuard,
 }
 
 impl Server {
-    /// Binds the configured addresses (native protocol, then HTTP) and starts accepting
-    /// connections.
+    /// Locks the data directory, binds the configured addresses (native protocol, then
+    /// HTTP) and starts accepting connections.
     ///
     /// # Errors
-    /// The bind error, with the address, e.g. when the port is taken.
+    /// Another server holds the data directory (naming its PID and the lock file), or the
+    /// bind error, with the address, e.g. when the port is taken.
     pub async fn start(config: Config) -> std::io::Result<Server> {
+        // First, so a second server on this directory stops before it binds or opens files.
+        let data_lock = DataDirGuard::acquire(&config.data_dir)?;
         let listener = bind(config.listen, "listen").await?;
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;
@@ -137,6 +143,7 @@ impl Server {
             tasks: vec![accept, sampler, syncer],
             http,
             http_cut,
+            _data_lock: data_lock,
         })
     }
 

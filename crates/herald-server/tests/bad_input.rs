@@ -6,10 +6,7 @@
 
 mod common;
 
-use common::{
-    good_hello, hello_frame, log, publish_frame, raw_frame, wait_until,
-    Bystander, WAIT,
-};
+use common::{good_hello, hello_frame, log, publish_frame, raw_frame, wait_until, Bystander, WAIT};
 use herald_client::{Client, ClientError, ConnectError, UrlError};
 use herald_proto::frame::{FrameType, GapNotice};
 use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Filter, Frame, Priority, Record};

@@ -42,8 +42,10 @@ async fn still_serves(raw: &mut RawConnection) {
     let record = log("good.after", Priority::Info, "after the refusal");
     raw.send_bytes(&common::publish_frame(&[record], 78, AckLevel::Received))
         .await;
-    let frames = frames_until(raw, |frames| delivered(frames).len() == 1 && acks(frames) == 1)
-        .await;
+    let frames = frames_until(raw, |frames| {
+        delivered(frames).len() == 1 && acks(frames) == 1
+    })
+    .await;
     assert_eq!(delivered(&frames)[0].subject, "good.after");
 }
 
@@ -187,9 +189,15 @@ async fn bad_record_among_good(bad: Vec<u8>, reason: &str) {
     };
     assert_eq!((error.cid, error.code), (9, ErrorCode::BadRecord));
     let message = &error.message;
-    assert!(message.starts_with("refused 1 of 3 records; record 1: "), "{message}");
+    assert!(
+        message.starts_with("refused 1 of 3 records; record 1: "),
+        "{message}"
+    );
     assert!(message.contains(reason), "{message}");
-    assert!(message.ends_with("; the other 2 records were taken"), "{message}");
+    assert!(
+        message.ends_with("; the other 2 records were taken"),
+        "{message}"
+    );
     let ack = Ack {
         ack_id: 9,
         level: AckLevel::Received,
@@ -203,7 +211,11 @@ async fn bad_record_among_good(bad: Vec<u8>, reason: &str) {
     assert_eq!(subjects, ["good.one", "good.two"]);
     still_serves(&mut raw).await;
     assert_eq!(common::server_int(&server, "refused_records"), 1);
-    assert_eq!(common::server_int(&server, "records_in"), 3, "2 + the check");
+    assert_eq!(
+        common::server_int(&server, "records_in"),
+        3,
+        "2 + the check"
+    );
     server.stop().await;
 }
 
@@ -264,7 +276,11 @@ async fn a_record_cut_short_refuses_itself_and_what_follows_it() {
 async fn bad_records_without_an_acknowledgement_are_counted_and_the_rest_routed() {
     let server = TestServer::start().await;
     let mut raw = subscribed(&server).await;
-    let records = [good("good.one"), record_with(&[(11, 7)]), record_with(&[(12, 0)])];
+    let records = [
+        good("good.one"),
+        record_with(&[(11, 7)]),
+        record_with(&[(12, 0)]),
+    ];
     raw.send_bytes(&publish_frame_of_bytes(&records, 0, AckLevel::None))
         .await;
     let frames = frames_until(&mut raw, |f| !delivered(f).is_empty()).await;
@@ -330,7 +346,11 @@ async fn an_unknown_query_operation_is_refused_alone() {
         panic!("expected an ERROR");
     };
     assert_eq!((error.cid, error.code), (8, ErrorCode::BadQuery));
-    assert!(error.message.contains("unknown operation 42"), "{}", error.message);
+    assert!(
+        error.message.contains("unknown operation 42"),
+        "{}",
+        error.message
+    );
     still_serves(&mut raw).await;
     server.stop().await;
 }

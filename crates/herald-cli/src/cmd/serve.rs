@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use herald_server::config::ENV_CONFIG_FILE;
+use herald_server::config::{Loaded, ENV_CONFIG_FILE};
 use herald_server::{Config, Server};
 
 use crate::demo::{self, DemoHandle, Simulation};
@@ -43,8 +43,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let config = load(&args)?;
+    let Loaded { config, warnings } = load(&args)?;
     if args.check_config {
+        for warning in &warnings {
+            eprintln!("warning: {warning}");
+        }
         println!("configuration OK");
         println!("{config:#?}");
         println!("archive rules, first match decides:");
@@ -54,6 +57,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     init_tracing(&config.log_level);
+    for warning in &warnings {
+        tracing::warn!("{warning}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -63,7 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn load(args: &Args) -> anyhow::Result<Config> {
+fn load(args: &Args) -> anyhow::Result<Loaded> {
     let path = args
         .config
         .clone()

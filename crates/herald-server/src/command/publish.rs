@@ -17,7 +17,12 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
     if let Some(refusal) = refused {
         // The good records of the batch are routed; the producer hears of the rest first.
         let shared = &session.shared;
-        events::records_refused(&shared.monitor, session.state.id, u64::from(checked.refused), &refusal);
+        events::records_refused(
+            &shared.monitor,
+            session.state.id,
+            u64::from(checked.refused),
+            &refusal,
+        );
         if publish.ack != AckLevel::None {
             let error = ErrorFrame {
                 cid: publish.ack_id,

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use crate::units::{parse_bytes, parse_duration};
 
 pub mod archive;
+mod env;
 
 pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
 
@@ -162,6 +163,15 @@ pub struct RawConfig {
     pub archive: Option<RawArchiveConfig>,
 }
 
+/// A loaded configuration and what was ignored on the way.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The configuration.
+    pub config: Config,
+    /// Sentences for the operator: `HERALD_*` variables that name no setting, ignored.
+    pub warnings: Vec<String>,
+}
+
 /// The validated configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -205,6 +215,8 @@ impl Default for Config {
 impl Config {
     /// Loads the configuration: the file at `path` (if any), then `env` variables named
     /// `HERALD_<KEY>`, then `flags` (already keyed like the file), each overriding the last.
+    /// A `HERALD_*` variable that names no setting is a warning, not an error: scripts set
+    /// variables of their own under that prefix.
     ///
     /// # Errors
     /// [`ConfigError`] naming the file, key or variable and what is wrong with it.
@@ -212,7 +224,7 @@ impl Config {
         path: Option<&Path>,
         env: impl IntoIterator<Item = (String, String)>,
         flags: toml::Table,
-    ) -> Result<Config, ConfigError> {
+    ) -> Result<Loaded, ConfigError> {
         let mut table = match path {
             Some(path) => read_file(path)?,
             None => toml::Table::new(),
@@ -220,24 +232,7 @@ impl Config {
         if let Some(path) = path {
             check_keys(&table, &format!("config file {}", path.display()))?;
         }
-        for (name, value) in env {
-            let Some(key) = name.strip_prefix(ENV_PREFIX) else {
-                continue;
-            };
-            if CLIENT_ENV_VARS.contains(&name.as_str()) || name.starts_with(SCRIPT_ENV_PREFIX) {
-                continue;
-            }
-            let key = key.to_ascii_lowercase();
-            if let Some(sub) = key.strip_prefix("archive_") {
-                set_archive_key(&mut table, sub, &value, &name)?;
-                continue;
-            }
-            if !KEYS.contains(&key.as_str()) {
-                let origin = format!("environment variable {name}");
-                return Err(ConfigError::UnknownKey { key, origin });
-            }
-            table.insert(key, env_value(&value));
-        }
+        let warnings = env::apply(&mut table, env)?;
         check_keys(&flags, "the command line")?;
         table.extend(flags);
         let raw = RawConfig::deserialize(toml::Value::Table(table)).map_err(|err| {
@@ -246,7 +241,8 @@ impl Config {
                 message: err.to_string(),
             }
         })?;
-        Config::from_raw(raw)
+        let config = Config::from_raw(raw)?;
+        Ok(Loaded { config, warnings })
     }
 
     /// Validates `raw` and fills in defaults.
@@ -386,53 +382,6 @@ fn check_keys(table: &toml::Table, source: &str) -> Result<(), ConfigError> {
     }
 }
 
-/// Sets `[archive]`'s `key` from variable `name` (`HERALD_ARCHIVE_KEYSPACE=site_a`);
-/// `contact_points` takes a comma-separated list. Rules only come from the file.
-fn set_archive_key(
-    table: &mut toml::Table,
-    key: &str,
-    value: &str,
-    name: &str,
-) -> Result<(), ConfigError> {
-    if !ARCHIVE_KEYS.contains(&key) || key == "rules" {
-        return Err(ConfigError::UnknownKey {
-            key: format!("archive.{key}"),
-            origin: format!("environment variable {name}"),
-        });
-    }
-    let section = table
-        .entry("archive")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    let Some(section) = section.as_table_mut() else {
-        return Err(invalid(
-            "archive",
-            "must be a table (`[archive]`)".to_string(),
-        ));
-    };
-    let parsed = match key {
-        "contact_points" => toml::Value::Array(
-            value
-                .split(',')
-                .map(|point| toml::Value::String(point.trim().to_string()))
-                .collect(),
-        ),
-        _ => env_value(value),
-    };
-    section.insert(key.to_string(), parsed);
-    Ok(())
-}
-
-/// Reads an environment value as TOML would: integers and booleans typed, the rest text.
-fn env_value(text: &str) -> toml::Value {
-    if let Ok(number) = text.parse::<i64>() {
-        return toml::Value::Integer(number);
-    }
-    if let Ok(flag) = text.parse::<bool>() {
-        return toml::Value::Boolean(flag);
-    }
-    toml::Value::String(text.to_string())
-}
-
 fn invalid(key: &'static str, message: String) -> ConfigError {
     ConfigError::Invalid { key, message }
 }
@@ -521,20 +470,24 @@ mod tests {
             ("HERALD_CASSANDRA", "127.0.0.1:9042"),
             ("PATH", "/bin"),
         ]);
-        let config = Config::load(None, vars, flags).unwrap();
+        let config = Config::load(None, vars, flags).unwrap().config;
         assert_eq!(config.listen.port(), 9000);
         assert_eq!(config.queue.max_bytes, 1 << 20);
         assert_eq!(config.http.port(), 8480);
     }
 
     #[test]
-    fn unknown_env_key_names_the_variable() {
-        let err =
-            Config::load(None, env(&[("HERALD_LISTN", "x")]), toml::Table::new()).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("unknown setting `listn` (from environment variable HERALD_LISTN)"),
-            "{err}"
+    fn an_unknown_variable_is_a_warning_that_names_it() {
+        let vars = env(&[("HERALD_LISTN", "x"), ("HERALD_BIN", "/tmp/herald")]);
+        let loaded = Config::load(None, vars, toml::Table::new()).unwrap();
+        assert_eq!(loaded.config, Config::default());
+        assert_eq!(
+            loaded.warnings,
+            [
+                "ignoring environment variable HERALD_LISTN: `listn` is not a setting (did you \
+                 mean `listen`?)",
+                "ignoring environment variable HERALD_BIN: `bin` is not a setting"
+            ]
         );
     }
 

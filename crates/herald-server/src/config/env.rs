@@ -1,0 +1,139 @@
+//! `HERALD_*` environment variables as settings: `HERALD_<KEY>` sets the file's `<key>`,
+//! `HERALD_ARCHIVE_<KEY>` the `[archive]` section's. A variable that names no setting is
+//! ignored with a warning (a test script's `HERALD_BIN` is not a mistake in the server's
+//! configuration); a known setting with a bad value is still an error.
+
+use super::archive::ARCHIVE_KEYS;
+use super::{invalid, ConfigError, CLIENT_ENV_VARS, ENV_PREFIX, KEYS, SCRIPT_ENV_PREFIX};
+
+/// Sets the keys `env` names in `table`; returns a warning for each variable ignored.
+///
+/// # Errors
+/// [`ConfigError`] when a variable names `[archive]` where the file has no table.
+pub(super) fn apply(
+    table: &mut toml::Table,
+    env: impl IntoIterator<Item = (String, String)>,
+) -> Result<Vec<String>, ConfigError> {
+    let mut warnings = Vec::new();
+    for (name, value) in env {
+        let Some(key) = name.strip_prefix(ENV_PREFIX) else {
+            continue;
+        };
+        if CLIENT_ENV_VARS.contains(&name.as_str()) || name.starts_with(SCRIPT_ENV_PREFIX) {
+            continue;
+        }
+        let key = key.to_ascii_lowercase();
+        if let Some(sub) = key.strip_prefix("archive_") {
+            if ARCHIVE_KEYS.contains(&sub) && sub != "rules" {
+                set_archive_key(table, sub, &value)?;
+                continue;
+            }
+            let known: Vec<&str> = ARCHIVE_KEYS
+                .iter()
+                .copied()
+                .filter(|k| *k != "rules")
+                .collect();
+            warnings.push(unknown(
+                &name,
+                &format!("archive.{sub}"),
+                sub,
+                &known,
+                "archive.",
+            ));
+            continue;
+        }
+        if !KEYS.contains(&key.as_str()) || key == "archive" {
+            warnings.push(unknown(&name, &key, &key, &KEYS, ""));
+            continue;
+        }
+        table.insert(key, env_value(&value));
+    }
+    Ok(warnings)
+}
+
+/// Says that variable `name` was ignored, suggesting the nearest known key.
+fn unknown(name: &str, key: &str, bare: &str, known: &[&str], prefix: &str) -> String {
+    let nearest = known
+        .iter()
+        .map(|candidate| (edit_distance(bare, candidate), candidate))
+        .filter(|(distance, _)| *distance <= 2)
+        .min();
+    let hint = match nearest {
+        Some((_, candidate)) => format!(" (did you mean `{prefix}{candidate}`?)"),
+        None => String::new(),
+    };
+    format!("ignoring environment variable {name}: `{key}` is not a setting{hint}")
+}
+
+/// Returns the Levenshtein distance between `a` and `b` (short keys only).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous[j] + usize::from(ca != *cb);
+            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+/// Sets `[archive]`'s `key` from a variable (`HERALD_ARCHIVE_KEYSPACE=site_a`);
+/// `contact_points` takes a comma-separated list. Rules only come from the file.
+fn set_archive_key(table: &mut toml::Table, key: &str, value: &str) -> Result<(), ConfigError> {
+    let section = table
+        .entry("archive")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let Some(section) = section.as_table_mut() else {
+        return Err(invalid(
+            "archive",
+            "must be a table (`[archive]`)".to_string(),
+        ));
+    };
+    let parsed = match key {
+        "contact_points" => toml::Value::Array(
+            value
+                .split(',')
+                .map(|point| toml::Value::String(point.trim().to_string()))
+                .collect(),
+        ),
+        _ => env_value(value),
+    };
+    section.insert(key.to_string(), parsed);
+    Ok(())
+}
+
+/// Reads an environment value as TOML would: integers and booleans typed, the rest text.
+fn env_value(text: &str) -> toml::Value {
+    if let Ok(number) = text.parse::<i64>() {
+        return toml::Value::Integer(number);
+    }
+    if let Ok(flag) = text.parse::<bool>() {
+        return toml::Value::Boolean(flag);
+    }
+    toml::Value::String(text.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_nearest_setting() {
+        assert_eq!(edit_distance("listn", "listen"), 1);
+        assert_eq!(edit_distance("queue_recrods", "queue_records"), 2);
+        let mut table = toml::Table::new();
+        let vars = [("HERALD_ARCHIVE_KEYSPAC".to_string(), "x".to_string())];
+        let warnings = apply(&mut table, vars).unwrap();
+        assert_eq!(
+            warnings,
+            [
+                "ignoring environment variable HERALD_ARCHIVE_KEYSPAC: `archive.keyspac` is not a \
+              setting (did you mean `archive.keyspace`?)"
+            ]
+        );
+        assert!(table.is_empty());
+    }
+}
