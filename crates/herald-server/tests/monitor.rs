@@ -327,6 +327,8 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "dropped",
             "drops",
             "rejected_frames",
+            "refused_requests",
+            "refused_records",
             "rate_in",
             "rate_out",
             "closes",
