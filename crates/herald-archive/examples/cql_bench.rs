@@ -153,7 +153,7 @@ fn main() {
         let started = Instant::now();
         let mut count = 0;
         loop {
-            let page =
+            let (page, _) =
                 query::samples(&backend, &query, Budget::records(usize::MAX)).expect("samples");
             count += page.records.len();
             match page.next {
@@ -187,7 +187,8 @@ fn main() {
     };
     let fold = || {
         let started = Instant::now();
-        let buckets = herald_archive::decimate::buckets(&backend, &bucket_query).expect("buckets");
+        let (buckets, _) =
+            herald_archive::decimate::buckets(&backend, &bucket_query).expect("buckets");
         assert_eq!(buckets.len(), 1_000);
         started.elapsed()
     };

@@ -33,7 +33,8 @@ macro_rules! conformance_tests {
             instant_lookup_finds_the_last_sample_at_or_before, log_filters_select_records,
             retention_drops_whole_expired_days, data_survives_a_restart,
             writing_the_same_entries_twice_stores_them_once,
-            records_arriving_out_of_order_read_back_in_order);
+            records_arriving_out_of_order_read_back_in_order,
+            a_record_that_does_not_decode_is_skipped_and_counted);
     };
     (@each $harness:expr; $($check:ident),*) => {
         $(
@@ -117,8 +118,9 @@ pub fn all_samples(
     };
     let mut all = Vec::new();
     loop {
-        let Page { records, next } =
-            query::samples(backend, &query, Budget::records(usize::MAX)).expect("samples query");
+        let Page { records, next } = query::samples(backend, &query, Budget::records(usize::MAX))
+            .expect("samples query")
+            .0;
         assert!(records.len() <= limit as usize, "page over its limit");
         all.extend(records);
         match next {
@@ -131,7 +133,8 @@ pub fn all_samples(
 fn all_logs(backend: &dyn Backend, mut query: LogQuery) -> Vec<Record> {
     let mut all = Vec::new();
     loop {
-        let page = query::logs(backend, &query, Budget::records(usize::MAX)).expect("logs query");
+        let (page, _) =
+            query::logs(backend, &query, Budget::records(usize::MAX)).expect("logs query");
         all.extend(page.records.iter().map(|s| s.decode().expect("a record")));
         match page.next {
             Some(next) => query.after = Some(next),
@@ -197,6 +200,83 @@ pub fn write_then_range_read(harness: &dyn Harness) {
     );
 }
 
+/// Returns `entry` with its one integer field (written as `d3` + 8 bytes, i64::MIN) turned
+/// into a uint64 above i64::MAX (`cf ff…`, the same length): what an older server let in,
+/// and no reader can decode.
+pub fn poisoned(mut entry: Entry) -> Entry {
+    let mut bytes = entry.record.bytes.to_vec();
+    let at = bytes
+        .windows(9)
+        .position(|w| w == [0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0])
+        .expect("an i64::MIN field");
+    bytes[at..at + 9].copy_from_slice(&[0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+    assert!(RawRecord::new(Bytes::from(bytes.clone())).is_err());
+    entry.record = RawRecord {
+        bytes: Bytes::from(bytes),
+        meta: entry.record.meta,
+    };
+    entry
+}
+
+/// A stored record that does not decode fails no query: samples, logs, buckets and the
+/// instant lookup leave it out and count it as skipped.
+pub fn a_record_that_does_not_decode_is_skipped_and_counted(harness: &dyn Harness) {
+    let backend = harness.open();
+    let name = format!("{}.Poisoned", unique("skip"));
+    let good = |i: i64| entry(Kind::Info, &name, BASE + i * SECOND, value(i), LONG);
+    let bad = poisoned(entry(
+        Kind::Info,
+        &name,
+        BASE + SECOND,
+        value(i64::MIN),
+        LONG,
+    ));
+    let log = |i: i64, v: i64| {
+        let record = Record {
+            time: BASE + i * SECOND,
+            fields: value(v),
+            ..Record::new(Kind::Log, &name)
+        };
+        entry_of(&record, LONG)
+    };
+    let bad_log = poisoned(log(11, i64::MIN));
+    backend
+        .write(&[good(0), bad, good(2), log(10, 1), bad_log, log(12, 3)])
+        .expect("write");
+    let (page, skipped) = query::samples(
+        &*backend,
+        &samples_query(&name, BASE, BASE + 10 * SECOND),
+        Budget::records(usize::MAX),
+    )
+    .expect("samples query");
+    assert_eq!((times(&page.records).len(), skipped), (2, 1));
+    let logs = LogQuery {
+        from: BASE,
+        to: BASE + 20 * SECOND,
+        priorities: PrioritySet::ALL,
+        subject: Some(name.clone()),
+        limit: 100,
+        ..LogQuery::default()
+    };
+    let (page, skipped) = query::logs(&*backend, &logs, Budget::records(usize::MAX)).expect("logs");
+    assert_eq!((page.records.len(), skipped), (2, 1));
+    let buckets = BucketQuery {
+        name: name.clone(),
+        from: BASE,
+        to: BASE + 10 * SECOND,
+        buckets: 1,
+        field: None,
+    };
+    let (buckets, skipped) = crate::decimate::buckets(&*backend, &buckets).expect("buckets");
+    assert_eq!((buckets[0].count, skipped), (2, 1));
+    let at = AtQuery {
+        names: vec![name.clone()],
+        time: BASE + SECOND,
+    };
+    let (found, skipped) = query::at(&*backend, &at).expect("at");
+    assert_eq!((found, skipped), (vec![None], 1));
+}
+
 /// Paging through a range spanning days and retention classes returns every sample once,
 /// in order.
 pub fn pages_cover_days_and_classes_once(harness: &dyn Harness) {
@@ -232,7 +312,7 @@ pub fn decimation_folds_samples(harness: &dyn Harness) {
         buckets: 60,
         field: None,
     };
-    let buckets = crate::decimate::buckets(&*backend, &query).expect("buckets");
+    let (buckets, _) = crate::decimate::buckets(&*backend, &query).expect("buckets");
     assert_eq!(buckets.len(), 60);
     for (index, bucket) in buckets.iter().enumerate() {
         assert_eq!(bucket.start, BASE + index as i64 * 60 * SECOND);
@@ -250,7 +330,7 @@ pub fn decimation_folds_samples(harness: &dyn Harness) {
         field: Some("missing".into()),
         ..query
     };
-    let one = crate::decimate::buckets(&*backend, &coarse).expect("buckets");
+    let (one, _) = crate::decimate::buckets(&*backend, &coarse).expect("buckets");
     assert_eq!(
         (one.len(), one[0].count, one[0].fields.len()),
         (1, 3_600, 0)
@@ -293,6 +373,7 @@ pub fn instant_lookup_finds_the_last_sample_at_or_before(harness: &dyn Harness) 
         };
         query::at(&*backend, &query)
             .expect("at")
+            .0
             .iter()
             .map(|found| found.as_ref().map(|s| s.decode().unwrap().time))
             .collect::<Vec<_>>()
@@ -480,7 +561,8 @@ pub fn data_survives_a_restart(harness: &dyn Harness) {
             time: BASE + DAY_NANOS,
         },
     )
-    .unwrap();
+    .unwrap()
+    .0;
     assert_eq!(
         at[0].as_ref().unwrap().decode().unwrap().time,
         BASE + 99 * SECOND
@@ -549,7 +631,7 @@ pub fn records_arriving_out_of_order_read_back_in_order(harness: &dyn Harness) {
         names: vec![name],
         time: at + 101 * SECOND / 2,
     };
-    let found = query::at(&*backend, &query).expect("at")[0]
+    let found = query::at(&*backend, &query).expect("at").0[0]
         .clone()
         .expect("a value");
     assert_eq!(found.decode().unwrap().time, at + 101 * SECOND / 2);

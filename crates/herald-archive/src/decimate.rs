@@ -14,11 +14,15 @@ use crate::query::{check_range, read_rows, Budget};
 /// Rows read per page while folding.
 const FOLD_PAGE_ROWS: usize = 16_384;
 
-/// Folds `query.name`'s samples into buckets; buckets without samples are left out.
+/// Folds `query.name`'s samples into buckets; buckets without samples are left out. Also
+/// returns how many stored records were skipped because they do not decode.
 ///
 /// # Errors
 /// `BadQuery` for a bad range or bucket count, or the store's error.
-pub fn buckets(backend: &dyn Backend, query: &BucketQuery) -> Result<Vec<Bucket>, ArchiveError> {
+pub fn buckets(
+    backend: &dyn Backend,
+    query: &BucketQuery,
+) -> Result<(Vec<Bucket>, u64), ArchiveError> {
     check_range(query.from, query.to)?;
     if query.buckets == 0 || query.buckets > MAX_BUCKETS {
         return Err(ArchiveError::bad_query(format!(
@@ -27,6 +31,7 @@ pub fn buckets(backend: &dyn Backend, query: &BucketQuery) -> Result<Vec<Bucket>
         )));
     }
     let mut folder = Folder::new(query.from, query.to, query.buckets);
+    let mut skipped = 0;
     let mut range = RowRange {
         from: query.from,
         to: query.to,
@@ -36,13 +41,14 @@ pub fn buckets(backend: &dyn Backend, query: &BucketQuery) -> Result<Vec<Bucket>
     loop {
         let source = Source::Samples(&query.name);
         let budget = Budget::records(FOLD_PAGE_ROWS);
-        let (rows, next) = read_rows(backend, source, &range, budget, |_| Ok(true))?;
-        for row in &rows {
+        let read = read_rows(backend, source, &range, budget, |_| Ok(true))?;
+        skipped += read.skipped;
+        for row in &read.rows {
             folder.add(row.time, &row.stored.record, query.field.as_deref())?;
         }
-        match next {
+        match read.next {
             Some(next) => range.after = Some(next),
-            None => return Ok(folder.finish()),
+            None => return Ok((folder.finish(), skipped)),
         }
     }
 }

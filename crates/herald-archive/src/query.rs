@@ -40,6 +40,19 @@ impl Budget {
     }
 }
 
+/// An answer, and how many stored records it skipped because they do not decode.
+///
+/// What the server acknowledged every reader must be able to read; a stored record that
+/// does not decode (written by an older server, or damaged) is left out of every answer and
+/// counted here, so one bad record never fails a whole query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The answer.
+    pub reply: ArchiveReply,
+    /// Stored records in the range that were skipped because they do not decode.
+    pub skipped: u64,
+}
+
 /// Answers `request`, each page within `budget` (whose record count the query's own
 /// `limit` lowers).
 ///
@@ -49,15 +62,26 @@ pub fn answer(
     backend: &dyn Backend,
     request: &ArchiveRequest,
     budget: Budget,
-) -> Result<ArchiveReply, ArchiveError> {
-    match request {
-        ArchiveRequest::Samples(query) => samples(backend, query, budget).map(ArchiveReply::Page),
-        ArchiveRequest::Logs(query) => logs(backend, query, budget).map(ArchiveReply::Page),
-        ArchiveRequest::At(query) => at(backend, query).map(ArchiveReply::At),
-        ArchiveRequest::Buckets(query) => {
-            decimate::buckets(backend, query).map(ArchiveReply::Buckets)
+) -> Result<Answer, ArchiveError> {
+    let (reply, skipped) = match request {
+        ArchiveRequest::Samples(query) => {
+            let (page, skipped) = samples(backend, query, budget)?;
+            (ArchiveReply::Page(page), skipped)
         }
-    }
+        ArchiveRequest::Logs(query) => {
+            let (page, skipped) = logs(backend, query, budget)?;
+            (ArchiveReply::Page(page), skipped)
+        }
+        ArchiveRequest::At(query) => {
+            let (found, skipped) = at(backend, query)?;
+            (ArchiveReply::At(found), skipped)
+        }
+        ArchiveRequest::Buckets(query) => {
+            let (buckets, skipped) = decimate::buckets(backend, query)?;
+            (ArchiveReply::Buckets(buckets), skipped)
+        }
+    };
+    Ok(Answer { reply, skipped })
 }
 
 /// Checks a time range and a page limit.
@@ -84,7 +108,7 @@ fn check_limit(limit: u32) -> Result<(), ArchiveError> {
     Ok(())
 }
 
-/// One page of `query.name`'s samples.
+/// One page of `query.name`'s samples, and how many stored records it skipped.
 ///
 /// # Errors
 /// As [`answer`].
@@ -92,7 +116,7 @@ pub fn samples(
     backend: &dyn Backend,
     query: &SampleQuery,
     budget: Budget,
-) -> Result<Page, ArchiveError> {
+) -> Result<(Page, u64), ArchiveError> {
     check_range(query.from, query.to)?;
     check_limit(query.limit)?;
     if query.name.is_empty() {
@@ -117,11 +141,16 @@ pub fn samples(
     )
 }
 
-/// One page of log records passing `query`'s filters.
+/// One page of log records passing `query`'s filters, and how many stored records it
+/// skipped.
 ///
 /// # Errors
 /// As [`answer`].
-pub fn logs(backend: &dyn Backend, query: &LogQuery, budget: Budget) -> Result<Page, ArchiveError> {
+pub fn logs(
+    backend: &dyn Backend,
+    query: &LogQuery,
+    budget: Budget,
+) -> Result<(Page, u64), ArchiveError> {
     check_range(query.from, query.to)?;
     check_limit(query.limit)?;
     if query.priorities.is_empty() {
@@ -146,19 +175,21 @@ pub fn logs(backend: &dyn Backend, query: &LogQuery, budget: Budget) -> Result<P
         if plain {
             return Ok(true);
         }
+        // Rows reach `keep` only once checked, so this decode fails only on a bug.
         let record = decode(&row.stored)?;
         Ok(query.matches(subject.as_ref(), &record))
     })
 }
 
-/// The value of every name in `query` at its instant.
+/// The value of every name in `query` at its instant (`None` where nothing is archived,
+/// or where the last sample does not decode: that one is counted as skipped).
 ///
 /// # Errors
 /// As [`answer`].
 pub fn at(
     backend: &dyn Backend,
     query: &AtQuery,
-) -> Result<Vec<Option<StoredRecord>>, ArchiveError> {
+) -> Result<(Vec<Option<StoredRecord>>, u64), ArchiveError> {
     if query.names.len() > MAX_AT_NAMES {
         return Err(ArchiveError::bad_query(format!(
             "{} names asked at once; at most {MAX_AT_NAMES}",
@@ -166,10 +197,18 @@ pub fn at(
         )));
     }
     let mut found = Vec::with_capacity(query.names.len());
+    let mut skipped = 0;
     for name in &query.names {
-        found.push(last_at(backend, name, query.time)?.map(|row| row.stored));
+        let stored = last_at(backend, name, query.time)?.map(|row| row.stored);
+        match stored {
+            Some(stored) if !readable(&stored) => {
+                skipped += 1;
+                found.push(None);
+            }
+            stored => found.push(stored),
+        }
     }
-    Ok(found)
+    Ok((found, skipped))
 }
 
 /// The last sample of `name` at or before `time`, looking back day by day through the slots
@@ -193,6 +232,12 @@ fn last_at(backend: &dyn Backend, name: &str, time: i64) -> Result<Option<Row>, 
     Ok(best)
 }
 
+/// Returns whether a stored record passes the checks a `PUBLISH` gets, so every reader
+/// can decode it.
+pub fn readable(stored: &StoredRecord) -> bool {
+    herald_proto::frame::RawRecord::new(stored.record.clone()).is_ok()
+}
+
 fn decode(stored: &StoredRecord) -> Result<Record, ArchiveError> {
     stored.decode().map_err(|err| {
         ArchiveError::new(
@@ -210,29 +255,43 @@ pub fn read_page(
     range: &RowRange,
     budget: Budget,
     keep: impl FnMut(&Row) -> Result<bool, ArchiveError>,
-) -> Result<Page, ArchiveError> {
-    let (rows, next) = read_rows(backend, source, range, budget, keep)?;
-    Ok(Page {
-        records: rows.into_iter().map(|row| row.stored).collect(),
-        next,
-    })
+) -> Result<(Page, u64), ArchiveError> {
+    let read = read_rows(backend, source, range, budget, keep)?;
+    let page = Page {
+        records: read.rows.into_iter().map(|row| row.stored).collect(),
+        next: read.next,
+    };
+    Ok((page, read.skipped))
+}
+
+/// Rows of a page, where the next page starts, and the stored records skipped because they
+/// do not decode.
+#[derive(Debug)]
+pub struct RowsRead {
+    /// The rows kept, in (time, seq) order.
+    pub rows: Vec<Row>,
+    /// `None` when the range is exhausted.
+    pub next: Option<Cursor>,
+    /// Rows left out because their record does not decode.
+    pub skipped: u64,
 }
 
 /// As [`read_page`], returning the rows (with their times) and the next cursor: day by day,
-/// merging the slots of each day.
+/// merging the slots of each day. Each row is checked before `keep` sees it; a row whose
+/// record does not decode is skipped and counted.
 pub fn read_rows(
     backend: &dyn Backend,
     source: Source<'_>,
     range: &RowRange,
     budget: Budget,
     mut keep: impl FnMut(&Row) -> Result<bool, ArchiveError>,
-) -> Result<(Vec<Row>, Option<Cursor>), ArchiveError> {
+) -> Result<RowsRead, ArchiveError> {
     let first_day = day_of(range.after.map_or(range.from, |c| c.time.max(range.from)));
     let last_day = day_of(range.to.saturating_sub(1));
     let mut by_day = backend.slots(source, first_day, last_day)?;
     by_day.sort_unstable();
     let mut page: Vec<Row> = Vec::with_capacity(budget.records.min(MAX_PAGE_RECORDS as usize));
-    let (mut bytes, mut scanned) = (0usize, 0usize);
+    let (mut bytes, mut scanned, mut skipped) = (0usize, 0usize, 0u64);
     let mut cursor = range.after;
     for day_slots in by_day.chunk_by(|a, b| a.day == b.day) {
         loop {
@@ -243,7 +302,14 @@ pub fn read_rows(
                 }
                 scanned += 1;
                 cursor = Some(row.cursor());
-                if keep(&row)? {
+                if !readable(&row.stored) {
+                    skipped += 1;
+                    tracing::debug!(
+                        seq = row.stored.seq,
+                        time = row.time,
+                        "skipping an archived record that does not decode"
+                    );
+                } else if keep(&row)? {
                     bytes += row.stored.record.len() + ROW_OVERHEAD_BYTES;
                     page.push(row);
                 }
@@ -251,7 +317,11 @@ pub fn read_rows(
                     || bytes >= budget.bytes
                     || scanned >= budget.scanned
                 {
-                    return Ok((page, cursor));
+                    return Ok(RowsRead {
+                        rows: page,
+                        next: cursor,
+                        skipped,
+                    });
                 }
             }
             if safe.is_none() {
@@ -259,7 +329,11 @@ pub fn read_rows(
             }
         }
     }
-    Ok((page, None))
+    Ok(RowsRead {
+        rows: page,
+        next: None,
+        skipped,
+    })
 }
 
 /// Reads the next chunk of each slot of one day after `after` and merges them. Returns the

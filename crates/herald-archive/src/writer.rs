@@ -102,6 +102,8 @@ pub struct ArchiveStats {
     pub last_error: Option<String>,
     /// Days of a retention class dropped by expiry.
     pub slots_expired: u64,
+    /// Stored records that queries skipped because they do not decode.
+    pub skipped_unreadable: u64,
 }
 
 /// What [`Archive::offer`] did with a batch.
@@ -137,6 +139,7 @@ struct Counters {
     dropped: AtomicU64,
     expired_on_arrival: AtomicU64,
     write_errors: AtomicU64,
+    skipped_unreadable: AtomicU64,
     slots_expired: AtomicU64,
 }
 
@@ -305,7 +308,16 @@ impl Archive {
             write_errors: counters.write_errors.load(Ordering::Relaxed),
             last_error: lock(&self.inner.last_error).clone(),
             slots_expired: counters.slots_expired.load(Ordering::Relaxed),
+            skipped_unreadable: counters.skipped_unreadable.load(Ordering::Relaxed),
         }
+    }
+
+    /// Counts stored records a query skipped because they do not decode.
+    pub fn count_skipped(&self, count: u64) {
+        self.inner
+            .counters
+            .skipped_unreadable
+            .fetch_add(count, Ordering::Relaxed);
     }
 
     /// Writes what is buffered, syncs, and stops the writer; gives up on a store that stays

@@ -269,7 +269,8 @@ fn store_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::Res
     let mut bucket_times = Vec::new();
     for _ in 0..READS {
         let started = Instant::now();
-        let page = query::samples(&store as &dyn Backend, &query, Budget::records(usize::MAX))?;
+        let (page, _) =
+            query::samples(&store as &dyn Backend, &query, Budget::records(usize::MAX))?;
         let bytes: usize = page.records.iter().map(|s| s.record.len()).sum();
         anyhow::ensure!(
             page.records.len() as i64 == DAY_POINTS && bytes > 0,

@@ -15,7 +15,9 @@ use crate::error::ClientError;
 pub const DEFAULT_PAGE_RECORDS: u32 = 10_000;
 
 impl Client {
-    /// Sends one archive query and returns the server's answer.
+    /// Sends one archive query and returns the server's answer. Stored records the archive
+    /// left out because they do not decode are logged and counted
+    /// ([`Client::archive_skipped`]); they never fail the query.
     ///
     /// # Errors
     /// [`ClientError::Server`] with code `bad_query` (empty range, bad limit, bad pattern) or
@@ -28,7 +30,16 @@ impl Client {
             })
             .await?;
         match answer {
-            Frame::QueryReply { reply, .. } => Ok(reply),
+            Frame::QueryReply { reply, skipped, .. } => {
+                if skipped > 0 {
+                    self.count_archive_skipped(skipped);
+                    tracing::warn!(
+                        skipped,
+                        "the archive left out stored records that do not decode"
+                    );
+                }
+                Ok(reply)
+            }
             other => Err(ClientError::Closed(format!(
                 "unexpected {} frame in answer to QUERY",
                 other.frame_type().name()

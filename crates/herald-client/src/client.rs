@@ -140,6 +140,8 @@ pub(crate) struct Inner {
     pub(crate) failovers: AtomicU64,
     /// Published records the server refused (acknowledged as fewer than were sent).
     pub(crate) refused_records: AtomicU64,
+    /// Stored records archive answers left out because they do not decode.
+    archive_skipped: AtomicU64,
     pub(crate) outbox: Mutex<Outbox>,
     /// Wakes the writer.
     pub(crate) wake: Notify,
@@ -307,6 +309,7 @@ impl Client {
             subscriptions: Mutex::new(HashMap::new()),
             failovers: AtomicU64::new(0),
             refused_records: AtomicU64::new(0),
+            archive_skipped: AtomicU64::new(0),
             outbox: Mutex::new(Outbox::new(max_frame, Arc::clone(&ids))),
             wake: Notify::new(),
             space: Notify::new(),
@@ -344,6 +347,18 @@ impl Client {
     /// built with this crate's types is refused only by a server with stricter rules.
     pub fn refused_records(&self) -> u64 {
         self.inner.refused_records.load(Ordering::Relaxed)
+    }
+
+    /// Returns how many stored records archive answers left out because the archive could
+    /// not decode them (each answer says so; the rest of the answer is whole).
+    pub fn archive_skipped(&self) -> u64 {
+        self.inner.archive_skipped.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn count_archive_skipped(&self, count: u64) {
+        self.inner
+            .archive_skipped
+            .fetch_add(count, Ordering::Relaxed);
     }
 
     /// Returns why the connection closed, or `None` while it is open.

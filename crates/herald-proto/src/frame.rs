@@ -464,6 +464,9 @@ pub enum Frame {
         cid: u64,
         /// The answer.
         reply: crate::archive::ArchiveReply,
+        /// Stored records the archive left out because they do not decode (written as a
+        /// third body element only when not 0).
+        skipped: u64,
     },
     /// Heartbeat request.
     Ping,

@@ -97,10 +97,17 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             msgpack::write_uint(out, *cid);
             request.encode(out);
         }
-        Frame::QueryReply { cid, reply } => {
-            msgpack::write_array_len(out, 2);
+        Frame::QueryReply {
+            cid,
+            reply,
+            skipped,
+        } => {
+            msgpack::write_array_len(out, if *skipped > 0 { 3 } else { 2 });
             msgpack::write_uint(out, *cid);
             reply.encode(out);
+            if *skipped > 0 {
+                msgpack::write_uint(out, *skipped);
+            }
         }
         Frame::InfoSubscribe {
             cid,
@@ -209,10 +216,18 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
             }
         }
         FrameType::QueryReply => {
-            expect_array(&mut reader, "QUERY_REPLY", 2)?;
+            let len = reader.read_array_len()?;
+            if !(2..=3).contains(&len) {
+                return Err(DecodeError::WrongLength {
+                    message: "QUERY_REPLY",
+                    expected: 2,
+                    found: len,
+                });
+            }
             Frame::QueryReply {
                 cid: reader.read_uint()?,
                 reply: ArchiveReply::decode(&mut reader, body)?,
+                skipped: if len == 3 { reader.read_uint()? } else { 0 },
             }
         }
         FrameType::InfoSubscribe => {

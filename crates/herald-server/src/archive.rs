@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use herald_archive::query::Answer;
 use herald_archive::{Archive, ArchiveError, Backend, Budget, EmbeddedBackend};
-use herald_proto::archive::{ArchiveReply, ArchiveRequest};
+use herald_proto::archive::ArchiveRequest;
 
 use crate::config::{ArchiveBackendConfig, ArchiveConfig, Config};
 
@@ -83,16 +84,23 @@ pub async fn query(
     archive: &Arc<Archive>,
     request: ArchiveRequest,
     max_bytes: usize,
-) -> Result<ArchiveReply, ArchiveError> {
+) -> Result<Answer, ArchiveError> {
     let backend = Arc::clone(archive.backend());
     let budget = Budget {
         records: usize::MAX,
         bytes: max_bytes,
         scanned: 1_000_000,
     };
-    tokio::task::spawn_blocking(move || herald_archive::query::answer(&*backend, &request, budget))
-        .await
-        .map_err(|err| ArchiveError::io("query task", err))?
+    let answer = tokio::task::spawn_blocking(move || {
+        herald_archive::query::answer(&*backend, &request, budget)
+    })
+    .await
+    .map_err(|err| ArchiveError::io("query task", err))??;
+    if answer.skipped > 0 {
+        archive.count_skipped(answer.skipped);
+        crate::events::archive_skipped(answer.skipped);
+    }
+    Ok(answer)
 }
 
 /// Waits until the archive has made every record up to `ticket` durable.
@@ -119,6 +127,10 @@ pub fn stats_value(stats: &herald_archive::ArchiveStats) -> herald_proto::Value 
         ),
         ("write_errors".to_string(), int(stats.write_errors)),
         ("days_expired".to_string(), int(stats.slots_expired)),
+        (
+            "skipped_unreadable".to_string(),
+            int(stats.skipped_unreadable),
+        ),
     ];
     if let Some(error) = &stats.last_error {
         fields.push(("last_error".to_string(), Value::Str(error.clone())));

@@ -152,3 +152,17 @@ pub fn archive_dropped(count: u64) {
         tracing::warn!(count, "archive buffer full: records not archived");
     }
 }
+
+/// Archive queries skipped `count` stored records that do not decode (counted by the
+/// archive as `archive.skipped_unreadable`); logged at most once a second.
+pub fn archive_skipped(count: u64) {
+    static LAST_WARNING_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let now = herald_proto::time::now_nanos() as u64 / 1_000_000_000;
+    let last = LAST_WARNING_SECS.swap(now, std::sync::atomic::Ordering::Relaxed);
+    if last != now {
+        tracing::warn!(
+            count,
+            "archive query skipped stored records that do not decode"
+        );
+    }
+}

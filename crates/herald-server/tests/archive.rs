@@ -208,3 +208,65 @@ async fn logs_are_queried_by_priority_subject_host_and_text() {
     assert_eq!(client.error(), None, "a bad query closes nothing");
     server.stop().await;
 }
+
+/// What an older server let in: a stored record no reader can decode. Every query over it
+/// answers the rest and says how many it skipped; it fails none.
+#[tokio::test]
+async fn a_stored_record_that_does_not_decode_fails_no_query() {
+    use herald_archive::conformance::{entry_of, poisoned};
+    use herald_archive::{Backend, EmbeddedBackend, Keep};
+
+    let data_dir = herald_testkit::temp_dir("poisoned");
+    let name = "Beam.Poisoned";
+    let now = herald_proto::time::now_nanos();
+    let at = |i: i64| now - 60 * SECOND + i * SECOND;
+    let record = |i: i64, value: i64| Record {
+        time: at(i),
+        fields: vec![("value".into(), Value::Int(value))],
+        ..Record::new(Kind::Info, name)
+    };
+    let keep = Keep::days(30);
+    let store = EmbeddedBackend::open(&data_dir.join("archive"));
+    let entries = [
+        entry_of(&record(0, 1), keep),
+        poisoned(entry_of(&record(1, i64::MIN), keep)),
+        entry_of(&record(2, 3), keep),
+    ];
+    store.write(&entries).unwrap();
+    store.sync().unwrap();
+    drop(store);
+
+    let loopback = "127.0.0.1:0".parse().unwrap();
+    let config = herald_server::Config {
+        listen: loopback,
+        http: loopback,
+        data_dir,
+        ..herald_server::Config::default()
+    };
+    let server = herald_server::Server::start(config).await.unwrap();
+    let client = Client::connect(&format!("herald://{}?name=reader", server.local_addr()))
+        .await
+        .unwrap();
+    let found = client.samples(name, at(0), now).await.unwrap();
+    assert_eq!(found.len(), 2, "the readable records");
+    assert_eq!(client.archive_skipped(), 1);
+    assert_eq!(archive_int(&client, "skipped_unreadable").await, 1);
+
+    let target = format!("/archive/samples/{name}?from=-2m");
+    let answer = herald_testkit::http::request(server.http_addr(), "GET", &target, None).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let json = answer.json();
+    assert_eq!(json["records"].as_array().unwrap().len(), 2);
+    assert_eq!(json["skipped"], 1);
+    assert_eq!(answer.header("herald-skipped"), Some("1"));
+    let csv = format!("/archive/samples/{name}?from=-2m&format=csv");
+    let answer = herald_testkit::http::request(server.http_addr(), "GET", &csv, None).await;
+    assert!(
+        answer
+            .body
+            .ends_with("# skipped: 1 stored records that do not decode\n"),
+        "{}",
+        answer.body
+    );
+    server.shutdown().await;
+}

@@ -33,7 +33,11 @@ pub(super) async fn apply(
     // publishing, and the answer carries its cid.
     tokio::spawn(async move {
         let frame = match crate::archive::query(&archive, request, max_bytes).await {
-            Ok(reply) => Frame::QueryReply { cid, reply },
+            Ok(answer) => Frame::QueryReply {
+                cid,
+                reply: answer.reply,
+                skipped: answer.skipped,
+            },
             Err(err) => Frame::Error(ErrorFrame {
                 cid,
                 code: match err.kind {

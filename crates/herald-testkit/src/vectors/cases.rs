@@ -148,7 +148,11 @@ fn archive() -> Vec<Json> {
         seq: 1002,
     };
     let query = |cid, request| Frame::Query { cid, request };
-    let reply = |cid, reply| Frame::QueryReply { cid, reply };
+    let reply = |cid, reply| Frame::QueryReply {
+        cid,
+        reply,
+        skipped: 0,
+    };
     let stats = |count, min, max, mean, first, last| FieldStats {
         name: "value".into(),
         count,
@@ -272,6 +276,20 @@ fn archive() -> Vec<Json> {
             "QUERY_REPLY to query_at: the last sample of Beam.Current, nil for Beam.Energy \
              (nothing archived)",
             &reply(5, ArchiveReply::At(vec![Some(stored(2, 200.5)), None])),
+        ),
+        case(
+            "query_reply_skipped",
+            "QUERY_REPLY to query_samples_after when the archive held 2 stored records in the \
+             range that do not decode: the page leaves them out and the third element of the \
+             body counts them",
+            &Frame::QueryReply {
+                cid: 2,
+                reply: ArchiveReply::Page(Page {
+                    records: vec![stored(2, 200.5)],
+                    next: None,
+                }),
+                skipped: 2,
+            },
         ),
     ]
 }

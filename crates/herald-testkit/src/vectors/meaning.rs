@@ -63,8 +63,12 @@ pub fn frame_to_json(frame: &Frame) -> Json {
             "selection": selection_json(selection),
         }),
         Frame::Query { cid, request } => json!({ "cid": cid, "query": query_json(request) }),
-        Frame::QueryReply { cid, reply } => {
-            json!({ "cid": cid, "reply": query_reply_json(reply) })
+        Frame::QueryReply {
+            cid,
+            reply,
+            skipped,
+        } => {
+            json!({ "cid": cid, "reply": query_reply_json(reply), "skipped": skipped })
         }
         Frame::Ping | Frame::Pong => json!({}),
         Frame::Error(error) => json!({

@@ -22,6 +22,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use herald_archive::query::Answer;
 use herald_archive::Archive;
 use herald_proto::archive::{ArchiveReply, ArchiveRequest, AtQuery, Page, MAX_AT_NAMES};
 use serde_json::json;
@@ -31,6 +32,10 @@ use render::Columns;
 
 use crate::http::HttpError;
 use crate::server::Shared;
+
+/// Response header counting the stored records an answer skipped because they do not
+/// decode (also `skipped` in JSON objects).
+const SKIPPED_HEADER: &str = "herald-skipped";
 
 /// Bytes of records read per page of a stream.
 const STREAM_PAGE_BYTES: usize = 4 << 20;
@@ -49,15 +54,26 @@ async fn ask(
     archive: &Arc<Archive>,
     request: ArchiveRequest,
     bytes: usize,
-) -> Result<ArchiveReply, HttpError> {
+) -> Result<Answer, HttpError> {
     Ok(crate::archive::query(archive, request, bytes).await?)
 }
 
-fn page_of(reply: ArchiveReply) -> Page {
-    match reply {
-        ArchiveReply::Page(page) => page,
-        _ => Page::default(),
+/// The page of an answer, and how many stored records it skipped.
+fn page_of(answer: Answer) -> (Page, u64) {
+    match answer.reply {
+        ArchiveReply::Page(page) => (page, answer.skipped),
+        _ => (Page::default(), answer.skipped),
     }
+}
+
+/// Says in a header how many stored records an answer left out because they do not decode.
+fn with_skipped(mut response: Response, skipped: u64) -> Response {
+    if skipped > 0 {
+        response
+            .headers_mut()
+            .insert(SKIPPED_HEADER, header::HeaderValue::from(skipped));
+    }
+    response
 }
 
 fn with_type(body: impl Into<Body>, content_type: &'static str) -> Response {
@@ -74,14 +90,17 @@ pub async fn samples(
     let archive = archive_of(&shared)?;
     let format = params.format()?;
     if let Some(query) = params.buckets(&name)? {
-        let buckets = match ask(&archive, ArchiveRequest::Buckets(query), usize::MAX).await? {
+        let answer = ask(&archive, ArchiveRequest::Buckets(query), usize::MAX).await?;
+        let skipped = answer.skipped;
+        let buckets = match answer.reply {
             ArchiveReply::Buckets(buckets) => buckets,
             _ => Vec::new(),
         };
-        return Ok(match format {
+        let response = match format {
             Format::Json => {
                 let items: Vec<_> = buckets.iter().map(herald_info::json::bucket_json).collect();
-                Json(json!({ "name": name, "buckets": items })).into_response()
+                let body = json!({ "name": name, "buckets": items, "skipped": skipped });
+                Json(body).into_response()
             }
             Format::Ndjson => {
                 let lines: String = buckets
@@ -91,7 +110,8 @@ pub async fn samples(
                 with_type(lines, "application/x-ndjson")
             }
             Format::Csv => with_type(herald_info::csv::buckets(&buckets), "text/csv"),
-        });
+        };
+        return Ok(with_skipped(response, skipped));
     }
     let request = ArchiveRequest::Samples(params.samples(&name)?);
     answer_records(&shared, archive, request, format, Columns::Samples).await
@@ -140,11 +160,13 @@ pub async fn at(
         names: names.clone(),
         time,
     });
-    let found = match ask(&archive, request, usize::MAX).await? {
+    let answer = ask(&archive, request, usize::MAX).await?;
+    let skipped = answer.skipped;
+    let found = match answer.reply {
         ArchiveReply::At(found) => found,
         _ => Vec::new(),
     };
-    Ok(match params.format()? {
+    let response = match params.format()? {
         Format::Json => Json(render::at_json(&names, &found)?).into_response(),
         Format::Ndjson => {
             let items = render::at_json(&names, &found)?;
@@ -164,7 +186,8 @@ pub async fn at(
             }
             with_type(out, "text/csv")
         }
-    })
+    };
+    Ok(with_skipped(response, skipped))
 }
 
 async fn answer_records(
@@ -176,14 +199,15 @@ async fn answer_records(
 ) -> Result<Response, HttpError> {
     if format == Format::Json {
         let max_bytes = shared.config.max_frame_bytes as usize;
-        let page = page_of(ask(&archive, request, max_bytes).await?);
+        let (page, skipped) = page_of(ask(&archive, request, max_bytes).await?);
         let records = page
             .records
             .iter()
             .map(render::stored_json)
             .collect::<Result<Vec<_>, _>>()?;
         let next = page.next.map(cursor_text);
-        return Ok(Json(json!({ "records": records, "next": next })).into_response());
+        let body = json!({ "records": records, "next": next, "skipped": skipped });
+        return Ok(with_skipped(Json(body).into_response(), skipped));
     }
     // Check the query before the status line goes out: a stream cannot turn into a 400.
     let first = page_of(ask(&archive, request.clone(), STREAM_PAGE_BYTES).await?);
@@ -198,6 +222,7 @@ async fn answer_records(
         columns,
         pending: Some(first),
         header: format == Format::Csv,
+        skipped: 0,
     };
     let body = futures_util::stream::unfold(Some(state), |state| async move {
         let mut state = state?;
@@ -216,21 +241,24 @@ struct Stream {
     request: ArchiveRequest,
     format: Format,
     columns: Columns,
-    pending: Option<Page>,
+    pending: Option<(Page, u64)>,
     header: bool,
+    /// Stored records skipped so far because they do not decode; said in a last line.
+    skipped: u64,
 }
 
 impl Stream {
     /// Renders the next page; says whether more follow. An error ends the stream with a
     /// line saying what failed.
     async fn next_chunk(&mut self) -> (String, bool) {
-        let page = match self.pending.take() {
-            Some(page) => page,
+        let (page, skipped) = match self.pending.take() {
+            Some(first) => first,
             None => match ask(&self.archive, self.request.clone(), STREAM_PAGE_BYTES).await {
-                Ok(reply) => page_of(reply),
+                Ok(answer) => page_of(answer),
                 Err(err) => return (self.error_line(&err.message), false),
             },
         };
+        self.skipped += skipped;
         let mut out = String::new();
         if std::mem::take(&mut self.header) {
             out.push_str(herald_info::csv::header(self.columns));
@@ -246,7 +274,19 @@ impl Stream {
             }
         }
         let more = self.request.resume_after(page.next);
+        if !more && self.skipped > 0 {
+            out.push_str(&self.skipped_line());
+        }
         (out, more)
+    }
+
+    /// The last line of a stream that skipped stored records that do not decode.
+    fn skipped_line(&self) -> String {
+        let skipped = self.skipped;
+        match self.format {
+            Format::Csv => format!("# skipped: {skipped} stored records that do not decode\n"),
+            _ => format!("{}\n", json!({ "skipped": skipped })),
+        }
     }
 
     fn error_line(&self, message: &str) -> String {
