@@ -28,6 +28,7 @@
 //! - [`listener`]: [`CuttableListener`], connections the server can cut when a request
 //!   outlasts the shutdown grace period; [`PeerAddr`], the remote address.
 //! - [`monitor`]: `GET /monitor`.
+//! - [`percent`]: a bad percent-encoding in a path or query is a 400 that names it.
 //! - [`ws`]: what both WebSocket routes share: a browser connection in the monitor, its
 //!   queue, the pump from queue to JSON messages, pings.
 //! - [`ws_records`]: `GET /ws/records`, the live tail.
@@ -40,6 +41,7 @@ pub mod info;
 pub mod info_update;
 pub mod listener;
 pub mod monitor;
+pub mod percent;
 pub mod ws;
 pub mod ws_info;
 pub mod ws_records;
@@ -86,6 +88,7 @@ pub fn router(shared: Arc<Shared>) -> axum::Router {
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn(percent::check))
         .with_state(shared)
 }
 

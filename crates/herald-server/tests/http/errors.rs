@@ -189,6 +189,20 @@ async fn bad_reads_and_routes_are_json_errors() {
             "bad_query",
             "bad query string: matches: unknown field `matches`, expected one of `match`, `type`, `combine`",
         ),
+        (
+            "/info/RunParams.RunInfo%ZZ",
+            400,
+            "bad_path",
+            "bad percent-encoding `%ZZ` at byte 23 of the path `/info/RunParams.RunInfo%ZZ`: `%` \
+             must be followed by two hexadecimal digits (write a literal `%` as `%25`)",
+        ),
+        (
+            "/archive/logs?text=100%",
+            400,
+            "bad_query",
+            "bad percent-encoding `%` at byte 8 of the query `text=100%`: `%` must be followed \
+             by two hexadecimal digits (write a literal `%` as `%25`)",
+        ),
         ("/nope", 404, "unknown_route", "no route for GET `/nope`"),
         ("/info/A/b", 404, "unknown_route", "no route for GET `/info/A/b`"),
     ];
