@@ -8,6 +8,7 @@ from .errors import (
     ConnectError,
     ConnectionClosed,
     HeraldError,
+    RecordTooLargeError,
     ServerError,
     TimeoutError,
     UrlError,
@@ -32,7 +33,7 @@ from .wire.meaning import frame_from_json, frame_to_json
 from .wire.msgpack_codec import DecodeError
 from .wire.priority import Priority, PrioritySet
 from .wire.record import Kind, Origin, Record
-from .wire.values import Time
+from .wire.values import IntRangeError, Time
 
 __version__ = "0.1.0"
 
@@ -43,6 +44,7 @@ __all__ = [
     "Delivered",
     "HeraldError",
     "InfoChange",
+    "RecordTooLargeError",
     "ServerError",
     "ServerUrl",
     "Subscription",
@@ -59,6 +61,7 @@ __all__ = [
     "FrameBuffer",
     "FrameError",
     "FrameType",
+    "IntRangeError",
     "Kind",
     "ObjectData",
     "Origin",

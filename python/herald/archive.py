@@ -1,10 +1,16 @@
-"""Archive queries (QUERY / QUERY_REPLY): samples, buckets, values at a time and logs."""
+"""Archive queries (QUERY / QUERY_REPLY): samples, buckets, values at a time and logs.
+
+A stored record that does not decode (an old archive's, a newer server's) is left out, not
+the whole query: by the server's archive, which says how many in its answer, or by this
+client, which steps over it. Both are counted in ``Client.archive_skipped`` and the first of
+each query is logged as a warning on the ``herald.client`` logger."""
 
 from __future__ import annotations
 
 import importlib
+import logging
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .timespec import datetime_nanos, parse_time
 from .wire.archive import (
@@ -28,6 +34,8 @@ if TYPE_CHECKING:
 
 TimeLike = Union[int, datetime, str]
 PAGE_LIMIT = 1000
+
+_log = logging.getLogger("herald.client")
 
 
 def to_nanos(t: TimeLike) -> int:
@@ -67,19 +75,41 @@ class ArchiveMixin:
 
     _conn: Connection
 
-    def _query(self, request: ArchiveRequest, timeout: float) -> ArchiveReply:
-        reply = self._conn.request(lambda cid: Query(cid, request), timeout, "QUERY")
-        assert isinstance(reply, QueryReply)
-        return reply.reply
+    def _query(
+        self, request: ArchiveRequest, timeout: float, what: str, earlier: int = 0
+    ) -> Tuple[ArchiveReply, int]:
+        """Sends one query; returns its answer and how many stored records were left out of it
+        because they do not decode: by the server's archive (it says how many) or by this
+        client (kept in the answer's ``undecodable``). They are counted in
+        ``archive_skipped``; the first of a query (``earlier`` left out before) is logged."""
+        frame = self._conn.request(lambda cid: Query(cid, request), timeout, "QUERY")
+        assert isinstance(frame, QueryReply)
+        reply = frame.reply
+        here = reply.undecodable if isinstance(reply, (Page, AtValues)) else []
+        skipped = frame.skipped + len(here)
+        if skipped:
+            self._conn.count_archive_skipped(skipped)
+            if earlier == 0:
+                why = here[0].reason if here else "the server's archive could not decode them"
+                _log.warning(
+                    "%s: left out %d archived record(s) that do not decode (%s); any more are "
+                    "counted in archive_skipped",
+                    what,
+                    skipped,
+                    why,
+                )
+        return reply, skipped
 
-    def _pages(self, make: Any, timeout: float) -> List[StoredRecord]:
+    def _pages(self, make: Any, timeout: float, what: str) -> List[StoredRecord]:
         records: List[StoredRecord] = []
+        skipped = 0
         after: Optional[Cursor] = None
         while True:
-            page = self._query(make(after), timeout)
+            page, left_out = self._query(make(after), timeout, what, skipped)
             assert isinstance(page, Page)
             records.extend(page.records)
-            if page.next is None or not page.records:
+            skipped += left_out
+            if page.next is None or not (page.records or left_out):
                 return records
             after = page.next
 
@@ -96,7 +126,9 @@ class ArchiveMixin:
         DataFrame (pandas must be installed)."""
         start_ns, end_ns = to_nanos(start), to_nanos(end)
         records = self._pages(
-            lambda after: SamplesQuery(name, start_ns, end_ns, after, PAGE_LIMIT), timeout
+            lambda after: SamplesQuery(name, start_ns, end_ns, after, PAGE_LIMIT),
+            timeout,
+            f"samples of `{name}`",
         )
         rows = [stored_dict(s) for s in records]
         if as_frame:
@@ -115,7 +147,8 @@ class ArchiveMixin:
     ) -> List[Dict[str, Any]]:
         """[start, end) cut into ``n`` buckets: ``start``, ``end``, ``count`` and per numeric
         field ``fields[name] = {count, min, max, mean, first, last}``."""
-        reply = self._query(BucketsQuery(name, to_nanos(start), to_nanos(end), n, field), timeout)
+        request = BucketsQuery(name, to_nanos(start), to_nanos(end), n, field)
+        reply, _ = self._query(request, timeout, f"buckets of `{name}`")
         assert isinstance(reply, Buckets)
         return [
             {
@@ -140,8 +173,9 @@ class ArchiveMixin:
     def values_at(
         self, names: Sequence[str], time: TimeLike, timeout: float = 30.0
     ) -> List[Optional[Dict[str, Any]]]:
-        """For each name its last archived sample at or before ``time`` (None if none)."""
-        reply = self._query(AtQuery(list(names), to_nanos(time)), timeout)
+        """For each name its last archived sample at or before ``time`` (None if none, or if
+        it does not decode)."""
+        reply, _ = self._query(AtQuery(list(names), to_nanos(time)), timeout, "values_at")
         assert isinstance(reply, AtValues)
         return [None if v is None else stored_dict(v) for v in reply.values]
 
@@ -165,5 +199,6 @@ class ArchiveMixin:
                 start_ns, end_ns, prios, subject, host, process, text, after, PAGE_LIMIT
             ),
             timeout,
+            "logs",
         )
         return [stored_dict(s) for s in records]

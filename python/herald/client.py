@@ -68,6 +68,21 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
     def connection_id(self) -> int:
         return self._conn.welcome.connection
 
+    @property
+    def refused_records(self) -> int:
+        """Published records the server refused as bad (``bad_record``): each PUBLISH frame's
+        records less the count of its ACK. The good records of a batch are routed; why the
+        others were refused is raised to a caller that waits (:meth:`flush`,
+        :meth:`sync_send`) or else logged as a warning on the ``herald.client`` logger."""
+        return self._conn.refused_records
+
+    @property
+    def archive_skipped(self) -> int:
+        """Stored records left out of archive answers because they do not decode: by the
+        server's archive (its answer says how many) or by this client. The rest of each
+        answer is whole. (A subscription counts the deliveries it skips: ``undecodable``.)"""
+        return self._conn.archive_skipped
+
     # ---- publishing ------------------------------------------------------------------------
 
     def publish(
@@ -80,7 +95,9 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         kind: Kind = Kind.MESSAGE,
         audience: Sequence[str] = (),
     ) -> None:
-        """Queues one record for the next batch."""
+        """Queues one record for the next batch. Raises ValueError (or TypeError) for a record
+        that cannot be sent: IntRangeError for an int field outside -2^63..2^63-1,
+        RecordTooLargeError for one larger than a PUBLISH frame holds."""
         self.publish_record(
             Record(
                 kind=kind,
@@ -95,13 +112,15 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         )
 
     def publish_record(self, record: Record) -> None:
-        self._conn.add_record(record.to_bytes())
+        """Queues ``record`` for the next batch; raises as :meth:`publish`."""
+        self._conn.add_record(record.to_bytes(), record.subject)
 
     def publish_encoded(self, records: List[bytes]) -> None:
         """Sends records already encoded (``Record.to_bytes()``) at once, after the open
-        batch, in one PUBLISH frame of their own (keep it within :attr:`max_frame_bytes`);
-        does not wait for the ACK. For a publisher that batches itself (the logging
-        handler)."""
+        batch, in one PUBLISH frame of their own; does not wait for the ACK. For a publisher
+        that batches itself (the logging handler). Records that do not fit one frame
+        (:attr:`max_record_bytes` together) raise RecordTooLargeError (one record too large)
+        or ValueError, and nothing is sent."""
         self._conn.send_batch(records)
 
     @property
@@ -109,8 +128,15 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         """The largest frame the server accepts (from its WELCOME)."""
         return self._conn.welcome.max_frame_bytes
 
+    @property
+    def max_record_bytes(self) -> int:
+        """The largest encoded record one PUBLISH frame holds: :attr:`max_frame_bytes` less
+        the room kept for the frame's header. A larger record raises RecordTooLargeError."""
+        return self._conn.max_record_bytes
+
     def log(self, priority: Priority, subject: str, text: str = "", **fields: Any) -> None:
-        """Publishes a log record (kind log) with this host, process and thread as origin."""
+        """Publishes a log record (kind log) with this host, process and thread as origin;
+        raises as :meth:`publish`."""
         self.publish_record(
             Record(
                 kind=Kind.LOG,
@@ -125,23 +151,28 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
 
     def sync_send(self, record: Record, level: str = "received", timeout: float = 10.0) -> Ack:
         """Sends ``record`` at once (after the open batch) and waits for its ACK at ``level``
-        (``received`` or ``stored``). Raises ServerError (code ``archive``) when it cannot be
-        stored, TimeoutError without an answer."""
+        (``received`` or ``stored``). Raises ServerError with code ``archive`` when it cannot
+        be stored, ``bad_record`` when the server refused it (:attr:`refused_records` counts
+        it), TimeoutError without an answer; and as :meth:`publish` before sending."""
         try:
             ack_level = _LEVELS[level]
         except KeyError:
             raise ValueError(f"ack level `{level}` (expected received or stored)") from None
-        sent = self._conn.send_batch([record.to_bytes()], ack_level)
+        sent = self._conn.send_batch(
+            [record.to_bytes()], ack_level, wait=True, subject=record.subject
+        )
         assert sent is not None
-        ack = sent[1].wait(timeout, f"PUBLISH (ack {level})")
+        ack = self._conn.wait(sent, timeout, f"PUBLISH (ack {level})")
         assert isinstance(ack, Ack)
         return ack
 
     def flush(self, timeout: float = 10.0) -> None:
-        """Sends the open batch and waits until the server has routed every record so far."""
-        sent = self._conn.send_batch()
+        """Sends the open batch and waits until the server has routed every record so far.
+        Raises ServerError ``bad_record`` if the server refused records of that batch (the
+        others were routed; :attr:`refused_records` counts them)."""
+        sent = self._conn.send_batch(wait=True)
         assert sent is not None
-        sent[1].wait(timeout, "flush")
+        self._conn.wait(sent, timeout, "flush")
 
     # ---- subscribing -----------------------------------------------------------------------
 

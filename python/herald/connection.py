@@ -2,7 +2,12 @@
 heartbeats, the waiters of requests (ACK, OK, MONITOR_REPLY, INFO_REPLY, QUERY_REPLY, ERROR by
 id), and failover. When the link to a server fails, the reader moves to the next server of the
 URL (see ``failover.py``), makes every subscription again and resends every PUBLISH frame the
-old server had not acknowledged: the program sees at most a delay, as with the Rust client."""
+old server had not acknowledged: the program sees at most a delay, as with the Rust client.
+
+An ERROR with a request's cid answers that request alone; the connection goes on. For a
+PUBLISH it may be ``bad_record``: the server refused some records, routed the others, and
+the ACK that follows counts what it took (the difference is counted in ``refused_records``).
+Only an ERROR with cid 0 (or a frame that cannot be read) ends the link."""
 
 from __future__ import annotations
 
@@ -40,8 +45,9 @@ from .wire.frames import (
 from .wire.msgpack_codec import DecodeError
 
 DEFAULT_RECONNECT_TIMEOUT = 30.0
-# Errors another server would only repeat: the server refused what this client sends.
-FINAL_CODES = {"bad_frame", "handshake", "version", "unauthorized"}
+# Errors another server would only repeat: the server refused what this client sends. (Only
+# an ERROR with cid 0 ends a link; `bad_request` normally answers one request alone.)
+FINAL_CODES = {"bad_frame", "bad_request", "handshake", "version", "unauthorized"}
 
 _log = logging.getLogger("herald.client")
 
@@ -73,6 +79,10 @@ class Connection(FailoverMixin):
         self._connect_timeout = connect_timeout
         self.reconnect_timeout = reconnect_timeout
         self.failovers = 0
+        # Records the server refused (sent, less what its ACKs counted); stored records left out
+        # of archive answers because they do not decode (there or here).
+        self.refused_records = 0
+        self.archive_skipped = 0
         self._send_lock = threading.Lock()
         self._lock = threading.Condition()
         self._stopping = threading.Event()
@@ -80,7 +90,7 @@ class Connection(FailoverMixin):
         self._waiters: Dict[int, Waiter] = {}
         self._subscriptions: Dict[int, Subscription] = {}
         self._restore: Dict[int, Callable[[int], Frame]] = {}
-        self._outbox = Outbox()
+        self._outbox = Outbox(link.welcome.max_frame_bytes)
         self._closed: Optional[BaseException] = None
         self._down: Optional[str] = None
         self._last_sent = time.monotonic()
@@ -96,6 +106,11 @@ class Connection(FailoverMixin):
     @property
     def address(self) -> Tuple[str, int]:
         return self._link.address
+
+    @property
+    def max_record_bytes(self) -> int:
+        """The largest encoded record a PUBLISH frame holds under the server's limit."""
+        return self._outbox.max_record_bytes
 
     # ---- low level -------------------------------------------------------------------------
 
@@ -117,12 +132,17 @@ class Connection(FailoverMixin):
                 raise ConnectionClosed(f"connection to {link.where} lost ({err}){then}") from None
             self._last_sent = time.monotonic()
 
+    def _new_ident(self) -> int:
+        """A fresh cid or ack_id; call it under the lock."""
+        if self._closed is not None:
+            raise ConnectionClosed(f"connection closed: {self._closed}")
+        ident = self._next_id
+        self._next_id += 1
+        return ident
+
     def _new_id(self, what: str) -> Tuple[int, Waiter]:
         with self._lock:
-            if self._closed is not None:
-                raise ConnectionClosed(f"connection closed: {self._closed}")
-            ident = self._next_id
-            self._next_id += 1
+            ident = self._new_ident()
             waiter = Waiter()
             self._waiters[ident] = waiter
             return ident, waiter
@@ -171,11 +191,15 @@ class Connection(FailoverMixin):
                 sub = self._subscriptions.get(entry.subscription)
                 if sub is not None:
                     sub._deliver(Delivered(entry.seq, entry.received, entry.record))
+            for skipped in frame.undecodable:
+                sub = self._subscriptions.get(skipped.subscription)
+                if sub is not None:
+                    sub._undecodable(skipped.seq, skipped.record.reason)
         elif isinstance(frame, Ping):
             self._send(encode_frame(Pong()))
         elif isinstance(frame, Ack):
-            self._acknowledged(frame.ack_id)
-            self._answer(frame.ack_id, frame)
+            refusal = self._acknowledged(frame.ack_id, frame.count)
+            self._answer(frame.ack_id, frame, refusal)
         elif isinstance(frame, (Ok, MonitorReply, InfoReplyFrame, QueryReply)):
             self._answer(frame.cid, frame)
         elif isinstance(frame, Gap):
@@ -186,6 +210,10 @@ class Connection(FailoverMixin):
             error = ServerError(frame.code, frame.message)
             if frame.cid == 0:
                 raise error
+            if frame.code == "bad_record" and self._records_refused(frame.cid, error):
+                return  # the ACK that follows ends the frame
+            # Any other answer to a PUBLISH (archive, bad_request) means nothing of it was
+            # routed and no ACK follows: the frame is done, and is not resent.
             self._acknowledged(frame.cid)
             with self._lock:
                 waited = frame.cid in self._waiters
@@ -195,10 +223,38 @@ class Connection(FailoverMixin):
         elif isinstance(frame, Pong):
             pass
 
-    def _acknowledged(self, ident: int) -> None:
+    def _records_refused(self, ack_id: int, error: ServerError) -> bool:
+        """Keeps ``error`` (bad_record) with PUBLISH frame ``ack_id`` until its ACK, and says
+        why (once per frame) when nobody waits for it; False if no such frame waits."""
         with self._lock:
-            if self._outbox.acknowledge(ident):
-                self._lock.notify_all()
+            first = self._outbox.refused(ack_id, error)
+            if first is None:
+                return False
+            waited = ack_id in self._waiters
+        if first and not waited:
+            _log.warning(
+                "herald server %s refused records of a PUBLISH batch (counted in "
+                "refused_records): %s",
+                self._link.where,
+                error.message,
+            )
+        return True
+
+    def _acknowledged(self, ident: int, count: Optional[int] = None) -> Optional[Exception]:
+        """Releases PUBLISH frame ``ident`` (it will not be resent) and counts the records an
+        ACK of ``count`` did not take; returns the refusal the server sent for it, if any."""
+        with self._lock:
+            sent = self._outbox.acknowledge(ident)
+            if sent is None:
+                return None
+            if count is not None and count < sent.records:
+                self.refused_records += sent.records - count
+            self._lock.notify_all()
+            return sent.refusal
+
+    def count_archive_skipped(self, count: int) -> None:
+        with self._lock:
+            self.archive_skipped += count
 
     def _answer(self, ident: int, result: Any, error: Optional[BaseException] = None) -> None:
         with self._lock:
@@ -249,58 +305,80 @@ class Connection(FailoverMixin):
             except ConnectionClosed:
                 continue
 
-    def add_record(self, encoded: bytes) -> None:
-        """Adds an encoded record to the open batch; sends the batch once it is full."""
+    def add_record(self, encoded: bytes, subject: Optional[str] = None) -> None:
+        """Adds an encoded record to the open batch; sends the batch once it is full. Raises
+        RecordTooLargeError (naming ``subject``) for a record no PUBLISH frame can hold."""
         with self._lock:
             if self._closed is not None:
                 raise ConnectionClosed(f"connection closed: {self._closed}")
             first = not self._outbox.batch
-            added = self._outbox.add(encoded)
-            if first:
+            added = self._outbox.add(encoded, subject)
+            if first and added:
                 self._lock.notify_all()  # the writer sends the batch when it is due
         if not added:
             self.send_batch()
-            self.add_record(encoded)
+            self.add_record(encoded, subject)
 
     def send_batch(
         self,
         extra: Optional[List[bytes]] = None,
         level: AckLevel = AckLevel.RECEIVED,
         if_any: bool = False,
+        wait: bool = False,
+        subject: Optional[str] = None,
     ) -> Optional[Tuple[int, Waiter]]:
         """Sends the open batch (plus ``extra`` records when given, in one frame of their own
-        with ack ``level``); returns the id and waiter of the last frame sent. Without records
-        and ``extra`` it sends an empty PUBLISH (a flush) unless ``if_any``. Every frame is
-        kept until acknowledged; while failing over the frames wait for the next server."""
+        with ack ``level``). Without records and ``extra`` it sends an empty PUBLISH (a flush)
+        unless ``if_any``. With ``wait`` it returns the id and waiter of the last frame sent,
+        for :meth:`wait`: its ACK, or the ServerError the server answered it with (for
+        ``bad_record``, once the ACK has come); nobody waits for the others. ``extra``
+        records that do not fit one frame raise RecordTooLargeError (naming ``subject``) or
+        ValueError, and nothing is sent. Every frame is kept until acknowledged; while
+        failing over the frames wait for the next server."""
+        if extra is not None:
+            with self._lock:
+                self._outbox.check_frame(extra, subject)
         with self._lock:
             while self._outbox.full() and self._closed is None:
                 self._lock.wait(1.0)
         with self._send_lock:
             with self._lock:
                 records = self._outbox.take_batch()
-            if not records and extra is None and if_any:
-                return None
-            sent: List[Tuple[int, Waiter, bytes]] = []
-            if records or extra is None:
-                ident, waiter = self._new_id("PUBLISH")
-                sent.append((ident, waiter, publish_frame(ident, AckLevel.RECEIVED, records)))
-            if extra is not None:
-                ident, waiter = self._new_id("PUBLISH")
-                sent.append((ident, waiter, publish_frame(ident, level, extra)))
+                if not records and extra is None and if_any:
+                    return None
+                batches: List[Tuple[int, AckLevel, List[bytes]]] = []
+                if records or extra is None:
+                    batches.append((self._new_ident(), AckLevel.RECEIVED, records))
+                if extra is not None:
+                    batches.append((self._new_ident(), level, extra))
+            sent = [(ident, publish_frame(ident, ack, batch)) for ident, ack, batch in batches]
             with self._lock:
-                for ident, _, frame in sent:
-                    self._outbox.keep(ident, frame)
+                for (ident, frame), (_, _, batch) in zip(sent, batches):
+                    self._outbox.keep(ident, frame, len(batch))
+                waited = None
+                if wait:
+                    waited = sent[-1][0], Waiter()
+                    self._waiters[waited[0]] = waited[1]
                 down = self._down is not None
             if self._closed is not None:
                 raise ConnectionClosed(f"connection closed: {self._closed}")
             if not down:
                 link = self._link
                 try:
-                    link.sock.sendall(b"".join(frame for _, _, frame in sent))
+                    link.sock.sendall(b"".join(frame for _, frame in sent))
                 except OSError:
                     link.break_off()  # the reader fails over and these frames are resent
                 self._last_sent = time.monotonic()
-            return sent[-1][0], sent[-1][1]
+            return waited
+
+    def wait(self, waited: Tuple[int, Waiter], timeout: Optional[float], what: str) -> Any:
+        """The answer to a frame sent with ``wait``; after it (or a timeout) nobody waits for
+        the frame any more, so a late ERROR for it is logged."""
+        ident, waiter = waited
+        try:
+            return waiter.wait(timeout, what)
+        finally:
+            self._answer(ident, None)
 
     # ---- requests --------------------------------------------------------------------------
 
@@ -308,7 +386,7 @@ class Connection(FailoverMixin):
         ident, waiter = self._new_id(what)
         try:
             self._send(encode_frame(frame_for(ident)))
-        except HeraldError:
+        except BaseException:  # a lost connection, or a value the frame cannot hold
             self._answer(ident, None)
             raise
         try:

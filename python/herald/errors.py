@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from typing import Optional
 
 
 class HeraldError(Exception):
@@ -26,9 +27,24 @@ class UrlError(HeraldError, ValueError):
 
 
 class ServerError(HeraldError):
-    """The server answered with ERROR."""
+    """The server answered with ERROR (``code`` as in docs/protocol.md, Errors)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"server error {code}: {message}")
         self.code = code
         self.message = message
+
+
+class RecordTooLargeError(HeraldError, ValueError):
+    """A record too large for one PUBLISH frame under the server's ``max_frame_bytes``: it is
+    refused at the call and never sent (the server would close the connection for it)."""
+
+    def __init__(self, size: int, max: int, subject: Optional[str] = None) -> None:
+        on = f" on `{subject}`" if subject is not None else ""
+        super().__init__(
+            f"record{on} of {size} bytes is larger than the {max} bytes a PUBLISH frame holds "
+            f"(the server's max_frame_bytes less the frame header); it was not sent"
+        )
+        self.size = size
+        self.max = max
+        self.subject = subject

@@ -129,6 +129,7 @@ class FailoverMixin:
                     restore.append(encode_frame(make(self._next_id)))
                     self._next_id += 1
                 resend = self._outbox.unacked()
+                self._outbox.set_max_frame_bytes(link.welcome.max_frame_bytes)
                 self._link, self._index, self._down = link, index, None
                 self.failovers += 1
                 subs = list(self._subscriptions.values())

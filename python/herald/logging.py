@@ -12,6 +12,14 @@ PUBLISH frame. The caller wakes that thread only when it sleeps with nothing to 
 records keep coming it gathers them every ``interval`` seconds. Under the GIL every
 microsecond that thread (or any other) spends per record is added to the callers' mean cost,
 so it does as little per record, and wakes as seldom, as it can.
+
+A record that cannot be sent at all (larger than a PUBLISH frame holds under the server's
+limit, or not encodable) is dropped by that thread, counted in both
+:attr:`HeraldHandler.dropped` and :attr:`HeraldHandler.refused`, and the first of each kind is
+explained on stderr (as :meth:`logging.Handler.handleError` does, and only while
+``logging.raiseExceptions`` is true); it is never sent, so never resent either. An ``extra``
+value that is not a Herald value is sent as its ``str()``: an int outside -2^63..2^63-1 as its
+digits, rather than losing the whole record.
 """
 
 from __future__ import annotations
@@ -20,13 +28,14 @@ import bisect
 import collections
 import logging as _logging
 import os
+import sys
 import threading
 import time
 import unicodedata
 from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 
 from herald.client import Client, connect
-from herald.errors import HeraldError, TimeoutError
+from herald.errors import HeraldError, RecordTooLargeError, ServerError, TimeoutError
 from herald.origin import HOST
 from herald.wire.priority import Priority
 from herald.wire.record import Kind, Origin, Record
@@ -57,7 +66,6 @@ _INT_MIN = -(1 << 63)
 _INT_MAX = (1 << 63) - 1
 _MAX_BACKOFF = 5.0
 _FRAME_BYTES = 256 * 1024  # at most; and half the server's max_frame_bytes (1 MiB by default)
-_FRAME_OVERHEAD = 64  # a PUBLISH frame's bytes around its records: length, type, ack, count
 _CACHE_MAX = 4096
 
 # What emit keeps of a record: the LogRecord, its message, its converted ``extra`` fields.
@@ -79,6 +87,8 @@ def _subject(name: str) -> str:
 
 
 def _field(value: Any) -> Any:
+    """An ``extra`` value as a Herald value: itself if it is one, else its ``str()`` (an int
+    outside Herald's i64 too, rather than losing the whole log record)."""
     if isinstance(value, bool) or isinstance(value, (float, str, bytes)):
         return value
     if isinstance(value, int):
@@ -133,7 +143,12 @@ class HeraldHandler(_logging.Handler):
     ``capacity`` bounds the buffer (records beyond it are dropped and counted); the thread
     publishes at most ``batch`` records at a time and, while records keep coming, gathers
     them every ``interval`` seconds; ``flush_timeout`` bounds :meth:`flush` and
-    :meth:`close` (so ``logging.shutdown()``)."""
+    :meth:`close` (so ``logging.shutdown()``).
+
+    ``dropped`` counts every record lost: the buffer was full, or the record was refused.
+    ``refused`` counts the refused ones alone: records that cannot be sent (larger than a
+    PUBLISH frame holds under the server's limit, or not encodable); each kind is explained
+    once on stderr. ``sent`` counts the records handed to the client."""
 
     def __init__(
         self,
@@ -156,6 +171,8 @@ class HeraldHandler(_logging.Handler):
         self.flush_timeout = float(flush_timeout)
         self.dropped = 0
         self._drop_lock = threading.Lock()  # `dropped += 1` from several threads loses counts
+        self.refused = 0
+        self._reported: set[str] = set()  # the kinds of refusal already explained
         self.sent = 0
         self._buffer: Deque[_Entry] = collections.deque()
         self._idle = False
@@ -306,6 +323,8 @@ class HeraldHandler(_logging.Handler):
             return False
         try:
             self._client.flush(self.flush_timeout)
+        except ServerError:
+            pass  # records of the last batch refused (bad_record): the rest went through
         except TimeoutError:
             # Slow acknowledgements (or a failover under way): the client keeps every frame
             # it has not had acknowledged; dropping it would lose them uncounted.
@@ -329,19 +348,21 @@ class HeraldHandler(_logging.Handler):
         """Packs ``taken`` and sends it in PUBLISH frames within the server's frame limit."""
         client = self._client
         assert client is not None
-        max_frame = client.max_frame_bytes
-        limit, largest = min(_FRAME_BYTES, max_frame // 2), max_frame - _FRAME_OVERHEAD
+        limit = min(_FRAME_BYTES, client.max_frame_bytes // 2)
+        largest = client.max_record_bytes
         encode = self._encode
         frame: List[bytes] = []
         frame_bytes = first = 0  # first: the index in ``taken`` of the frame's first record
         for i, (record, text, fields) in enumerate(taken):
             try:
                 encoded = encode(record, text, fields)
-            except Exception:
-                self._count_drop()  # a record that cannot be encoded (a subject too long)
+            except Exception as err:
+                self._refuse(record, err)  # a record that cannot be encoded (a bad subject)
                 continue
             if len(encoded) > largest:
-                self._count_drop()  # the server would refuse its frame
+                # The server would close the connection for its frame: never sent.
+                subject = self.subject or _subject(record.name)
+                self._refuse(record, RecordTooLargeError(len(encoded), largest, subject))
                 continue
             if frame and frame_bytes + len(encoded) > limit:
                 if not self._send(client, frame, taken[first:]):
@@ -360,12 +381,38 @@ class HeraldHandler(_logging.Handler):
         ``unsent`` entries go back to the buffer, in order, and it returns False."""
         try:
             client.publish_encoded(frame)
+        except ValueError:
+            # The server's limit changed (a failover to a server with a smaller one) since
+            # the frame was packed: nothing was sent; pack them again under the new limit.
+            self._buffer.extendleft(reversed(unsent))
+            return False
         except HeraldError:
             self._buffer.extendleft(reversed(unsent))
             self._drop_client()
             return False
         self.sent += len(frame)
         return True
+
+    def _refuse(self, record: _logging.LogRecord, error: Exception) -> None:
+        """Drops a record that cannot be sent, counts it in ``dropped`` and ``refused``, and
+        says why on stderr the first time for each kind of error, as handleError does."""
+        self._count_drop()
+        self.refused += 1  # only the background thread refuses
+        kind = type(error).__name__
+        if kind in self._reported:
+            return
+        self._reported.add(kind)
+        if not (_logging.raiseExceptions and sys.stderr):
+            return
+        try:
+            sys.stderr.write(
+                f"--- Logging error ---\nHeraldHandler dropped the record of logger "
+                f"`{record.name}` ({record.pathname}:{record.lineno}): {error}\n"
+                f"Records refused again for this reason ({kind}) are dropped without a word; "
+                f"HeraldHandler.refused counts them.\n"
+            )
+        except Exception:
+            pass  # as handleError: a broken stderr is no reason to fail
 
     def _encode(
         self, record: _logging.LogRecord, text: str, fields: Optional[Dict[str, Any]]

@@ -1,18 +1,26 @@
 """What a connection has to publish: the open batch of encoded records, and every PUBLISH
-frame sent and not yet acknowledged — the window a failover resends. Not locked itself: the
-connection calls it under its lock."""
+frame sent and not yet acknowledged — the window a failover resends. A record too large for
+a PUBLISH frame under the server's limit is refused before it gets in (RecordTooLargeError):
+the server would close the connection for its frame, and a failover would resend it there
+again and again. Not locked itself: the connection calls it under its lock."""
 
 from __future__ import annotations
 
 import time
-from typing import Dict, List
+from dataclasses import dataclass
+from typing import Dict, List, Optional
 
-from .wire.frames import AckLevel
+from .errors import RecordTooLargeError
+from .wire.frames import DEFAULT_MAX_FRAME_BYTES, AckLevel
 from .wire.msgpack_codec import Writer
+from .wire.record import Record
 
 BATCH_BYTES = 64 * 1024
 BATCH_DELAY = 0.005
 MAX_UNACKED_BYTES = 16 * 1024 * 1024
+# Room kept in every PUBLISH frame for its length, type, ack_id, ack level and record count
+# (at most 21 bytes; 32 as in the Rust client): a record may take the rest of the frame.
+PUBLISH_HEADER_BYTES = 32
 
 
 def publish_frame(ack_id: int, level: AckLevel, records: List[bytes]) -> bytes:
@@ -26,25 +34,75 @@ def publish_frame(ack_id: int, level: AckLevel, records: List[bytes]) -> bytes:
     return (len(body) + 1).to_bytes(4, "big") + b"\x10" + body
 
 
+def _subject_of(encoded: bytes) -> Optional[str]:
+    """The subject of an encoded record, for an error message; None if it does not decode."""
+    try:
+        return Record.from_bytes(encoded).subject
+    except ValueError:
+        return None
+
+
+@dataclass
+class Unacked:
+    """A PUBLISH frame sent and not yet acknowledged."""
+
+    frame: bytes
+    records: int
+    # The server's ERROR bad_record for this frame, kept until the ACK that follows it.
+    refusal: Optional[Exception] = None
+
+
 class Outbox:
-    def __init__(self) -> None:
+    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         self.batch: List[bytes] = []
         self.batch_bytes = 0
         self.batch_started = 0.0
-        self._unacked: Dict[int, bytes] = {}
+        self._unacked: Dict[int, Unacked] = {}
         self.unacked_bytes = 0
+        self.max_record_bytes = self.batch_limit = 0
+        self.set_max_frame_bytes(max_frame_bytes)
+
+    def set_max_frame_bytes(self, max_frame_bytes: int) -> None:
+        """Takes the server's limit (from its WELCOME): the largest record a frame holds, and
+        the most record bytes a batch gathers."""
+        self.max_record_bytes = max(0, max_frame_bytes - PUBLISH_HEADER_BYTES)
+        self.batch_limit = min(BATCH_BYTES, self.max_record_bytes)
+
+    def check(self, encoded: bytes, subject: Optional[str] = None) -> None:
+        """Raises RecordTooLargeError if ``encoded`` cannot fit a PUBLISH frame (naming
+        ``subject``, or else the subject the record's bytes hold)."""
+        if len(encoded) > self.max_record_bytes:
+            if subject is None:
+                subject = _subject_of(encoded)
+            raise RecordTooLargeError(len(encoded), self.max_record_bytes, subject)
+
+    def check_frame(self, records: List[bytes], subject: Optional[str] = None) -> None:
+        """Raises unless ``records`` fit one PUBLISH frame: RecordTooLargeError for a record
+        too large alone, ValueError for records too many together."""
+        for encoded in records:
+            self.check(encoded, subject)
+        total = sum(len(encoded) for encoded in records)
+        if total > self.max_record_bytes:
+            raise ValueError(
+                f"{len(records)} records of {total} bytes do not fit one PUBLISH frame "
+                f"({self.max_record_bytes} bytes under the server's limit); send fewer at once"
+            )
 
     # ---- the open batch --------------------------------------------------------------------
 
-    def add(self, encoded: bytes) -> bool:
+    def add(self, encoded: bytes, subject: Optional[str] = None) -> bool:
         """Adds a record to the open batch; False (and nothing added) when it would overflow
-        a non-empty batch, which must be sent first."""
-        if self.batch and self.batch_bytes + len(encoded) > BATCH_BYTES:
+        a non-empty batch, which must be sent first. Raises RecordTooLargeError for a record
+        that no frame can hold."""
+        size = len(encoded)
+        if size > self.max_record_bytes:
+            self.check(encoded, subject)
+        if self.batch and self.batch_bytes + size > self.batch_limit:
             return False
         if not self.batch:
             self.batch_started = time.monotonic()
         self.batch.append(encoded)
-        self.batch_bytes += len(encoded)
+        self.batch_bytes += size
         return True
 
     def batch_due(self) -> float:
@@ -61,24 +119,35 @@ class Outbox:
         """True while more bytes wait for acknowledgement than the window allows."""
         return self.unacked_bytes > MAX_UNACKED_BYTES
 
-    def keep(self, ack_id: int, frame: bytes) -> None:
-        self._unacked[ack_id] = frame
+    def keep(self, ack_id: int, frame: bytes, records: int) -> None:
+        self._unacked[ack_id] = Unacked(frame, records)
         self.unacked_bytes += len(frame)
 
-    def acknowledge(self, ack_id: int) -> bool:
-        """Forgets frame ``ack_id``; False if it was not waiting."""
-        frame = self._unacked.pop(ack_id, None)
-        if frame is None:
+    def refused(self, ack_id: int, error: Exception) -> Optional[bool]:
+        """Notes the server's refusal of records of frame ``ack_id`` (its ACK follows): True
+        the first time, False if already noted (the frame was resent after a failover), None
+        if the frame is not waiting."""
+        sent = self._unacked.get(ack_id)
+        if sent is None:
+            return None
+        if sent.refusal is not None:
             return False
-        self.unacked_bytes -= len(frame)
+        sent.refusal = error
         return True
+
+    def acknowledge(self, ack_id: int) -> Optional[Unacked]:
+        """Forgets frame ``ack_id`` and returns it; None if it was not waiting."""
+        sent = self._unacked.pop(ack_id, None)
+        if sent is not None:
+            self.unacked_bytes -= len(sent.frame)
+        return sent
 
     def is_unacked(self, ack_id: int) -> bool:
         return ack_id in self._unacked
 
     def unacked(self) -> List[bytes]:
         """The frames to resend, oldest first."""
-        return list(self._unacked.values())
+        return [sent.frame for sent in self._unacked.values()]
 
     def unacked_count(self) -> int:
         return len(self._unacked)

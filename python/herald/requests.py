@@ -93,7 +93,7 @@ class RequestMixin:
             id=ident,
         )
         try:
-            self._conn.add_record(record.to_bytes())
+            self._conn.add_record(record.to_bytes(), subject)
             self._conn.send_batch(if_any=True)
         except BaseException:
             inbox.forget(ident)
@@ -128,5 +128,6 @@ class RequestMixin:
                 text=text,
                 fields=dict(fields or {}),
                 id=request.id,
-            ).to_bytes()
+            ).to_bytes(),
+            request.reply_to,
         )

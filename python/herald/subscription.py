@@ -46,9 +46,11 @@ _END = object()
 class Subscription:
     """Records matching a filter. Iterate (``for d in sub``), call :meth:`next`, or pass a
     callback to :meth:`Client.subscribe`. ``lost`` counts records the server reported lost
-    (GAP notices, kept in ``gaps``). ``failovers`` counts moves to another server: the
-    subscription is made again there, but records routed while no server had it are not
-    seen."""
+    (GAP notices, kept in ``gaps``). ``undecodable`` counts records delivered that this client
+    cannot decode (a newer server's field, an int outside i64 from an old archive): they are
+    skipped, with a warning on the ``herald.client`` logger for the first. ``failovers``
+    counts moves to another server: the subscription is made again there, but records routed
+    while no server had it are not seen."""
 
     def __init__(
         self,
@@ -59,6 +61,7 @@ class Subscription:
         self.id = sid
         self.lost = 0
         self.gaps: list[Gap] = []
+        self.undecodable = 0
         self.failovers = 0
         self._connection = connection
         self._queue: queue.Queue[Union[Delivered, object]] = queue.Queue()
@@ -77,6 +80,17 @@ class Subscription:
     def _gap(self, gap: Gap) -> None:
         self.lost += gap.count
         self.gaps.append(gap)
+
+    def _undecodable(self, seq: int, reason: str) -> None:
+        self.undecodable += 1
+        if self.undecodable == 1:
+            _log.warning(
+                "subscription %d skipped the record of seq %d, which does not decode (%s); "
+                "any more are counted in its `undecodable` without a word",
+                self.id,
+                seq,
+                reason,
+            )
 
     def _failed_over(self, server: str) -> None:
         self.failovers += 1

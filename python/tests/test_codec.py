@@ -26,9 +26,11 @@ from herald import (
     encode_frame,
 )
 from herald.wire import frames as fr
-from herald.wire.msgpack_codec import HAVE_PACKER, pack
+from herald.wire.archive import AtValues, StoredRecord, encode_archive_reply
+from herald.wire.msgpack_codec import HAVE_PACKER, Reader, Writer, pack
+from herald.wire.record import UndecodableRecord, decode_record_or_skip
 from herald.wire.template import RecordTemplate
-from herald.wire.values import NotPlain
+from herald.wire.values import IntRangeError, NotPlain
 
 
 @pytest.mark.parametrize(
@@ -362,3 +364,147 @@ def test_without_msgpack_the_writer_does_it_all(monkeypatch: pytest.MonkeyPatch)
         assert record.to_bytes() == record.to_bytes_reference()
     template = RecordTemplate(Kind.LOG, "s", Priority.INFO, Origin(host="h", line=1))
     assert template.pack(5, "x", {"a": 1}) == template.record(5, "x", {"a": 1}).to_bytes_reference()
+
+
+# ---- ints outside i64 are refused at the call, naming the field -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "path", "value"),
+    [
+        ({"counter": 1 << 64}, "counter", 1 << 64),
+        ({"ok": 1, "big": 1 << 63}, "big", 1 << 63),
+        ({"low": -(1 << 63) - 1}, "low", -(1 << 63) - 1),
+        ({"stats": {"max": 1 << 70}}, "stats.max", 1 << 70),
+        ({"samples": [0, 1, 1 << 63]}, "samples[2]", 1 << 63),
+        ({"m": [{"a": [1 << 64]}]}, "m[0].a[0]", 1 << 64),
+        ({"enum": [_Level.HIGH, (1 << 64)]}, "enum[1]", 1 << 64),  # not plain: the Writer
+    ],
+)
+def test_an_int_outside_i64_is_refused_naming_the_field(
+    fields: dict, path: str, value: int
+) -> None:
+    record = Record(kind=Kind.LOG, subject="s", time=0, fields=fields)
+    template = RecordTemplate(Kind.LOG, "s", Priority.INFO, Origin())
+    for encode in (
+        record.to_bytes,
+        record.to_bytes_reference,
+        lambda: template.pack(0, "", fields),
+    ):
+        with pytest.raises(IntRangeError) as caught:
+            encode()
+        assert isinstance(caught.value, ValueError)
+        assert (caught.value.path, caught.value.value) == (path, value)
+        assert str(caught.value) == (
+            f"field `{path}` holds {value}, outside the int range -2^63..2^63-1"
+        )
+
+
+def test_a_field_that_does_not_decode_is_named() -> None:
+    w = Writer()
+    w.map_len(4)
+    for key, number in ((0, 0), (3, 0), (4, 4)):
+        w.uint(key)
+        w.uint(number)
+    w.uint(1)
+    w.string("s")
+    data = w.getvalue()
+    w = Writer()
+    w.uint(8)
+    w.map_len(1)
+    w.string("counter")
+    w.uint(1 << 63)
+    with pytest.raises(DecodeError, match=r"field `counter`: integer 9223372036854775808"):
+        Record.from_bytes(bytes([data[0] + 1]) + data[1:] + w.getvalue())
+
+
+def test_origin_numbers_are_u64_as_in_rust() -> None:
+    record = Record(
+        kind=Kind.LOG, subject="s", time=0, origin=Origin(line=1 << 40, stack_level=(1 << 64) - 1)
+    )
+    assert Record.from_bytes(record.to_bytes()) == record
+
+
+# ---- a record that does not decode is stepped over -----------------------------------------
+
+
+# One value of each MessagePack form: ints, nil, booleans, floats, strings, bytes, fixext and
+# ext (Herald's time and others), arrays and maps, nested.
+_EVERY_FORM = """
+    00 7f e0 ff c0 c2 c3 cc01 cd0102 ce01020304 cf0102030405060708 d001 d10102 d201020304
+    d30102030405060708 ca3fc00000 cb3ff0000000000000 a0 a3616263 d903616263 da0003616263
+    db00000003616263 c403010203 c50003010203 c600000003010203 d40501 d5050102 d60501020304
+    d7010000000000000001 d80500000000000000000000000000000000 c70205aabb c8000205aabb
+    c900000002ffaabb 90 9201c0 dc000201c0 dd0000000201c0 80 81a16101 de0001a16192c0c3
+    df00000001a16181a162c0
+""".split()
+
+
+@pytest.mark.parametrize("value", _EVERY_FORM)
+def test_skip_value_steps_over_every_form(value: str) -> None:
+    data = bytes.fromhex(value)
+    r = Reader(data + b"\x2a")
+    r.skip_value()
+    assert r.pos == len(data)
+
+
+@pytest.mark.parametrize("value", ["c1", "a36162", "92c0", "dcffff", "dd7fffffff01", "cf01"])
+def test_skip_value_refuses_what_is_not_one_value(value: str) -> None:
+    with pytest.raises(DecodeError):
+        Reader(bytes.fromhex(value)).skip_value()
+
+
+def _bad_record() -> bytes:
+    """A record whose field holds a uint64 above 2^63-1 (what old archives may hold)."""
+    good = Record(kind=Kind.LOG, subject="s", time=0).to_bytes()
+    return bytes([good[0] + 1]) + good[1:] + bytes.fromhex("0881a163cfffffffffffffffff")
+
+
+def test_decode_record_or_skip() -> None:
+    good = Record(kind=Kind.LOG, subject="s", time=0).to_bytes()
+    r = Reader(_bad_record() + good)
+    skipped = decode_record_or_skip(r)
+    assert isinstance(skipped, UndecodableRecord)
+    assert skipped.data == _bad_record() and "field `c`" in skipped.reason
+    assert decode_record_or_skip(r) == Record(kind=Kind.LOG, subject="s", time=0)
+    assert r.is_empty()
+    with pytest.raises(DecodeError):
+        decode_record_or_skip(Reader(b"\xc1"))  # not even a value: the stream is lost
+
+
+def _deliver(records: list) -> bytes:
+    w = Writer()
+    w.array_len(len(records))
+    for seq, data in enumerate(records, 1):
+        w.array_len(4)
+        w.uint(1)
+        w.uint(seq)
+        w.sint(seq)
+        w.raw(data)
+    body = w.getvalue()
+    return (len(body) + 1).to_bytes(4, "big") + b"\x12" + body
+
+
+def test_deliver_keeps_the_entries_that_decode() -> None:
+    good = Record(kind=Kind.LOG, subject="s", time=0).to_bytes()
+    frame = decode_frame(_deliver([good, _bad_record(), good]))
+    assert isinstance(frame, fr.Deliver)
+    assert [e.seq for e in frame.entries] == [1, 3]
+    (skipped,) = frame.undecodable
+    assert (skipped.subscription, skipped.seq, skipped.received) == (1, 2, 2)
+    assert skipped.record.data == _bad_record()
+    with pytest.raises(DecodeError):
+        decode_frame(_deliver([good, b"\xc1"]))  # where the next entry starts is lost
+
+
+def test_at_values_turn_an_undecodable_record_into_none() -> None:
+    good = Record(kind=Kind.LOG, subject="s", time=0)
+    w = Writer()
+    w.array_len(2)
+    w.uint(7)  # cid
+    encode_archive_reply(w, AtValues([StoredRecord(1, 1, good), None, StoredRecord(2, 2, good)]))
+    body = w.getvalue().replace(good.to_bytes(), _bad_record(), 1)
+    frame = decode_frame((len(body) + 1).to_bytes(4, "big") + b"\x61" + body)
+    assert isinstance(frame, fr.QueryReply) and isinstance(frame.reply, AtValues)
+    assert frame.reply.values == [None, None, StoredRecord(2, 2, good)]
+    assert [u.data for u in frame.reply.undecodable] == [_bad_record()]

@@ -265,8 +265,10 @@ def test_message_and_extra_are_taken_when_logged() -> None:
         handler.close()
 
 
-def test_a_record_too_large_for_a_frame_is_dropped(server: Server) -> None:
-    handler = HeraldHandler(server.url)
+def test_a_record_too_large_for_a_frame_is_dropped(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handler = HeraldHandler(server.url, name="large-handler")
     log = logging.getLogger("large.test")
     log.propagate = False
     log.addHandler(handler)
@@ -274,11 +276,40 @@ def test_a_record_too_large_for_a_frame_is_dropped(server: Server) -> None:
         with herald.connect(server.url) as reader:
             sub = reader.subscribe("large.*")
             log.warning("x" * (2 << 20))
+            log.warning("y" * (1 << 20))  # just over the frame limit of 1 MiB
             log.warning("small")
             assert handler.wait_flushed(10)
             (d,) = sub.wait_for(1, timeout=10)
             assert d.text == "small"
-            assert handler.dropped == 1
+            assert handler.dropped == 2
+            assert handler.refused == 2
+            err = capsys.readouterr().err
+            assert err.count("--- Logging error ---") == 1, "said once"
+            assert "`large.test`" in err and "RecordTooLargeError" in err
+            assert f"bytes is larger than the {(1 << 20) - 32} bytes" in err
+            # Never sent, never resent: the handler's connection never dropped.
+            assert handler._client is not None and handler._client.failovers == 0
+            data = reader.monitor()
+            assert data["connections_total"] == 2
+            assert {r: n for r, n in data["closes"].items() if n} == {}
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+
+
+def test_an_int_outside_i64_in_extra_is_sent_as_its_digits(server: Server) -> None:
+    handler = HeraldHandler(server.url)
+    log = logging.getLogger("ints.test")
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+        with herald.connect(server.url) as reader:
+            sub = reader.subscribe("ints.*")
+            log.warning("counted", extra={"counter": 1 << 64, "low": -(1 << 63)})
+            assert handler.wait_flushed(10)
+            (d,) = sub.wait_for(1, timeout=10)
+            assert d.fields == {"counter": "18446744073709551616", "low": -(1 << 63)}
+            assert handler.dropped == handler.refused == 0
     finally:
         log.removeHandler(handler)
         handler.close()

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from .msgpack_codec import DecodeError, Reader, Writer
 from .priority import PrioritySet
-from .record import Record
+from .record import Record, UndecodableRecord, decode_record_or_skip
 from .values import value_from_json, value_to_json
 
 
@@ -241,6 +241,16 @@ class StoredRecord:
         r.expect_array("stored record", 3)
         return cls(r.read_uint(), r.read_int(), Record.decode(r))
 
+    @classmethod
+    def decode_or_skip(cls, r: Reader) -> Union[StoredRecord, UndecodableRecord]:
+        """As :meth:`decode`, but a record that does not decode is stepped over."""
+        r.expect_array("stored record", 3)
+        seq, received = r.read_uint(), r.read_int()
+        record = decode_record_or_skip(r)
+        if isinstance(record, UndecodableRecord):
+            return record
+        return cls(seq, received, record)
+
     def to_json(self) -> Dict[str, Any]:
         return {"seq": self.seq, "received": self.received, "record": self.record.to_json()}
 
@@ -272,6 +282,9 @@ class Bucket:
 class Page:
     records: List[StoredRecord] = field(default_factory=list)
     next: Optional[Cursor] = None
+    # Stored records that do not decode (an old archive, a newer server): skipped, so that
+    # one of them does not fail the whole query. Not encoded.
+    undecodable: List[UndecodableRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -282,6 +295,8 @@ class Buckets:
 @dataclass
 class AtValues:
     values: List[Optional[StoredRecord]] = field(default_factory=list)
+    # As in Page: a value whose record does not decode is None in ``values`` and kept here.
+    undecodable: List[UndecodableRecord] = field(default_factory=list)
 
 
 ArchiveReply = Union[Page, Buckets, AtValues]
@@ -327,8 +342,15 @@ def decode_archive_reply(r: Reader) -> ArchiveReply:
     op = r.read_uint()
     if op == 0:
         r.expect_array("page", 2)
-        records = [StoredRecord.decode(r) for _ in range(r.read_array_len())]
-        return Page(records, _read_cursor(r))
+        page = Page()
+        for _ in range(r.read_array_len()):
+            stored = StoredRecord.decode_or_skip(r)
+            if isinstance(stored, StoredRecord):
+                page.records.append(stored)
+            else:
+                page.undecodable.append(stored)
+        page.next = _read_cursor(r)
+        return page
     if op == 1:
         buckets = []
         for _ in range(r.read_array_len()):
@@ -342,10 +364,14 @@ def decode_archive_reply(r: Reader) -> ArchiveReply:
             buckets.append(b)
         return Buckets(buckets)
     if op == 2:
-        values: List[Optional[StoredRecord]] = []
+        at = AtValues()
         for _ in range(r.read_array_len()):
-            values.append(None if r.read_nil() else StoredRecord.decode(r))
-        return AtValues(values)
+            value = None if r.read_nil() else StoredRecord.decode_or_skip(r)
+            if isinstance(value, UndecodableRecord):
+                at.undecodable.append(value)
+                value = None
+            at.values.append(value)
+        return at
     raise DecodeError(f"invalid archive reply operation {op}")
 
 

@@ -18,7 +18,7 @@ from .filter import DeliveryOptions, Filter
 from .info import InfoReply, InfoRequest, Selection, decode_info_request, encode_info_request
 from .msgpack_codec import DecodeError, Reader, Writer
 from .priority import Priority
-from .record import Record
+from .record import Record, UndecodableRecord, decode_record_or_skip
 from .values import Fields, decode_fields, encode_fields
 
 DEFAULT_MAX_FRAME_BYTES = 1 << 20
@@ -94,8 +94,22 @@ class DeliverEntry:
 
 
 @dataclass
+class UndecodableEntry:
+    """A DELIVER entry whose record this client cannot decode: skipped, not delivered."""
+
+    subscription: int
+    seq: int
+    received: int
+    record: UndecodableRecord
+
+
+@dataclass
 class Deliver:
     entries: List[DeliverEntry] = field(default_factory=list)
+    # Entries whose record does not decode (a newer server's field, an int outside i64 from
+    # an old archive): the reader counts them on their subscription and reads on. Not
+    # encoded: encode_frame writes ``entries`` only.
+    undecodable: List[UndecodableEntry] = field(default_factory=list)
 
 
 @dataclass
@@ -166,6 +180,9 @@ class Query:
 class QueryReply:
     cid: int
     reply: ArchiveReply
+    # Stored records the server's archive left out because they do not decode there (a
+    # third body element, written only when not 0).
+    skipped: int = 0
 
 
 @dataclass
@@ -325,9 +342,11 @@ def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per fr
         w.uint(f.cid)
         encode_archive_request(w, f.request)
     elif isinstance(f, QueryReply):
-        w.array_len(2)
+        w.array_len(3 if f.skipped else 2)
         w.uint(f.cid)
         encode_archive_reply(w, f.reply)
+        if f.skipped:
+            w.uint(f.skipped)
     elif isinstance(f, (Ping, Pong)):
         pass
     elif isinstance(f, Error):
@@ -394,13 +413,16 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
         r.expect_array("ACK", 3)
         f = Ack(r.read_uint(), _ack_level(r), r.read_uint())
     elif ft == FrameType.DELIVER:
-        entries = []
+        deliver = Deliver()
         for _ in range(r.read_array_len()):
             r.expect_array("DELIVER entry", 4)
-            entries.append(
-                DeliverEntry(r.read_uint(), r.read_uint(), r.read_int(), Record.decode(r))
-            )
-        f = Deliver(entries)
+            sub, seq, received = r.read_uint(), r.read_uint(), r.read_int()
+            record = decode_record_or_skip(r)
+            if isinstance(record, Record):
+                deliver.entries.append(DeliverEntry(sub, seq, received, record))
+            else:
+                deliver.undecodable.append(UndecodableEntry(sub, seq, received, record))
+        f = deliver
     elif ft == FrameType.GAP:
         r.expect_array("GAP", 5)
         gap = Gap(r.read_uint(), r.read_uint(), r.read_uint(), r.read_uint())
@@ -440,8 +462,12 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
         r.expect_array("QUERY", 2)
         f = Query(_request_cid(r), decode_archive_request(r))
     elif ft == FrameType.QUERY_REPLY:
-        r.expect_array("QUERY_REPLY", 2)
+        size = r.read_array_len()
+        if size not in (2, 3):
+            raise DecodeError(f"QUERY_REPLY must be an array of 2 or 3, found {size}")
         f = QueryReply(r.read_uint(), decode_archive_reply(r))
+        if size == 3:
+            f.skipped = r.read_uint()
     elif ft == FrameType.PING:
         f = Ping()
     elif ft == FrameType.PONG:

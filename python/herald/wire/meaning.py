@@ -112,7 +112,7 @@ def frame_to_json(f: fr.Frame) -> Json:  # noqa: C901 - one branch per frame typ
     elif isinstance(f, fr.Query):
         body = {"cid": f.cid, "query": archive_request_to_json(f.request)}
     elif isinstance(f, fr.QueryReply):
-        body = {"cid": f.cid, "reply": archive_reply_to_json(f.reply)}
+        body = {"cid": f.cid, "reply": archive_reply_to_json(f.reply), "skipped": f.skipped}
     elif isinstance(f, (fr.Ping, fr.Pong)):
         body = {}
     else:
@@ -177,7 +177,7 @@ def frame_from_json(m: Json) -> fr.Frame:  # noqa: C901
     if kind == "QUERY":
         return fr.Query(m["cid"], archive_request_from_json(m["query"]))
     if kind == "QUERY_REPLY":
-        return fr.QueryReply(m["cid"], archive_reply_from_json(m["reply"]))
+        return fr.QueryReply(m["cid"], archive_reply_from_json(m["reply"]), m.get("skipped", 0))
     if kind == "PING":
         return fr.Ping()
     if kind == "PONG":

@@ -176,6 +176,15 @@ _INT_FORMS = {
     0xD3: (8, True),
 }
 
+# For skip_value: forms followed by a fixed number of bytes, by a length of 1, 2 or 4 bytes
+# (then that many bytes; an extension also has its type byte), and arrays and maps by count.
+_FIXED_SIZES = {0xC0: 0, 0xC2: 0, 0xC3: 0, 0xCA: 4, 0xCB: 8}
+_FIXED_SIZES.update({b: size for b, (size, _) in _INT_FORMS.items()})
+_FIXED_SIZES.update({0xD4: 2, 0xD5: 3, 0xD6: 5, 0xD7: 9, 0xD8: 17})
+_SIZED = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4}
+_EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
+_COUNTED = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}
+
 
 class Reader:
     """Reads the MessagePack subset from a byte string, tracking the position."""
@@ -319,6 +328,37 @@ class Reader:
         if self._take(2) != b"\xd7\x01":
             raise DecodeError(f"expected a time (d7 01) at byte {start}")
         return int(struct.unpack(">q", self._take(8))[0])
+
+    def skip_value(self) -> None:
+        """Steps over one MessagePack value of any form (nil, extensions and float32 too)
+        without decoding it: how a reader passes a record it cannot decode. Raises
+        DecodeError if the bytes are not one whole value (where the next starts is lost)."""
+        pending = 1
+        while pending:
+            pending -= 1
+            start = self.pos
+            b = self._byte()
+            if b < 0x80 or b >= 0xE0:
+                continue
+            if b <= 0x8F:
+                pending += 2 * (b & 0x0F)
+            elif b <= 0x9F:
+                pending += b & 0x0F
+            elif b <= 0xBF:
+                self._take(b & 0x1F)
+            elif b in _FIXED_SIZES:
+                self._take(_FIXED_SIZES[b])
+            elif b in _SIZED:
+                self._take(int.from_bytes(self._take(_SIZED[b]), "big"))
+            elif b in _EXT_SIZED:
+                self._take(1 + int.from_bytes(self._take(_EXT_SIZED[b]), "big"))
+            elif b in _COUNTED:
+                size, per_item = _COUNTED[b]
+                pending += per_item * int.from_bytes(self._take(size), "big")
+            else:
+                raise DecodeError(f"0x{b:02x} at byte {start} starts no MessagePack value")
+            if pending > self.remaining():  # every value takes at least one byte
+                raise DecodeError(f"the value at byte {start} holds more than the data left")
 
     def expect_array(self, what: str, expected: int) -> None:
         found = self.read_array_len()

@@ -115,10 +115,7 @@ class Origin:
                 raise DecodeError(f"field `{name}` appears twice in origin")
             seen.add(key)
             if name in _ORIGIN_NUMBERS:
-                number = r.read_uint()
-                if number > 0xFFFFFFFF:
-                    raise DecodeError(f"origin {name} {number} does not fit u32")
-                setattr(origin, name, number)
+                setattr(origin, name, r.read_uint())  # u64, as the server and Rust read it
             else:
                 setattr(origin, name, r.read_str())
         return origin

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 from .msgpack_codec import (
     HAVE_PACKER,
@@ -267,6 +267,28 @@ class Record:
         )
 
 
+@dataclass
+class UndecodableRecord:
+    """Bytes in the place of a record that this client cannot decode (a newer server's
+    field, an int outside i64 from an old archive, …) but that are whole MessagePack, so a
+    reader steps over them and reads on. ``reason`` says what did not decode."""
+
+    data: bytes
+    reason: str
+
+
+def decode_record_or_skip(r: Reader) -> Union[Record, UndecodableRecord]:
+    """The next record, or an :class:`UndecodableRecord` with the reader past its bytes.
+    Raises DecodeError only when the bytes are not even one MessagePack value."""
+    start = r.pos
+    try:
+        return Record.decode(r)
+    except DecodeError as err:
+        r.pos = start
+        r.skip_value()
+        return UndecodableRecord(bytes(r.data[start : r.pos]), str(err))
+
+
 def _plain_str(value: Any) -> str:
     if type(value) is not str:
         raise NotPlain
@@ -300,4 +322,11 @@ def _decode_part(r: Reader, key: int) -> Any:
         raise DecodeError(f"invalid {_RECORD_NAMES[key]}: {err}") from err
 
 
-__all__ = ["Kind", "Origin", "Record", "check_subject"]
+__all__ = [
+    "Kind",
+    "Origin",
+    "Record",
+    "UndecodableRecord",
+    "check_subject",
+    "decode_record_or_skip",
+]

@@ -46,12 +46,34 @@ Value = Union[bool, int, float, str, bytes, Time, List[Any], Dict[str, Any]]
 Fields = Dict[str, Any]
 
 
+class IntRangeError(ValueError):
+    """An integer value outside Herald's int range (-2^63..2^63-1): Python's ints are
+    unbounded, Herald's are i64 (the server refuses a uint64 above 2^63-1). ``path`` names
+    the field (``counter``, ``stats.max``, ``samples[3]``), ``value`` is the integer."""
+
+    def __init__(self, value: int, path: str = "") -> None:
+        where = f"field `{path}` holds" if path else "value"
+        super().__init__(f"{where} {value}, outside the int range -2^63..2^63-1")
+        self.value = value
+        self.path = path
+
+    def within(self, step: str) -> IntRangeError:
+        """The same error seen one level up: ``step`` (a name, or ``[index]``) before the
+        path."""
+        if not self.path:
+            return IntRangeError(self.value, step)
+        joint = "" if self.path.startswith("[") else "."
+        return IntRangeError(self.value, f"{step}{joint}{self.path}")
+
+
 def encode_value(w: Writer, value: Any, depth: int = 1) -> None:
     if depth > MAX_DEPTH:
         raise ValueError("value nested too deep")
     if isinstance(value, bool):
         w.boolean(value)
     elif isinstance(value, int):
+        if not I64_MIN <= value <= I64_MAX:
+            raise IntRangeError(int(value))
         w.sint(value)
     elif isinstance(value, float):
         w.f64(value)
@@ -65,8 +87,11 @@ def encode_value(w: Writer, value: Any, depth: int = 1) -> None:
         w.time(Time.from_datetime(value).ns)
     elif isinstance(value, (list, tuple)):
         w.array_len(len(value))
-        for item in value:
-            encode_value(w, item, depth + 1)
+        for index, item in enumerate(value):
+            try:
+                encode_value(w, item, depth + 1)
+            except IntRangeError as err:
+                raise err.within(f"[{index}]") from None
     elif isinstance(value, Mapping):
         encode_fields(w, value, depth + 1)
     elif value is None:
@@ -84,7 +109,10 @@ def encode_fields(w: Writer, fields: Mapping[str, Any], depth: int = 1) -> None:
         if not isinstance(name, str):
             raise TypeError(f"field names are strings, not {type(name).__name__}")
         w.string(name)
-        encode_value(w, value, depth)
+        try:
+            encode_value(w, value, depth)
+        except IntRangeError as err:
+            raise err.within(name) from None
 
 
 class NotPlain(Exception):
@@ -98,7 +126,9 @@ _PLAIN_TYPES = frozenset({str, bytes, bool, float})
 def plain_value(value: Any, depth: int = 1) -> Any:
     """``value`` as plain values for :func:`~.msgpack_codec.pack`, which then writes the bytes
     :func:`encode_value` writes; raises NotPlain for anything else (datetime, bytearray, int
-    subclasses, other mappings, out-of-range ints, None, …) so that the caller falls back."""
+    subclasses, other mappings, out-of-range ints, None, …) so that the caller falls back to
+    :func:`encode_value`, which writes it or refuses it (an int outside i64: IntRangeError
+    naming the field; msgpack's packer would write a uint64 the server refuses)."""
     kind = type(value)
     if kind in _PLAIN_TYPES:
         return value
@@ -166,7 +196,10 @@ def decode_fields(r: Reader, depth: int = 1) -> Fields:
         name = r.read_str()
         if name in fields:
             raise DecodeError(f"field `{name}` appears twice")
-        fields[name] = decode_value(r, depth)
+        try:
+            fields[name] = decode_value(r, depth)
+        except DecodeError as err:
+            raise DecodeError(f"field `{name}`: {err}") from None
     return fields
 
 
