@@ -3,6 +3,7 @@
 //! # Layout
 //! - [`server`]: [`Server`] — bind, accept, shut down; [`Shared`] state.
 //! - [`listener`]: the accept loop with its connection limit.
+//! - [`connection_limit`]: connections in all and per address, native and HTTP.
 //! - [`session`]: one connection from `HELLO` to close, heartbeat watch, [`Close`] reasons.
 //! - [`command`]: one file per client operation (publish, subscribe, unsubscribe, monitor).
 //! - [`connection`]: [`FrameReader`], frames from a socket.
@@ -34,6 +35,7 @@ pub mod archive;
 pub mod command;
 pub mod config;
 pub mod connection;
+pub mod connection_limit;
 pub mod data_lock;
 pub mod events;
 pub mod http;

@@ -7,8 +7,9 @@ use std::time::Duration;
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::mpsc;
 
+use crate::connection_limit::{ConnectionLimit, Refusal};
 use crate::events::{self, CloseReason};
 use crate::server::Shared;
 use crate::shutdown::Shutdown;
@@ -24,7 +25,8 @@ pub async fn run(
     mut shutdown: Shutdown,
     done: mpsc::Sender<()>,
 ) {
-    let limit = Arc::new(Semaphore::new(shared.config.max_connections));
+    let config = &shared.config;
+    let limit = ConnectionLimit::new(config.max_connections, config.max_connections_per_address);
     let mut backoff = Duration::from_millis(1);
     loop {
         let accepted = tokio::select! {
@@ -43,9 +45,12 @@ pub async fn run(
                 continue;
             }
         };
-        let Ok(permit) = Arc::clone(&limit).try_acquire_owned() else {
-            tokio::spawn(refuse(stream, peer, Arc::clone(&shared)));
-            continue;
+        let permit = match limit.try_acquire(peer.ip()) {
+            Ok(permit) => permit,
+            Err(refusal) => {
+                tokio::spawn(refuse(stream, peer, refusal, Arc::clone(&shared)));
+                continue;
+            }
         };
         let (shared, shutdown, done) = (Arc::clone(&shared), shutdown.clone(), done.clone());
         tokio::spawn(async move {
@@ -56,12 +61,14 @@ pub async fn run(
     }
 }
 
-/// Tells a client over the connection limit why it is turned away.
-async fn refuse(mut stream: TcpStream, peer: std::net::SocketAddr, shared: Arc<Shared>) {
-    let message = format!(
-        "too many connections (limit {})",
-        shared.config.max_connections
-    );
+/// Tells a client over a connection limit why it is turned away.
+async fn refuse(
+    mut stream: TcpStream,
+    peer: std::net::SocketAddr,
+    refusal: Refusal,
+    shared: Arc<Shared>,
+) {
+    let message = refusal.to_string();
     let error = Frame::Error(ErrorFrame {
         cid: 0,
         code: ErrorCode::Limit,

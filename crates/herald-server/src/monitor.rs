@@ -104,6 +104,8 @@ pub struct Monitor {
     rejected_frames: AtomicU64,
     refused_requests: AtomicU64,
     refused_records: AtomicU64,
+    http_refused: AtomicU64,
+    http_header_timeouts: AtomicU64,
     closes: [AtomicU64; CloseReason::ALL.len()],
     connections: Mutex<BTreeMap<u64, Arc<ConnectionState>>>,
     sample: Mutex<Sample>,
@@ -123,6 +125,8 @@ impl Monitor {
             rejected_frames: AtomicU64::new(0),
             refused_requests: AtomicU64::new(0),
             refused_records: AtomicU64::new(0),
+            http_refused: AtomicU64::new(0),
+            http_header_timeouts: AtomicU64::new(0),
             closes: Default::default(),
             connections: Mutex::new(BTreeMap::new()),
             sample: Mutex::new(Sample::default()),
@@ -161,6 +165,25 @@ impl Monitor {
 
     pub(crate) fn count_refused_records(&self, count: u64) {
         self.refused_records.fetch_add(count, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_http_refused(&self) {
+        self.http_refused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_http_header_timeout(&self) {
+        self.http_header_timeouts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The HTTP front door's counters: connections open, refused over a limit, and closed
+    /// because no request head came in time.
+    pub fn http_value(&self, open: usize) -> Value {
+        let load = |counter: &AtomicU64| Value::Int(counter.load(Ordering::Relaxed) as i64);
+        Value::Map(vec![
+            ("connections".into(), Value::Int(open as i64)),
+            ("refused".into(), load(&self.http_refused)),
+            ("header_timeouts".into(), load(&self.http_header_timeouts)),
+        ])
     }
 
     pub(crate) fn count_drops(&self, drops: &Drops) {

@@ -1,5 +1,6 @@
 //! The server: binds, accepts, and shuts down gracefully.
 
+use crate::connection_limit::ConnectionLimit;
 use crate::data_lock::DataDirGuard;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +41,8 @@ pub struct Shared {
     pub info: InfoService,
     /// The archive, unless turned off.
     pub archive: Option<Arc<Archive>>,
+    /// The HTTP front door's open connections, against its limits.
+    pub http_connections: Arc<ConnectionLimit>,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -66,6 +69,10 @@ impl Shared {
                 crate::archive::stats_value(&archive.stats()),
             ));
         }
+        data.push((
+            "http".into(),
+            self.monitor.http_value(self.http_connections.open()),
+        ));
         data
     }
 }
@@ -93,12 +100,13 @@ impl Server {
     /// Another server holds the data directory (naming its PID and the lock file), or the
     /// bind error, with the address, e.g. when the port is taken.
     pub async fn start(config: Config) -> std::io::Result<Server> {
-        // First, so a second server on this directory stops before it binds or opens files.
-        let data_lock = DataDirGuard::acquire(&config.data_dir)?;
         let listener = bind(config.listen, "listen").await?;
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;
         let http_addr = http_listener.local_addr()?;
+        // Before anything in the data directory is opened; after binding, so a server that
+        // cannot have its ports leaves no directory behind.
+        let data_lock = DataDirGuard::acquire(&config.data_dir)?;
         let archive = crate::archive::open(&config).await?;
         let info_dir = config.data_dir.join("info");
         let info = InfoService::open(&info_dir, archive.clone()).map_err(|err| {
@@ -108,9 +116,14 @@ impl Server {
             ))
         })?;
         let (shutdown, receiver) = watch::channel(false);
+        let http_limits = config.http_limits;
         let shared = Arc::new(Shared {
             info,
             archive,
+            http_connections: ConnectionLimit::new(
+                http_limits.max_connections,
+                http_limits.max_connections_per_address,
+            ),
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,

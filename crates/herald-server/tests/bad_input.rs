@@ -411,6 +411,46 @@ async fn an_error_frame_from_the_client_closes_its_connection_quietly() {
 }
 
 #[tokio::test]
+async fn connections_over_the_per_address_limit_are_refused_naming_the_address() {
+    let server = TestServer::start_with(Config {
+        max_connections_per_address: 2,
+        ..Config::default()
+    })
+    .await;
+    let mut bystander = Bystander::connect(&server).await;
+    let second = Client::connect(&server.url()).await.unwrap();
+    let err = Client::connect(&server.url()).await.unwrap_err();
+    let ConnectError::Refused { code, message, .. } = &err else {
+        panic!("expected a refusal, got {err}");
+    };
+    assert_eq!(*code, ErrorCode::Limit);
+    assert_eq!(
+        message,
+        "too many connections from 127.0.0.1 (limit 2 per address)"
+    );
+    wait_until("the refusal is counted", || {
+        server.monitor().closes(CloseReason::TooManyConnections) == 1
+    })
+    .await;
+    second.close(WAIT).await.unwrap();
+    // Its place is free again once the server has seen it go.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let third = loop {
+        match Client::connect(&server.url()).await {
+            Ok(client) => break client,
+            Err(err) if tokio::time::Instant::now() < deadline => {
+                assert!(err.to_string().contains("per address"), "{err}");
+                tokio::time::sleep(common::ms(20)).await;
+            }
+            Err(err) => panic!("the place never came free: {err}"),
+        }
+    };
+    bystander.round_trip().await;
+    drop(third);
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn connections_over_the_limit_are_refused_with_the_limit() {
     let server = TestServer::start_with(Config {
         max_connections: 1,

@@ -334,6 +334,7 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "closes",
             "clients",
             "archive",
+            "http",
         ]
     );
     let archive: Vec<&str> = common::map(&data, "archive")
@@ -352,7 +353,8 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "spill_bytes",
             "expired_on_arrival",
             "write_errors",
-            "days_expired"
+            "days_expired",
+            "skipped_unreadable"
         ]
     );
     let entry = client_entry(&data, "raw-monitor");

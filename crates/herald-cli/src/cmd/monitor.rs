@@ -94,9 +94,23 @@ pub fn render(data: &[Field]) -> String {
             out.push_str(&line);
         }
     }
+    let (requests, records) = (int(data, "refused_requests"), int(data, "refused_records"));
+    if requests + records > 0 {
+        out.push_str(&format!(
+            "refused: {requests} requests answered alone, {records} records of PUBLISH batches\n"
+        ));
+    }
+    if let Some(Value::Map(http)) = monitor_value(data, "http") {
+        out.push_str(&format!(
+            "http: {} connections  refused over a limit {}  closed without a request in time {}\n",
+            int(http, "connections"),
+            int(http, "refused"),
+            int(http, "header_timeouts"),
+        ));
+    }
     if let Some(Value::Map(archive)) = monitor_value(data, "archive") {
         out.push_str(&format!(
-            "archive: {}  written {}  backlog {} ({} bytes, {} spilled to disk)  dropped {}  write errors {}  days expired {}\n",
+            "archive: {}  written {}  backlog {} ({} bytes, {} spilled to disk)  dropped {}  write errors {}  days expired {}  unreadable skipped {}\n",
             text(archive, "backend"),
             int(archive, "written"),
             int(archive, "backlog"),
@@ -105,6 +119,7 @@ pub fn render(data: &[Field]) -> String {
             int(archive, "dropped"),
             int(archive, "write_errors"),
             int(archive, "days_expired"),
+            int(archive, "skipped_unreadable"),
         ));
         if let Some(Value::Str(error)) = monitor_value(archive, "last_error") {
             out.push_str(&format!("archive last error: {error}\n"));

@@ -103,11 +103,13 @@ fn init_tracing(level: &str) {
 }
 
 async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
+    let open_files = raise_open_file_limit();
     let server = Server::start(config).await?;
     let addr = server.local_addr();
     // Tests and scripts read these two lines to learn the ports: keep them first.
     eprintln!("herald serving on {addr}");
     eprintln!("herald http on {}", server.http_addr());
+    eprintln!("  files:  {open_files}");
     eprintln!("  watch:  herald tail --server herald://{addr}");
     eprintln!("  info:   curl http://{}/info", server.http_addr());
     eprintln!("  send:   herald log --server herald://{addr} --priority WARNING --subject ANTENNA.DV01 \"encoder fault\"");
@@ -129,6 +131,21 @@ async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
     }
     server.shutdown().await;
     Ok(())
+}
+
+/// Raises the soft limit of open files to the hard limit, so connections (each a file) are
+/// bounded by the server's own limits rather than a low default; says what it got.
+fn raise_open_file_limit() -> String {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => {
+            tracing::info!(limit, "open-file limit");
+            format!("up to {limit} open (the hard limit)")
+        }
+        Err(err) => {
+            tracing::warn!(error = %err, "could not raise the open-file limit");
+            format!("could not raise the open-file limit: {err}")
+        }
+    }
 }
 
 /// Returns an address a local client can connect to: the loopback address of the same

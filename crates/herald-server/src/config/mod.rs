@@ -18,8 +18,10 @@ use crate::units::{parse_bytes, parse_duration};
 
 pub mod archive;
 mod env;
+pub mod limits;
 
 pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
+pub use limits::HttpLimits;
 
 /// Default data directory, relative to where the server starts.
 pub const DEFAULT_DATA_DIR: &str = "./herald-data";
@@ -55,13 +57,17 @@ pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 17] = [
+pub const KEYS: [&str; 21] = [
     "name",
     "listen",
     "http",
     "data_dir",
     "max_frame_bytes",
     "max_connections",
+    "max_connections_per_address",
+    "http_max_connections",
+    "http_max_connections_per_address",
+    "http_header_timeout",
     "max_subscriptions",
     "queue_records",
     "queue_bytes",
@@ -137,6 +143,14 @@ pub struct RawConfig {
     pub max_frame_bytes: Option<Quantity>,
     /// Most simultaneous connections.
     pub max_connections: Option<u64>,
+    /// Most connections from one IP address.
+    pub max_connections_per_address: Option<u64>,
+    /// Most simultaneous HTTP connections.
+    pub http_max_connections: Option<u64>,
+    /// Most HTTP connections from one IP address.
+    pub http_max_connections_per_address: Option<u64>,
+    /// Time an HTTP client has to send a request's head.
+    pub http_header_timeout: Option<Quantity>,
     /// Most subscriptions per connection.
     pub max_subscriptions: Option<u64>,
     /// Subscriber queue bound in records.
@@ -185,6 +199,10 @@ pub struct Config {
     pub max_frame_bytes: u32,
     /// Most simultaneous connections.
     pub max_connections: usize,
+    /// Most connections from one IP address.
+    pub max_connections_per_address: usize,
+    /// The HTTP front door's limits.
+    pub http_limits: HttpLimits,
     /// Most subscriptions per connection.
     pub max_subscriptions: usize,
     /// Bounds and defaults of each subscriber queue; a subscriber may ask for smaller
@@ -250,6 +268,8 @@ impl Config {
     /// # Errors
     /// [`ConfigError::Invalid`] naming the key and quoting the value.
     pub fn from_raw(raw: RawConfig) -> Result<Config, ConfigError> {
+        let max_connections_per_address = limits::per_address(&raw)?;
+        let http_limits = limits::http(&raw)?;
         let listen = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let max_frame_bytes = bytes(
             "max_frame_bytes",
@@ -339,6 +359,8 @@ impl Config {
                 raw.max_connections,
                 DEFAULT_MAX_CONNECTIONS as u64,
             )? as usize,
+            max_connections_per_address,
+            http_limits,
             max_subscriptions: positive(
                 "max_subscriptions",
                 raw.max_subscriptions,

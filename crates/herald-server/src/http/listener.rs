@@ -1,9 +1,8 @@
-//! [`CuttableListener`]: accepts like a `TcpListener`, and hands out connections the server
-//! can cut at the end of its shutdown grace period.
+//! [`CuttableStream`]: an HTTP connection the server can cut at the end of its shutdown
+//! grace period, and [`PeerAddr`], its remote address.
 //!
-//! axum's graceful shutdown waits for every request in flight, and a client that never
-//! finishes its request would hold it up forever; axum spawns each connection as a task of
-//! its own, out of the server's reach. So each socket is wrapped in a [`CuttableStream`]:
+//! Graceful shutdown waits for every request in flight, and a client that never finishes
+//! its request would hold it up forever. So each socket is wrapped in a [`CuttableStream`]:
 //! once the cut signal is sent, every read and write fails, hyper drops the connection, and
 //! the serve future can end.
 
@@ -13,52 +12,15 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use axum::extract::connect_info::Connected;
-use axum::serve::{IncomingStream, Listener};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-/// A listener whose connections end when `cut` turns true (or its sender is dropped).
-#[derive(Debug)]
-pub struct CuttableListener {
-    inner: TcpListener,
-    cut: watch::Receiver<bool>,
-}
-
-impl CuttableListener {
-    /// Wraps `inner`; `cut` is the signal that ends every connection.
-    pub fn new(inner: TcpListener, cut: watch::Receiver<bool>) -> Self {
-        CuttableListener { inner, cut }
-    }
-}
-
-impl Listener for CuttableListener {
-    type Io = CuttableStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (CuttableStream, SocketAddr) {
-        // axum's own accept retries (with a pause) on errors such as too many open files.
-        let (stream, peer) = Listener::accept(&mut self.inner).await;
-        (CuttableStream::new(stream, self.cut.clone()), peer)
-    }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
-    }
-}
-
 /// The remote address of an HTTP connection, for handlers that name their peer (the
-/// WebSocket routes register it with the monitor). axum only provides `SocketAddr` for its
-/// own `TcpListener`.
+/// WebSocket routes register it with the monitor), put in each request's extensions as
+/// `ConnectInfo<PeerAddr>` by [`serve`](super::serve).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddr(pub SocketAddr);
-
-impl Connected<IncomingStream<'_, CuttableListener>> for PeerAddr {
-    fn connect_info(stream: IncomingStream<'_, CuttableListener>) -> Self {
-        PeerAddr(*stream.remote_addr())
-    }
-}
 
 type CutFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -79,7 +41,8 @@ impl std::fmt::Debug for CuttableStream {
 }
 
 impl CuttableStream {
-    fn new(inner: TcpStream, mut cut: watch::Receiver<bool>) -> Self {
+    /// Wraps `inner`; `cut` is the signal that ends the connection.
+    pub fn new(inner: TcpStream, mut cut: watch::Receiver<bool>) -> Self {
         let cut: CutFuture = Box::pin(async move {
             // An error means the server is gone: a cut too.
             let _ = cut.wait_for(|cut| *cut).await;
@@ -161,12 +124,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_waiting_read_fails_at_the_cut() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let (cut, receiver) = watch::channel(false);
-        let mut listener = CuttableListener::new(listener, receiver);
         let addr = listener.local_addr().unwrap();
         let mut client = TcpStream::connect(addr).await.unwrap();
-        let (mut server_side, _) = Listener::accept(&mut listener).await;
+        let (accepted, _) = listener.accept().await.unwrap();
+        let mut server_side = CuttableStream::new(accepted, receiver);
         client.write_all(b"x").await.unwrap();
         let mut byte = [0; 1];
         server_side.read_exact(&mut byte).await.unwrap();

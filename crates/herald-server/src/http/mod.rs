@@ -25,8 +25,10 @@
 //! - [`error`]: [`HttpError`], the JSON error and the status of each problem.
 //! - [`info`]: `GET`/`DELETE /info/{name}`, `GET /info`, `GET /info-types`.
 //! - [`info_update`]: `PUT /info/{name}`, the JSON body and its conversion.
-//! - [`listener`]: [`CuttableListener`], connections the server can cut when a request
+//! - [`listener`]: [`CuttableStream`], connections the server can cut when a request
 //!   outlasts the shutdown grace period; [`PeerAddr`], the remote address.
+//! - [`serve`]: the accept loop and one task per connection, with the HTTP limits
+//!   (connections in all and per address, a deadline for each request's head).
 //! - [`monitor`]: `GET /monitor`.
 //! - [`percent`]: a bad percent-encoding in a path or query is a 400 that names it.
 //! - [`ws`]: what both WebSocket routes share: a browser connection in the monitor, its
@@ -42,6 +44,7 @@ pub mod info_update;
 pub mod listener;
 pub mod monitor;
 pub mod percent;
+pub mod serve;
 pub mod ws;
 pub mod ws_info;
 pub mod ws_records;
@@ -57,7 +60,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use error::HttpError;
-pub use listener::{CuttableListener, PeerAddr};
+pub use listener::{CuttableStream, PeerAddr};
 
 use crate::events;
 use crate::server::Shared;
@@ -97,18 +100,11 @@ pub fn router(shared: Arc<Shared>) -> axum::Router {
 pub async fn run(
     listener: TcpListener,
     shared: Arc<Shared>,
-    mut shutdown: Shutdown,
+    shutdown: Shutdown,
     cut: watch::Receiver<bool>,
 ) {
-    let app = router(shared).into_make_service_with_connect_info::<PeerAddr>();
-    let stopped = async move { shutdown.recv().await };
-    let listener = CuttableListener::new(listener, cut);
-    if let Err(error) = axum::serve(listener, app)
-        .with_graceful_shutdown(stopped)
-        .await
-    {
-        tracing::error!(%error, "http server failed");
-    }
+    let app = router(Arc::clone(&shared));
+    serve::run(listener, app, shared, shutdown, cut).await;
 }
 
 /// Applies an information-service request as a publisher of its own: changes are routed to

@@ -328,6 +328,7 @@ async fn types_are_listed_by_name() {
 
 mod archive;
 mod errors;
+mod limits;
 mod subscribers;
 mod ui;
 mod websocket;

@@ -1,0 +1,136 @@
+//! Serves HTTP connections: one task per connection, as axum's `serve` does, plus what it
+//! cannot be told — a limit on connections in all and per address, and a deadline for each
+//! request's head, so a client that connects and says nothing, sends its head a byte at a
+//! time, or sits idle between requests is closed instead of holding a file descriptor for
+//! ever.
+//!
+//! The deadline is hyper's `header_read_timeout`: it runs whenever the connection waits
+//! for a request's head, from the connection's start and again after each response. It
+//! does not run while a response streams out or once a WebSocket is upgraded.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::Router;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tower::ServiceExt;
+
+use super::listener::{CuttableStream, PeerAddr};
+use crate::connection_limit::Refusal;
+use crate::server::Shared;
+use crate::shutdown::Shutdown;
+
+/// Accepts and serves until shutdown; then stops accepting, asks every connection to finish
+/// its request in flight, and returns once all have ended (or `cut` ended them).
+pub async fn run(
+    listener: TcpListener,
+    app: Router,
+    shared: Arc<Shared>,
+    mut shutdown: Shutdown,
+    cut: watch::Receiver<bool>,
+) {
+    let limit = Arc::clone(&shared.http_connections);
+    let (stopping, stop) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            () = shutdown.recv() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(pair) => pair,
+            Err(err) => {
+                // Out of file descriptors, most likely: wait for connections to end.
+                tracing::error!(error = %err, "accepting an HTTP connection failed");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let permit = match limit.try_acquire(peer.ip()) {
+            Ok(permit) => permit,
+            Err(refusal) => {
+                shared.monitor.count_http_refused();
+                tokio::spawn(refuse(stream, refusal));
+                continue;
+            }
+        };
+        let connection = Connection {
+            app: app.clone(),
+            shared: Arc::clone(&shared),
+            peer: PeerAddr(peer),
+        };
+        let (stop, cut) = (stop.clone(), cut.clone());
+        connections.spawn(async move {
+            connection.serve(stream, stop, cut).await;
+            drop(permit);
+        });
+    }
+    let _ = stopping.send(true);
+    while connections.join_next().await.is_some() {}
+}
+
+/// One accepted connection.
+struct Connection {
+    app: Router,
+    shared: Arc<Shared>,
+    peer: PeerAddr,
+}
+
+impl Connection {
+    async fn serve(
+        self,
+        stream: TcpStream,
+        mut stop: watch::Receiver<bool>,
+        cut: watch::Receiver<bool>,
+    ) {
+        let _ = stream.set_nodelay(true);
+        let io = TokioIo::new(CuttableStream::new(stream, cut));
+        let (app, peer) = (self.app, self.peer);
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let response = app.clone().oneshot(request.map(Body::new));
+            async move { Ok::<_, Infallible>(response.await.unwrap_or_else(|e| match e {})) }
+        });
+        // HTTP/1.1 only (axum is built without HTTP/2): hyper's HTTP/1 connection starts its
+        // head deadline at once, where a version-sniffing one would wait for a first byte.
+        let connection = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.shared.config.http_limits.header_timeout)
+            .serve_connection(io, service)
+            .with_upgrades();
+        tokio::pin!(connection);
+        let result = loop {
+            tokio::select! {
+                result = connection.as_mut() => break result,
+                _ = stop.wait_for(|stop| *stop) => connection.as_mut().graceful_shutdown(),
+            }
+        };
+        if let Err(err) = result {
+            if err.is_timeout() {
+                self.shared.monitor.count_http_header_timeout();
+                tracing::debug!(peer = %peer.0, "closing an HTTP connection that sent no request in time");
+            }
+        }
+    }
+}
+
+/// Answers a connection over a limit with a 503 naming the limit, and closes it.
+async fn refuse(mut stream: TcpStream, refusal: Refusal) {
+    let body = serde_json::json!({ "error": refusal.to_string(), "code": "limit" }).to_string();
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
