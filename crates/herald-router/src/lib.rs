@@ -40,6 +40,6 @@ pub mod subscription;
 
 pub use cache::MatchCache;
 pub use index::{Index, Matched};
-pub use queue::{Delivery, DropCounters, DropReason, Drops, Gap, Queue, QueueConfig};
+pub use queue::{Delivery, DropCounters, DropReason, Drops, Gap, Queue, QueueBudget, QueueConfig};
 pub use router::{RouteContext, RouteStats, Router};
 pub use subscription::Subscription;

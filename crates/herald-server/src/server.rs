@@ -2,13 +2,14 @@
 
 use crate::connection_limit::ConnectionLimit;
 use crate::data_lock::DataDirGuard;
+use herald_router::QueueBudget;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use herald_archive::Archive;
-use herald_proto::value::Field;
+use herald_proto::value::{Field, Value};
 use herald_router::Router;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
@@ -43,6 +44,8 @@ pub struct Shared {
     pub archive: Option<Arc<Archive>>,
     /// The HTTP front door's open connections, against its limits.
     pub http_connections: Arc<ConnectionLimit>,
+    /// The bytes every subscriber queue may hold together.
+    pub queue_budget: Arc<QueueBudget>,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -72,6 +75,14 @@ impl Shared {
         data.push((
             "http".into(),
             self.monitor.http_value(self.http_connections.open()),
+        ));
+        let int = |n: usize| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        data.push((
+            "queues".into(),
+            Value::Map(vec![
+                ("bytes".into(), int(self.queue_budget.used())),
+                ("budget_bytes".into(), int(self.queue_budget.max_bytes())),
+            ]),
         ));
         data
     }
@@ -120,6 +131,7 @@ impl Server {
         let shared = Arc::new(Shared {
             info,
             archive,
+            queue_budget: Arc::new(QueueBudget::new(config.queue_budget_bytes)),
             http_connections: ConnectionLimit::new(
                 http_limits.max_connections,
                 http_limits.max_connections_per_address,

@@ -335,6 +335,7 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "clients",
             "archive",
             "http",
+            "queues",
         ]
     );
     let archive: Vec<&str> = common::map(&data, "archive")

@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::{connect, log, publish_frame, wait_until, WAIT};
@@ -284,6 +285,109 @@ async fn disconnect_closes_only_the_slow_subscriber_and_says_why() {
         common::int(drops, "slow_consumer"),
         5,
         "3 refused + 2 queued when it closed"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn five_subscribers_that_never_read_are_held_by_the_server_wide_budget() {
+    let budget = 16 * 1024 * 1024;
+    let server = TestServer::start_with(herald_server::Config {
+        queue_budget_bytes: budget,
+        ..herald_server::Config::default()
+    })
+    .await;
+    let mut stuck = Vec::new();
+    for _ in 0..5 {
+        stuck.push(stuck_subscriber(&server, DeliveryOptions::default()).await);
+    }
+    // A subscriber that reads, to show the budget does not starve the small queues.
+    let reader = connect(&server, "reader").await;
+    let mut reading = reader
+        .subscribe(Filter::subject("burst.*").unwrap())
+        .await
+        .unwrap();
+    // The reader keeps up: the publisher stays at most 20 records ahead of it.
+    let count = 400u64;
+    let progress = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let seen = std::sync::Arc::clone(&progress);
+    let consumer = tokio::spawn(async move {
+        let mut lost = 0;
+        while seen.load(Ordering::Relaxed) + lost < count {
+            match reading.next().await.expect("subscription open") {
+                Event::Record(_) => seen.fetch_add(1, Ordering::Relaxed),
+                Event::Gap(gap) => {
+                    lost += gap.count;
+                    0
+                }
+            };
+        }
+        lost
+    });
+    let publisher = connect(&server, "publisher").await;
+    let record = "x".repeat(64 * 1024);
+    for n in 0..count {
+        while n >= progress.load(Ordering::Relaxed) + 20 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        publisher
+            .publish(&log("burst.big", Priority::Info, &format!("{n}{record}")))
+            .await
+            .unwrap();
+    }
+    publisher.flush(WAIT).await.unwrap();
+    let lost = tokio::time::timeout(WAIT, consumer).await.unwrap().unwrap();
+    assert_eq!(lost, 0, "the reader that keeps up lost nothing");
+    let data = publisher.monitor().await.unwrap();
+    let queued = common::int(common::map(&data, "queues"), "bytes") as usize;
+    let shed = common::int(common::map(&data, "drops"), "server_budget");
+    eprintln!("queued {queued} bytes of a {budget}-byte budget; {shed} records shed");
+    // 5 x 400 x 64 KiB = 125 MiB offered; the queues hold the budget, give or take the
+    // batch that crossed it.
+    assert!(queued <= budget + 70 * 1024, "{queued} bytes queued");
+    assert!(shed > 0, "the stuck queues shed");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_stuck_block_subscriber_costs_a_publisher_one_wait_per_episode() {
+    let server = TestServer::start().await;
+    let timeout = Duration::from_millis(300);
+    let options = DeliveryOptions {
+        policy: Policy::Block,
+        max_records: Some(1),
+        block_timeout_ms: Some(300),
+        ..DeliveryOptions::default()
+    };
+    let _stuck = stuck_subscriber(&server, options).await;
+    let publisher = connect(&server, "publisher").await;
+    let big = "x".repeat(512 * 1024);
+    let started = Instant::now();
+    // Each record its own acknowledged batch: before, each one past the full buffers
+    // waited out the block timeout again (40 x 300 ms); now only the first does.
+    for n in 0..40 {
+        publisher
+            .publish(&log("burst.big", Priority::Info, &format!("{n}{big}")))
+            .await
+            .unwrap();
+        publisher.flush(Duration::from_secs(60)).await.unwrap();
+    }
+    let elapsed = started.elapsed();
+    let data = publisher.monitor().await.unwrap();
+    let drops = common::map(&data, "drops");
+    let (timed_out, full) = (
+        common::int(drops, "block_timeout"),
+        common::int(drops, "queue_full"),
+    );
+    eprintln!("{timed_out} timed out, {full} dropped while stalled; publishing took {elapsed:?}");
+    assert!(timed_out >= 1, "the first wait timed out");
+    assert!(
+        full > 0,
+        "later records were dropped at once while it stayed stalled"
+    );
+    assert!(
+        elapsed < timeout * 4,
+        "the publisher waited {elapsed:?}: more than one block timeout of {timeout:?}"
     );
     server.stop().await;
 }

@@ -20,17 +20,21 @@ pub enum DropReason {
     SlowConsumer,
     /// The subscription ended (unsubscribe, or its connection closed) with records queued.
     Closed,
+    /// The server-wide budget of queued bytes was reached and this queue was among the
+    /// largest.
+    ServerBudget,
 }
 
 impl DropReason {
     /// Every reason, in the order of [`DropReason::index`].
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::QueueFull,
         DropReason::BlockTimeout,
         DropReason::HardLimit,
         DropReason::Superseded,
         DropReason::SlowConsumer,
         DropReason::Closed,
+        DropReason::ServerBudget,
     ];
 
     /// Returns the snake-case name used by the monitor.
@@ -42,6 +46,7 @@ impl DropReason {
             DropReason::Superseded => "superseded",
             DropReason::SlowConsumer => "slow_consumer",
             DropReason::Closed => "closed",
+            DropReason::ServerBudget => "server_budget",
         }
     }
 

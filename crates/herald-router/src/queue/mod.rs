@@ -5,6 +5,7 @@
 //! above the protected priority while the hard byte limit allows, and remembers every loss
 //! as a [`Gap`] that the writer reports to the subscriber before the records that follow.
 
+mod budget;
 mod drops;
 mod lanes;
 mod latest;
@@ -17,6 +18,7 @@ use bytes::Bytes;
 use herald_proto::{Policy, Priority};
 use tokio::sync::Notify;
 
+pub use budget::QueueBudget;
 pub use drops::{DropCounters, DropReason, Drops, Gap};
 use lanes::{End, Lanes};
 use latest::Latest;
@@ -111,6 +113,10 @@ pub struct Queue {
     writer: Arc<Notify>,
     space: Notify,
     disconnect: AtomicBool,
+    /// Policy `block` timed out and the queue has not drained since: it drops (as
+    /// `drop-new`) instead of making publishers wait again, so a subscriber that stopped
+    /// reading costs each publisher at most one wait per episode.
+    stalled: AtomicBool,
     /// Records accepted into the queue.
     pushed: AtomicU64,
     /// Records handed to the writer.
@@ -118,6 +124,8 @@ pub struct Queue {
     /// Records accepted and later removed unsent (shed, superseded, discarded).
     evicted: AtomicU64,
     drops: DropCounters,
+    /// The bytes all queues of the server may hold together, if bounded.
+    budget: Option<Arc<QueueBudget>>,
 }
 
 impl Queue {
@@ -134,10 +142,33 @@ impl Queue {
             writer,
             space: Notify::new(),
             disconnect: AtomicBool::new(false),
+            stalled: AtomicBool::new(false),
             pushed: AtomicU64::new(0),
             sent: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
             drops: Default::default(),
+            budget: None,
+        }
+    }
+
+    /// Returns an empty queue that shares `budget` with the server's other queues (and
+    /// sheds for it when it is among the largest).
+    pub fn with_budget(
+        config: QueueConfig,
+        writer: Arc<Notify>,
+        budget: Arc<QueueBudget>,
+    ) -> Arc<Self> {
+        let mut queue = Queue::new(config, writer);
+        queue.budget = Some(Arc::clone(&budget));
+        let queue = Arc::new(queue);
+        budget.register(&queue);
+        queue
+    }
+
+    /// Moves the shared budget by the change in what this queue holds.
+    fn account(&self, before: usize, inner: &Inner) {
+        if let Some(budget) = &self.budget {
+            budget.change(before, held(inner));
         }
     }
 
@@ -158,13 +189,24 @@ impl Queue {
     /// returned in [`Pushed::blocked`] instead, for the caller to wait with
     /// [`Queue::push_blocking`]. Wakes the writer.
     pub fn push_batch(&self, deliveries: &mut Vec<Delivery>) -> Pushed {
-        self.push(deliveries.drain(..), self.config.policy)
+        let policy = match self.config.policy {
+            Policy::Block if self.is_stalled() => Policy::DropNew,
+            policy => policy,
+        };
+        self.push(deliveries.drain(..), policy)
+    }
+
+    /// Returns whether a `block` subscriber timed out and has not drained since (its
+    /// records are dropped meanwhile instead of making publishers wait).
+    pub fn is_stalled(&self) -> bool {
+        self.stalled.load(Ordering::Acquire)
     }
 
     fn push(&self, deliveries: impl Iterator<Item = Delivery>, policy: Policy) -> Pushed {
         let mut pushed = Pushed::default();
         let mut accepted = 0;
         let mut inner = self.lock();
+        let before = held(&inner);
         for delivery in deliveries {
             match self.place(&mut inner, delivery, policy, &mut pushed) {
                 Placed::Accepted => accepted += 1,
@@ -172,11 +214,43 @@ impl Queue {
                 Placed::Blocked(delivery) => pushed.blocked.push(delivery),
             }
         }
+        self.account(before, &inner);
         drop(inner);
         self.pushed.fetch_add(accepted, Ordering::Relaxed);
         self.drops.add(&pushed.drops);
         self.writer.notify_one();
+        if let Some(budget) = &self.budget {
+            // Losses of other queues too (the largest shed): the caller counts them all.
+            pushed.drops.merge(&budget.relieve());
+        }
         pushed
+    }
+
+    /// Sheds unprotected records, lowest priority and oldest first, until the queue holds
+    /// at most `target` bytes; counts them under `reason` and owes the subscriber a gap
+    /// notice. Returns how many records were shed.
+    pub fn shed_to(&self, target: usize, reason: DropReason) -> u64 {
+        let mut inner = self.lock();
+        let before = held(&inner);
+        let protected = self.config.protected;
+        let mut shed = 0;
+        while inner.lanes.bytes() > target {
+            let Some(victim) = inner.lanes.evict(|p| p < protected, End::Oldest) else {
+                break;
+            };
+            inner.gap.add(&victim);
+            shed += 1;
+        }
+        self.account(before, &inner);
+        drop(inner);
+        if shed > 0 {
+            let mut drops = Drops::default();
+            drops.add(reason, shed);
+            self.drops.add(&drops);
+            self.evicted.fetch_add(shed, Ordering::Relaxed);
+            self.writer.notify_one();
+        }
+        shed
     }
 
     fn place(
@@ -187,6 +261,7 @@ impl Queue {
         pushed: &mut Pushed,
     ) -> Placed {
         let config = &self.config;
+        let len = delivery.record.len();
         if let Some(latest) = &mut inner.latest {
             if latest.replaces(&delivery) || latest.records() < config.max_records {
                 if latest.push(delivery).is_some() {
@@ -199,7 +274,6 @@ impl Queue {
             pushed.drops.add(DropReason::QueueFull, 1);
             return Placed::Dropped;
         }
-        let len = delivery.record.len();
         let lanes = &mut inner.lanes;
         let fits = |lanes: &Lanes| {
             lanes.records() < config.max_records && lanes.bytes() + len <= config.max_bytes
@@ -306,7 +380,8 @@ impl Queue {
     }
 
     /// Policy `block`: waits up to the block timeout for room for `blocked`, then sheds what
-    /// still does not fit as `drop-new` would. Only the publisher calling this waits.
+    /// still does not fit as `drop-new` would, and marks the queue stalled: until it has
+    /// drained, pushes drop instead of blocking. Only the publisher calling this waits.
     /// `started` is when the publisher began waiting, so that waits for several queues
     /// overlap instead of adding up.
     pub async fn push_blocking(
@@ -330,6 +405,8 @@ impl Queue {
                 break;
             }
         }
+        // Until the subscriber has caught up, publishers do not wait for it again.
+        self.stalled.store(true, Ordering::Release);
         let pushed = self.push(blocked.into_iter(), Policy::DropNew);
         let mut timed_out = Drops::default();
         timed_out.add(
@@ -351,6 +428,7 @@ impl Queue {
     pub fn drain(&self, out: &mut Vec<Delivery>, max_bytes: usize) -> Option<Gap> {
         let before = out.len();
         let mut inner = self.lock();
+        let held_before = held(&inner);
         let gap = std::mem::take(&mut inner.gap);
         if let Some(latest) = &mut inner.latest {
             latest.drain(Instant::now(), out, max_bytes);
@@ -364,6 +442,11 @@ impl Queue {
                 out.extend(inner.lanes.pop_oldest());
             }
         }
+        if inner.lanes.records() == 0 {
+            // Caught up: a `block` subscriber that stalled makes publishers wait again.
+            self.stalled.store(false, Ordering::Release);
+        }
+        self.account(held_before, &inner);
         drop(inner);
         let moved = out.len() - before;
         self.sent.fetch_add(moved as u64, Ordering::Relaxed);
@@ -388,10 +471,12 @@ impl Queue {
     /// counts it under `reason`. Returns how many records were discarded.
     pub fn discard(&self, reason: DropReason) -> u64 {
         let mut inner = self.lock();
+        let before = held(&inner);
         let mut discarded = inner.lanes.clear().len() as u64;
         if let Some(latest) = &mut inner.latest {
             discarded += latest.clear().len() as u64;
         }
+        self.account(before, &inner);
         drop(inner);
         self.evicted.fetch_add(discarded, Ordering::Relaxed);
         let mut drops = Drops::default();
@@ -408,9 +493,7 @@ impl Queue {
 
     /// Returns the record bytes waiting.
     pub fn depth_bytes(&self) -> u64 {
-        let inner = self.lock();
-        let latest = inner.latest.as_ref().map_or(0, Latest::bytes);
-        (inner.lanes.bytes() + latest) as u64
+        held(&self.lock()) as u64
     }
 
     /// Returns the records handed to the writer so far.
@@ -427,6 +510,20 @@ impl Queue {
     pub fn drops(&self) -> Drops {
         self.drops.snapshot()
     }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        if let Some(budget) = &self.budget {
+            let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+            budget.change(held(inner), 0);
+        }
+    }
+}
+
+/// Returns the record bytes a queue holds.
+fn held(inner: &Inner) -> usize {
+    inner.lanes.bytes() + inner.latest.as_ref().map_or(0, Latest::bytes)
 }
 
 enum Placed {

@@ -199,6 +199,34 @@ async fn push_blocking_waits_for_room_then_gives_up_after_the_timeout() {
     assert_eq!(gap.unwrap().first_seq, 3);
 }
 
+#[tokio::test]
+async fn a_block_subscriber_that_timed_out_costs_no_second_wait_until_it_drains() {
+    let config = QueueConfig {
+        max_records: 1,
+        policy: Policy::Block,
+        block_timeout: Duration::from_millis(100),
+        ..QueueConfig::default()
+    };
+    let queue = Queue::new(config, Arc::default());
+    let blocked = push(&queue, &[(1, Info), (2, Info)]).blocked;
+    queue
+        .push_blocking(blocked, tokio::time::Instant::now())
+        .await;
+    assert!(queue.is_stalled(), "the first wait timed out");
+    // The next batches drop at once: nothing comes back to wait for.
+    for seq in 3..10 {
+        let pushed = push(&queue, &[(seq, Info)]);
+        assert!(pushed.blocked.is_empty());
+        assert_eq!(pushed.drops.get(DropReason::QueueFull), 1);
+    }
+    let (seqs, gap) = drain_all(&queue);
+    assert_eq!(seqs, [1]);
+    assert_eq!(gap.unwrap().count, 8, "2 timed out, 3..=9 dropped");
+    assert!(!queue.is_stalled(), "drained: the episode is over");
+    push(&queue, &[(10, Info)]);
+    assert_eq!(push(&queue, &[(11, Info)]).blocked.len(), 1, "blocks again");
+}
+
 #[test]
 fn latest_only_keeps_the_newest_per_subject_and_paces_each_subject() {
     let config = QueueConfig {
@@ -229,4 +257,36 @@ fn latest_only_keeps_the_newest_per_subject_and_paces_each_subject() {
     std::thread::sleep(ready - std::time::Instant::now());
     assert_eq!(drain_all(&queue).0, [4]);
     assert_eq!(queue.dropped(), 0, "superseded records are not losses");
+}
+
+#[test]
+fn past_the_server_budget_the_largest_queue_sheds_its_oldest() {
+    let budget = Arc::new(QueueBudget::new(1_000));
+    let config = QueueConfig::default();
+    let stuck = Queue::with_budget(config, Arc::default(), Arc::clone(&budget));
+    let reader = Queue::with_budget(config, Arc::default(), Arc::clone(&budget));
+    let big = |seq| Delivery {
+        record: Bytes::from(vec![0u8; 100]),
+        ..delivery(seq, Info)
+    };
+    for seq in 1..=15 {
+        stuck.push_batch(&mut vec![big(seq)]);
+    }
+    assert_eq!(
+        stuck.depth_bytes(),
+        1_000,
+        "it sheds its oldest to stay within"
+    );
+    assert_eq!(stuck.drops().get(DropReason::ServerBudget), 5);
+    // The reader's records go in; the largest queue (the stuck one) pays for them.
+    reader.push_batch(&mut vec![big(16), big(17)]);
+    assert_eq!(reader.depth_bytes(), 200);
+    assert_eq!(stuck.depth_bytes(), 800);
+    assert_eq!(budget.used(), 1_000);
+    let (seqs, gap) = drain_all(&stuck);
+    assert_eq!(seqs, (8..=15).collect::<Vec<_>>(), "the newest are kept");
+    assert_eq!(gap.unwrap().count, 7);
+    assert_eq!(budget.used(), 200);
+    drop(reader);
+    assert_eq!(budget.used(), 0, "a dropped queue gives its bytes back");
 }

@@ -60,7 +60,11 @@ pub(super) fn reserve(
         );
         return Err((ErrorCode::Limit, message));
     }
-    let queue = Arc::new(Queue::new(queue_config, Arc::clone(&session.state.writer)));
+    let queue = Queue::with_budget(
+        queue_config,
+        Arc::clone(&session.state.writer),
+        Arc::clone(&session.shared.queue_budget),
+    );
     subscriptions.push(SubscriptionState {
         id,
         filter: description,

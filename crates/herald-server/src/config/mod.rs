@@ -33,6 +33,9 @@ pub const DEFAULT_HTTP: &str = "127.0.0.1:7480";
 pub const DEFAULT_NAME: &str = "herald";
 /// Default limit of simultaneous client connections.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+/// Default bytes all subscriber queues may hold together (each queue has its own bound
+/// too): four subscribers that stopped reading fill it at the default queue size.
+pub const DEFAULT_QUEUE_BUDGET_BYTES: u64 = 256 * 1024 * 1024;
 /// Default limit of subscriptions per connection.
 pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1_000;
 /// Default interval between heartbeats sent to an idle peer.
@@ -57,7 +60,7 @@ pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 21] = [
+pub const KEYS: [&str; 22] = [
     "name",
     "listen",
     "http",
@@ -72,6 +75,7 @@ pub const KEYS: [&str; 21] = [
     "queue_records",
     "queue_bytes",
     "queue_hard_bytes",
+    "queue_budget_bytes",
     "protected_priority",
     "max_block_timeout",
     "heartbeat_interval",
@@ -159,6 +163,8 @@ pub struct RawConfig {
     pub queue_bytes: Option<Quantity>,
     /// Hard bound up to which protected records are kept, in bytes.
     pub queue_hard_bytes: Option<Quantity>,
+    /// Bytes all subscriber queues may hold together.
+    pub queue_budget_bytes: Option<Quantity>,
     /// Lowest priority that is never shed while the hard bound allows.
     pub protected_priority: Option<String>,
     /// Longest a publisher may wait for a subscriber with policy `block`.
@@ -208,6 +214,8 @@ pub struct Config {
     /// Bounds and defaults of each subscriber queue; a subscriber may ask for smaller
     /// bounds, another policy, protected priority or latest-only delivery.
     pub queue: QueueConfig,
+    /// Bytes all subscriber queues may hold together; past it the largest queues shed.
+    pub queue_budget_bytes: usize,
     /// Longest a publisher may wait for a subscriber with policy `block`.
     pub max_block_timeout: Duration,
     /// Heartbeat interval.
@@ -269,6 +277,11 @@ impl Config {
     /// [`ConfigError::Invalid`] naming the key and quoting the value.
     pub fn from_raw(raw: RawConfig) -> Result<Config, ConfigError> {
         let max_connections_per_address = limits::per_address(&raw)?;
+        let queue_budget_bytes = bytes(
+            "queue_budget_bytes",
+            raw.queue_budget_bytes.clone(),
+            DEFAULT_QUEUE_BUDGET_BYTES,
+        )? as usize;
         let http_limits = limits::http(&raw)?;
         let listen = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let max_frame_bytes = bytes(
@@ -367,6 +380,7 @@ impl Config {
                 DEFAULT_MAX_SUBSCRIPTIONS as u64,
             )? as usize,
             queue,
+            queue_budget_bytes,
             max_block_timeout,
             heartbeat_interval,
             heartbeat_timeout,

@@ -74,7 +74,11 @@ impl Browser {
             peer,
             format!("browser {peer}"),
         ));
-        let queue = Arc::new(Queue::new(queue_config(&shared), Arc::clone(&state.writer)));
+        let queue = Queue::with_budget(
+            queue_config(&shared),
+            Arc::clone(&state.writer),
+            Arc::clone(&shared.queue_budget),
+        );
         state.subscriptions().push(SubscriptionState {
             id: SUBSCRIPTION_ID,
             filter: description,
