@@ -148,6 +148,8 @@ pub(crate) struct Inner {
     /// Wakes publishers waiting for outbox space.
     pub(crate) space: Notify,
     pub(crate) pending: Mutex<HashMap<u64, Waiter>>,
+    /// Parts of `INFO_REPLY` answers still coming, by cid.
+    pub(crate) partial_info: Mutex<HashMap<u64, herald_proto::info::InfoReply>>,
     pub(crate) routes: Mutex<HashMap<u64, Route>>,
     pub(crate) inbox: tokio::sync::OnceCell<Arc<Inbox>>,
     pub(crate) error: Mutex<Option<ClientError>>,
@@ -314,6 +316,7 @@ impl Client {
             wake: Notify::new(),
             space: Notify::new(),
             pending: Mutex::new(HashMap::new()),
+            partial_info: Mutex::new(HashMap::new()),
             routes: Mutex::new(HashMap::new()),
             inbox: tokio::sync::OnceCell::new(),
             error: Mutex::new(None),
@@ -707,8 +710,7 @@ impl Client {
     /// Sends a control frame built around a fresh correlation id and waits for `OK`.
     pub(crate) async fn control(&self, frame: impl Fn(u64) -> Frame) -> Result<Frame, ClientError> {
         self.call(DEFAULT_REQUEST_TIMEOUT, |outbox, cid| {
-            outbox.push_frame(&frame(cid));
-            Ok(())
+            outbox.push_request(&frame(cid))
         })
         .await
     }

@@ -74,6 +74,17 @@ pub enum ClientError {
         /// Server's limit.
         max: usize,
     },
+    /// A request is larger than the server accepts in one frame (e.g. a `get` of very many
+    /// names); it was not sent.
+    #[error("{frame} request of {size} bytes exceeds the server's maximum frame of {max} bytes")]
+    RequestTooLarge {
+        /// The frame type's name.
+        frame: &'static str,
+        /// Encoded size.
+        size: usize,
+        /// Server's limit.
+        max: usize,
+    },
     /// The send buffer is full (only from `try_publish`).
     #[error("send buffer full ({0} bytes waiting)")]
     BufferFull(usize),

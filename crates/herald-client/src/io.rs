@@ -277,7 +277,23 @@ async fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
         }
         Frame::Ok { cid } => answer(inner, cid, Ok(Frame::Ok { cid })),
         frame @ Frame::MonitorReply { cid, .. } => answer(inner, cid, Ok(frame)),
-        frame @ Frame::InfoReply { cid, .. } => answer(inner, cid, Ok(frame)),
+        Frame::InfoReply { cid, reply, more } => {
+            // An answer larger than a frame comes in parts; the waiter gets them joined.
+            let mut partial = lock(&inner.partial_info);
+            let mut joined = partial.remove(&cid).unwrap_or_default();
+            joined.extend(reply);
+            if more {
+                partial.insert(cid, joined);
+            } else {
+                drop(partial);
+                let frame = Frame::InfoReply {
+                    cid,
+                    reply: joined,
+                    more: false,
+                };
+                answer(inner, cid, Ok(frame));
+            }
+        }
         frame @ Frame::QueryReply { cid, .. } => answer(inner, cid, Ok(frame)),
         other => {
             let name = other.frame_type().name();

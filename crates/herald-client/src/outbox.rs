@@ -149,6 +149,31 @@ impl Outbox {
         });
     }
 
+    /// Appends a request frame like [`Outbox::push_frame`], unless it is larger than the
+    /// server accepts: a frame over the limit would make the server close the connection.
+    ///
+    /// # Errors
+    /// [`ClientError::RequestTooLarge`], and nothing is queued.
+    pub fn push_request(&mut self, frame: &Frame) -> Result<(), ClientError> {
+        let bytes = frame.to_bytes();
+        let size = bytes.len().saturating_sub(frame::LENGTH_BYTES);
+        if size > self.max_frame_bytes {
+            return Err(ClientError::RequestTooLarge {
+                frame: frame.frame_type().name(),
+                size,
+                max: self.max_frame_bytes,
+            });
+        }
+        self.seal(None);
+        let bytes = Bytes::from(bytes);
+        self.control_bytes += bytes.len();
+        self.ready.push_back(Ready {
+            bytes,
+            publish: false,
+        });
+        Ok(())
+    }
+
     /// Seals the open batch and moves every frame waiting to `out`, in order.
     pub fn take(&mut self, out: &mut Vec<Bytes>) {
         self.seal(None);

@@ -441,6 +441,9 @@ pub enum Frame {
         cid: u64,
         /// The answer.
         reply: crate::info::InfoReply,
+        /// More parts of this answer follow under the same cid (an answer larger than a
+        /// frame is split; written as a third body element, `true`, only when set).
+        more: bool,
     },
     /// Subscribe to the information objects a selection matches.
     InfoSubscribe {

@@ -87,10 +87,13 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             msgpack::write_uint(out, *cid);
             request.encode(out);
         }
-        Frame::InfoReply { cid, reply } => {
-            msgpack::write_array_len(out, 2);
+        Frame::InfoReply { cid, reply, more } => {
+            msgpack::write_array_len(out, if *more { 3 } else { 2 });
             msgpack::write_uint(out, *cid);
             reply.encode(out);
+            if *more {
+                msgpack::write_bool(out, true);
+            }
         }
         Frame::Query { cid, request } => {
             msgpack::write_array_len(out, 2);
@@ -201,10 +204,11 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
             }
         }
         FrameType::InfoReply => {
-            expect_array(&mut reader, "INFO_REPLY", 2)?;
+            let len = read_array_of(&mut reader, "INFO_REPLY", 2..=3)?;
             Frame::InfoReply {
                 cid: reader.read_uint()?,
                 reply: InfoReply::decode(&mut reader)?,
+                more: len == 3 && reader.read_bool()?,
             }
         }
         FrameType::Query => {
@@ -216,14 +220,7 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
             }
         }
         FrameType::QueryReply => {
-            let len = reader.read_array_len()?;
-            if !(2..=3).contains(&len) {
-                return Err(DecodeError::WrongLength {
-                    message: "QUERY_REPLY",
-                    expected: 2,
-                    found: len,
-                });
-            }
+            let len = read_array_of(&mut reader, "QUERY_REPLY", 2..=3)?;
             Frame::QueryReply {
                 cid: reader.read_uint()?,
                 reply: ArchiveReply::decode(&mut reader, body)?,
@@ -293,6 +290,24 @@ pub(crate) fn expect_array(
         });
     }
     Ok(())
+}
+
+/// Reads an array header whose length must lie in `lengths` (a frame with optional trailing
+/// elements); returns the length.
+fn read_array_of(
+    reader: &mut Reader<'_>,
+    message: &'static str,
+    lengths: std::ops::RangeInclusive<u32>,
+) -> Result<u32, DecodeError> {
+    let found = reader.read_array_len()?;
+    if !lengths.contains(&found) {
+        return Err(DecodeError::WrongLength {
+            message,
+            expected: *lengths.start(),
+            found,
+        });
+    }
+    Ok(found)
 }
 
 /// Reads the correlation id of a request that is always answered. 0 is refused: an `ERROR`

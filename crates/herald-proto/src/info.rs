@@ -337,6 +337,47 @@ impl InfoReply {
         }
     }
 
+    /// Splits the answer into parts whose encoding is at most about `max_bytes` each (an
+    /// object or type larger than that goes alone), in order: objects first, then types.
+    /// Sent as `INFO_REPLY` frames under one cid, all but the last marked `more`, so no
+    /// frame exceeds the limit the client was told.
+    pub fn split(self, max_bytes: usize) -> Vec<InfoReply> {
+        let mut parts = vec![InfoReply::default()];
+        let mut size = 0;
+        let mut scratch = Vec::new();
+        let mut room = |parts: &mut Vec<InfoReply>, len: usize| {
+            let current = parts.last().expect("one part at least");
+            let empty = current.objects.is_empty() && current.types.is_empty();
+            if !empty && size + len > max_bytes {
+                parts.push(InfoReply::default());
+                size = 0;
+            }
+            size += len;
+        };
+        for object in self.objects {
+            scratch.clear();
+            match &object {
+                Some(object) => object.encode(&mut scratch),
+                None => msgpack::write_nil(&mut scratch),
+            }
+            room(&mut parts, scratch.len());
+            parts.last_mut().expect("a part").objects.push(object);
+        }
+        for data in self.types {
+            scratch.clear();
+            data.encode(&mut scratch);
+            room(&mut parts, scratch.len());
+            parts.last_mut().expect("a part").types.push(data);
+        }
+        parts
+    }
+
+    /// Appends a later part of the same answer (see [`InfoReply::split`]).
+    pub fn extend(&mut self, part: InfoReply) {
+        self.objects.extend(part.objects);
+        self.types.extend(part.types);
+    }
+
     /// Decodes what [`InfoReply::encode`] wrote.
     ///
     /// # Errors
@@ -370,6 +411,34 @@ mod tests {
             InfoRequest::decode(&mut Reader::new(&out)).unwrap(),
             request
         );
+    }
+
+    #[test]
+    fn a_large_reply_splits_into_parts_that_fit_and_join_back() {
+        let object = |n: u32| {
+            Some(ObjectData {
+                name: format!("Big.Object{n}"),
+                type_name: "T".into(),
+                time: 1,
+                version: 1,
+                attributes: vec![("text".into(), Value::Str("x".repeat(100)))],
+            })
+        };
+        let reply = InfoReply {
+            objects: (0..1000).map(object).chain([None]).collect(),
+            types: vec![],
+        };
+        let parts = reply.clone().split(10_000);
+        assert!(parts.len() > 10, "{} parts", parts.len());
+        for part in &parts {
+            let mut out = Vec::new();
+            part.encode(&mut out);
+            assert!(out.len() <= 10_000 + 16, "a part of {} bytes", out.len());
+        }
+        let mut joined = InfoReply::default();
+        parts.into_iter().for_each(|part| joined.extend(part));
+        assert_eq!(joined, reply);
+        assert_eq!(InfoReply::default().split(100), [InfoReply::default()]);
     }
 
     #[test]

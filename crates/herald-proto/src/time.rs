@@ -65,12 +65,20 @@ pub fn parse_time_spec(text: &str, now: i64) -> Result<i64, TimeSpecError> {
         let signed = if sign == '-' { -offset } else { offset };
         return Ok(now.saturating_add(signed));
     }
+    let fail = |err: TimeError| TimeSpecError {
+        text: text.chars().take(64).collect(),
+        reason: err.reason,
+    };
+    // Every absolute form is ASCII and the checks below index bytes, which inside a
+    // multi-byte character would panic: other text goes straight to `parse_iso8601`, which
+    // refuses it.
+    if !trimmed.is_ascii() {
+        return parse_iso8601(trimmed).map_err(fail);
+    }
     // A zone offset (`+09:00`) can only follow a time of day, past the date's own dashes.
     let offset_at = trimmed.len().saturating_sub(6);
     let has_zone = trimmed.ends_with(['Z', 'z'])
-        || (offset_at > 10
-            && trimmed.is_char_boundary(offset_at)
-            && matches!(&trimmed[offset_at..offset_at + 1], "+" | "-"));
+        || (offset_at > 10 && matches!(trimmed.as_bytes()[offset_at], b'+' | b'-'));
     let mut full = trimmed.to_string();
     if full.len() == 10 {
         full.push_str("T00:00:00");
@@ -80,10 +88,7 @@ pub fn parse_time_spec(text: &str, now: i64) -> Result<i64, TimeSpecError> {
     if !has_zone {
         full.push('Z');
     }
-    parse_iso8601(&full).map_err(|err| TimeSpecError {
-        text: text.chars().take(64).collect(),
-        reason: err.reason,
-    })
+    parse_iso8601(&full).map_err(fail)
 }
 
 /// Why text is not a time [`parse_time_spec`] accepts.
@@ -203,10 +208,11 @@ pub fn parse_iso8601(text: &str) -> Result<i64, TimeError> {
     };
     let days = days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
-    seconds
-        .checked_mul(1_000_000_000)
-        .and_then(|ns| ns.checked_add(nanos))
-        .ok_or_else(|| fail("outside the range of 64-bit nanoseconds (years 1677..2262)"))
+    // In 128 bits: the earliest instants of 1677 are whole seconds below `i64::MIN`
+    // nanoseconds, brought back in range only by their fraction.
+    let total = i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+    i64::try_from(total)
+        .map_err(|_| fail("outside the range of 64-bit nanoseconds (years 1677..2262)"))
 }
 
 fn days_in_month(year: i64, month: i64) -> i64 {
@@ -304,6 +310,25 @@ mod tests {
         );
     }
 
+    /// Found by fuzzing (http_params): the first second of the range did not parse back.
+    #[test]
+    fn the_whole_range_parses_back() {
+        for nanos in [
+            i64::MIN,
+            i64::MIN + 999_999_999,
+            -9_223_372_036_129_881_813,
+            i64::MAX,
+        ] {
+            assert_eq!(parse_iso8601(&format_iso8601_exact(nanos)), Ok(nanos));
+        }
+        assert_eq!(
+            parse_iso8601("1677-09-21T00:12:43.145224191Z")
+                .unwrap_err()
+                .reason,
+            "outside the range of 64-bit nanoseconds (years 1677..2262)"
+        );
+    }
+
     #[test]
     fn refuses_what_is_not_a_time() {
         for (text, reason) in [
@@ -357,6 +382,11 @@ mod tests {
             at("2026-11-20T11:00+09:00"),
             parse_iso8601("2026-11-20T02:00:00Z").unwrap()
         );
+        // Found by fuzzing (http_params): cutting these at a byte offset panicked.
+        for bad in ["\u{fffd}".repeat(6).as_str(), "2026-11-20T02:0\u{e9}Z"] {
+            let err = parse_time_spec(bad, now).unwrap_err();
+            assert_eq!(err.reason, "too short or not ASCII", "{bad}");
+        }
         for bad in ["-1x", "-h", "yesterday", "2026-13-01", ""] {
             let err = parse_time_spec(bad, now).unwrap_err();
             assert!(err.to_string().contains("bad time"), "{bad}: {err}");

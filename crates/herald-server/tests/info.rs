@@ -312,3 +312,50 @@ async fn a_subscriber_sees_the_present_then_every_change_exactly_once() {
     );
     server.stop().await;
 }
+
+/// A list longer than a frame comes as several `INFO_REPLY` parts under one cid, none over
+/// the frame limit the client was told; the client joins them.
+#[tokio::test]
+async fn a_list_larger_than_a_frame_arrives_whole_in_parts() {
+    let server = TestServer::start_with(herald_server::Config {
+        max_frame_bytes: 16 * 1024,
+        ..herald_server::Config::default()
+    })
+    .await;
+    let client = Client::connect(&server.url()).await.unwrap();
+    client
+        .declare_type(declared("Other", None, vec![attribute("x", "double")]))
+        .await
+        .unwrap();
+    let count = 2_000;
+    for n in 0..count {
+        client
+            .set_info(
+                &format!("Many.Object{n:05}"),
+                Some("Other"),
+                vec![("x".into(), Value::Float(f64::from(n)))],
+                UpdateMode::Create,
+            )
+            .await
+            .unwrap();
+    }
+    let all = client.list_info(SelectionData::default()).await.unwrap();
+    assert_eq!(all.len(), count as usize, "every object, once");
+    assert!(all.windows(2).all(|w| w[0].name < w[1].name), "by name");
+    // A get of every name: too large a request for one frame, refused at the call.
+    let names: Vec<String> = (0..count).map(|n| format!("Many.Object{n:05}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let err = client.get_infos(&names).await.unwrap_err();
+    assert!(
+        err.to_string().starts_with("INFO request of ")
+            && err
+                .to_string()
+                .ends_with("exceeds the server's maximum frame of 16384 bytes"),
+        "{err}"
+    );
+    // A get of 500 whose answer (~50 KiB) is larger than a frame.
+    let got = client.get_infos(&names[..500]).await.unwrap();
+    assert_eq!(got.iter().flatten().count(), 500);
+    assert!(client.error().is_none(), "the connection lived");
+    server.stop().await;
+}

@@ -16,12 +16,34 @@ pub(super) async fn apply(
         .info
         .handle(request, &shared.router, &mut session.route);
     let reply = match answer {
-        Ok(reply) => Frame::InfoReply { cid, reply },
-        Err((code, message)) => Frame::Error(ErrorFrame { cid, code, message }),
+        Ok(reply) => reply,
+        Err((code, message)) => {
+            session
+                .reply(Frame::Error(ErrorFrame { cid, code, message }))
+                .await;
+            return Ok(());
+        }
     };
-    session.reply(reply).await;
+    // No frame larger than the client was told (WELCOME's max_frame_bytes): a list of
+    // 100,000 objects goes as several parts under one cid.
+    let max_bytes = (shared.config.max_frame_bytes as usize).saturating_sub(REPLY_OVERHEAD_BYTES);
+    let parts = reply.split(max_bytes.max(1024));
+    let last = parts.len() - 1;
+    for (index, part) in parts.into_iter().enumerate() {
+        let more = index < last;
+        session
+            .reply(Frame::InfoReply {
+                cid,
+                reply: part,
+                more,
+            })
+            .await;
+    }
     Ok(())
 }
+
+/// Room left in a reply frame for its header and cid.
+const REPLY_OVERHEAD_BYTES: usize = 64;
 
 pub(super) async fn subscribe(
     session: &mut Session,

@@ -106,12 +106,19 @@ fn info() -> Vec<Json> {
         case(
             "info_reply",
             "INFO_REPLY to the get: the object, then nil for the missing one",
-            &Frame::InfoReply { cid: 4, reply: InfoReply { objects: vec![Some(object), None], types: vec![] } },
+            &Frame::InfoReply { cid: 4, reply: InfoReply { objects: vec![Some(object.clone()), None], types: vec![] }, more: false },
         ),
         case(
             "info_reply_types",
             "INFO_REPLY to the types request",
-            &Frame::InfoReply { cid: 6, reply: InfoReply { objects: vec![], types: vec![run_info] } },
+            &Frame::InfoReply { cid: 6, reply: InfoReply { objects: vec![], types: vec![run_info] }, more: false },
+        ),
+        case(
+            "info_reply_part",
+            "INFO_REPLY that is one part of a larger answer (a list longer than a frame): the \
+             third body element `true` says more parts follow under the same cid; the last \
+             part has no third element",
+            &Frame::InfoReply { cid: 7, reply: InfoReply { objects: vec![Some(object)], types: vec![] }, more: true },
         ),
         case(
             "info_subscribe",

@@ -48,10 +48,11 @@ pub fn frame_to_json(frame: &Frame) -> Json {
         Frame::Info { cid, request } => {
             json!({ "cid": cid, "request": info_request_json(request) })
         }
-        Frame::InfoReply { cid, reply } => json!({
+        Frame::InfoReply { cid, reply, more } => json!({
             "cid": cid,
             "objects": reply.objects.iter().map(|o| o.as_ref().map(object_json)).collect::<Vec<_>>(),
             "types": reply.types.iter().map(type_json).collect::<Vec<_>>(),
+            "more": more,
         }),
         Frame::InfoSubscribe {
             cid,
