@@ -8,6 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use futures_util::StreamExt;
 use herald_info::error::quote;
 use herald_info::json::{object_json, type_json};
 use herald_info::xml::object_xml;
@@ -100,11 +101,13 @@ pub async fn get(
     })
 }
 
-/// `GET /info?match=&type=&combine=`: the selected objects, by name.
+/// `GET /info?match=&type=&combine=`: the selected objects, by name, as a JSON array
+/// streamed [`LIST_CHUNK_OBJECTS`] objects at a time: a list of 240,000 objects is never one
+/// JSON tree in memory (that cost 490 MiB).
 pub async fn list(
     State(shared): State<Arc<Shared>>,
     query: Result<Query<ListQuery>, QueryRejection>,
-) -> Result<Json<JsonValue>, HttpError> {
+) -> Result<Response, HttpError> {
     let Query(query) = query?;
     let selection = SelectionData {
         name_regex: query.name_regex,
@@ -112,9 +115,31 @@ pub async fn list(
         any: matches!(query.combine, Combine::Or),
     };
     let reply = apply(&shared, InfoRequest::List(selection)).await?;
-    let objects = reply.objects.iter().flatten().map(object_json).collect();
-    Ok(Json(JsonValue::Array(objects)))
+    let objects: Vec<ObjectData> = reply.objects.into_iter().flatten().collect();
+    let count = objects.len();
+    let mut chunks = objects.into_iter().enumerate().peekable();
+    let body = futures_util::stream::iter(std::iter::from_fn(move || {
+        let mut text = String::new();
+        for (index, object) in chunks.by_ref().take(LIST_CHUNK_OBJECTS) {
+            text.push(if index == 0 { '[' } else { ',' });
+            text.push_str(&object_json(&object).to_string());
+        }
+        match (text.is_empty(), chunks.peek().is_none()) {
+            (true, _) => None,
+            (false, true) => Some(text + "]"),
+            (false, false) => Some(text),
+        }
+    }))
+    .map(|text| Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(text)));
+    let body = match count {
+        0 => axum::body::Body::from("[]"),
+        _ => axum::body::Body::from_stream(body),
+    };
+    Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }
+
+/// Objects rendered per chunk of a streamed `GET /info` answer.
+pub const LIST_CHUNK_OBJECTS: usize = 1_000;
 
 /// `DELETE /info/{name}`: the object as it was (its version advanced).
 pub async fn delete(

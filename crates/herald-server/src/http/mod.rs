@@ -5,7 +5,7 @@
 //! | route | answer |
 //! |---|---|
 //! | `GET /info/{name}` | the object as JSON; `?format=xml` as Information-Service XML |
-//! | `GET /info?match=REGEX&type=SEL&combine=and\|or` | a JSON array of the selected objects, by name |
+//! | `GET /info?match=REGEX&type=SEL&combine=and\|or` | a JSON array of the selected objects, by name, streamed 1,000 objects at a time |
 //! | `PUT /info/{name}` | creates or updates the object from a JSON body; answers with it |
 //! | `DELETE /info/{name}` | deletes the object; answers with it as it was |
 //! | `GET /info-types` | a JSON array of the declared types |

@@ -270,6 +270,33 @@ async fn list_selects_by_regex_type_and_combine() {
 }
 
 #[tokio::test]
+async fn a_long_list_is_streamed_in_chunks_and_parses_whole() {
+    let (server, client) = with_types().await;
+    let count = 2_500; // more than two chunks of 1,000
+    for n in 0..count {
+        client
+            .set_info(
+                &format!("Long.Object{n:05}"),
+                Some("Other"),
+                vec![("x".into(), Value::Float(f64::from(n)))],
+                UpdateMode::Create,
+            )
+            .await
+            .unwrap();
+    }
+    let answer = get(&server, "/info?match=Long%5C..*").await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.header("transfer-encoding"), Some("chunked"));
+    assert_eq!(answer.header("content-type"), Some("application/json"));
+    let listed = answer.json();
+    let listed = listed.as_array().expect("a JSON array");
+    assert_eq!(listed.len(), count as usize);
+    assert_eq!(listed[2_499]["name"], "Long.Object02499");
+    assert_eq!(get(&server, "/info?match=Nothing.*").await.body, "[]");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn delete_answers_with_the_object_then_404() {
     let (server, _client) = with_types().await;
     assert_eq!(
