@@ -4,6 +4,11 @@ id), and failover. When the link to a server fails, the reader moves to the next
 URL (see ``failover.py``), makes every subscription again and resends every PUBLISH frame the
 old server had not acknowledged: the program sees at most a delay, as with the Rust client.
 
+An INFO answer larger than a frame comes in several INFO_REPLY parts under its cid, every one
+but the last marked ``more``: the reader joins them and hands the waiter the whole answer. A
+request larger than the server's frame limit is refused at the call (RequestTooLargeError),
+never sent: the server would close the connection for it.
+
 An ERROR with a request's cid answers that request alone; the connection goes on. For a
 PUBLISH it may be ``bad_record``: the server refused some records, routed the others, and
 the ACK that follows counts what it took (the difference is counted in ``refused_records``).
@@ -17,7 +22,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .errors import ConnectionClosed, HeraldError, ServerError
+from .errors import ConnectionClosed, HeraldError, RequestTooLargeError, ServerError
 from .failover import Address, FailoverMixin
 from .link import Link
 from .outbox import Outbox, publish_frame
@@ -41,7 +46,9 @@ from .wire.frames import (
     Unsubscribe,
     Welcome,
     encode_frame,
+    frame_type,
 )
+from .wire.info import InfoReply
 from .wire.msgpack_codec import DecodeError
 
 DEFAULT_RECONNECT_TIMEOUT = 30.0
@@ -90,6 +97,8 @@ class Connection(FailoverMixin):
         self._waiters: Dict[int, Waiter] = {}
         self._subscriptions: Dict[int, Subscription] = {}
         self._restore: Dict[int, Callable[[int], Frame]] = {}
+        # The parts so far of INFO answers larger than a frame, by cid (see _info_part).
+        self._partial_info: Dict[int, InfoReply] = {}
         self._outbox = Outbox(link.welcome.max_frame_bytes)
         self._closed: Optional[BaseException] = None
         self._down: Optional[str] = None
@@ -200,7 +209,9 @@ class Connection(FailoverMixin):
         elif isinstance(frame, Ack):
             refusal = self._acknowledged(frame.ack_id, frame.count)
             self._answer(frame.ack_id, frame, refusal)
-        elif isinstance(frame, (Ok, MonitorReply, InfoReplyFrame, QueryReply)):
+        elif isinstance(frame, InfoReplyFrame):
+            self._info_part(frame)
+        elif isinstance(frame, (Ok, MonitorReply, QueryReply)):
             self._answer(frame.cid, frame)
         elif isinstance(frame, Gap):
             sub = self._subscriptions.get(frame.subscription)
@@ -222,6 +233,23 @@ class Connection(FailoverMixin):
             self._answer(frame.cid, None, error)
         elif isinstance(frame, Pong):
             pass
+
+    def _info_part(self, frame: InfoReplyFrame) -> None:
+        """Joins the parts of an INFO answer (objects and types appended in order) and hands
+        the waiter the whole answer when the last part (one without ``more``) comes. The parts
+        of an answer nobody waits for any more (its call timed out) are dropped."""
+        with self._lock:
+            joined = self._partial_info.pop(frame.cid, None)
+            if frame.cid not in self._waiters:
+                return
+            if joined is None:
+                joined = frame.reply
+            else:
+                joined.extend(frame.reply)
+            if frame.more:
+                self._partial_info[frame.cid] = joined
+                return
+        self._answer(frame.cid, InfoReplyFrame(frame.cid, joined))
 
     def _records_refused(self, ack_id: int, error: ServerError) -> bool:
         """Keeps ``error`` (bad_record) with PUBLISH frame ``ack_id`` until its ACK, and says
@@ -259,6 +287,7 @@ class Connection(FailoverMixin):
     def _answer(self, ident: int, result: Any, error: Optional[BaseException] = None) -> None:
         with self._lock:
             waiter = self._waiters.pop(ident, None)
+            self._partial_info.pop(ident, None)
         if waiter is not None:
             waiter.set(result, error)
 
@@ -269,6 +298,7 @@ class Connection(FailoverMixin):
             self._closed = error
             waiters = list(self._waiters.values())
             self._waiters.clear()
+            self._partial_info.clear()
             subs = list(self._subscriptions.values())
             self._subscriptions.clear()
             self._restore.clear()
@@ -382,10 +412,23 @@ class Connection(FailoverMixin):
 
     # ---- requests --------------------------------------------------------------------------
 
+    def _check_request(self, frame: Frame, data: bytes) -> None:
+        """Raises RequestTooLargeError for a request frame (``data``, length prefix included)
+        larger than the server accepts: it would close the connection for it."""
+        size = len(data) - 4  # the length counts the type byte and the body
+        limit = self._link.welcome.max_frame_bytes
+        if size > limit:
+            raise RequestTooLargeError(frame_type(frame).name, size, limit)
+
     def request(self, frame_for: Any, timeout: Optional[float], what: str) -> Any:
+        """Sends ``frame_for(cid)`` and waits for its answer; a frame larger than the server
+        accepts raises RequestTooLargeError and is not sent."""
         ident, waiter = self._new_id(what)
         try:
-            self._send(encode_frame(frame_for(ident)))
+            frame = frame_for(ident)
+            data = encode_frame(frame)
+            self._check_request(frame, data)
+            self._send(data)
         except BaseException:  # a lost connection, or a value the frame cannot hold
             self._answer(ident, None)
             raise

@@ -48,3 +48,18 @@ class RecordTooLargeError(HeraldError, ValueError):
         self.size = size
         self.max = max
         self.subject = subject
+
+
+class RequestTooLargeError(HeraldError, ValueError):
+    """A request (an INFO, SUBSCRIBE, QUERY, …) too large for one frame under the server's
+    ``max_frame_bytes``, such as a ``get_infos`` of very many names: it is refused at the call
+    and never sent (the server would close the connection for it)."""
+
+    def __init__(self, frame: str, size: int, max: int) -> None:
+        super().__init__(
+            f"{frame} request of {size} bytes exceeds the server's maximum frame of {max} "
+            f"bytes; it was not sent"
+        )
+        self.frame = frame
+        self.size = size
+        self.max = max

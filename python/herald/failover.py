@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .outbox import Outbox
     from .subscription import Subscription
     from .waiter import Waiter
+    from .wire.info import InfoReply
 
 # First pause between rounds of attempts; it doubles up to the maximum (as in the Rust client).
 FIRST_BACKOFF = 0.05
@@ -88,6 +89,7 @@ class FailoverMixin:
     _waiters: Dict[int, Waiter]
     _subscriptions: Dict[int, Subscription]
     _restore: Dict[int, Callable[[int], Frame]]
+    _partial_info: Dict[int, InfoReply]
     _outbox: Outbox
     _down: Optional[str]
     _last_sent: float
@@ -100,6 +102,8 @@ class FailoverMixin:
             # Acknowledgements of frames that will be resent are answered then; the rest fail.
             lost = [ident for ident in self._waiters if not self._outbox.is_unacked(ident)]
             waiters = [self._waiters.pop(ident) for ident in lost]
+            # Parts of INFO answers from the lost server: their requests fail, nothing follows.
+            self._partial_info.clear()
             self._lock.notify_all()
         for waiter in waiters:
             waiter.set(None, ConnectionClosed(why))

@@ -1,4 +1,8 @@
-"""Information objects: declare types, set, get and list objects (INFO / INFO_REPLY)."""
+"""Information objects: declare types, set, get and list objects (INFO / INFO_REPLY).
+
+An answer larger than a frame (a list of 100,000 objects) comes in parts that the connection
+joins; a request larger than a frame (a get of very many names) raises RequestTooLargeError
+at the call and is not sent."""
 
 from __future__ import annotations
 
@@ -146,10 +150,17 @@ class InfoMixin:
 
     def get_info(self, name: str, timeout: float = 10.0) -> Optional[Dict[str, Any]]:
         """Object ``name``, or None if there is none."""
-        reply = self._info(Get([name]), timeout)
-        if not reply.objects or reply.objects[0] is None:
-            return None
-        return object_dict(reply.objects[0])
+        found = self.get_infos([name], timeout)
+        return found[0] if found else None
+
+    def get_infos(
+        self, names: Sequence[str], timeout: float = 10.0
+    ) -> List[Optional[Dict[str, Any]]]:
+        """Objects ``names``, all as they were at one instant, in order (None where there is
+        none). A request larger than the server's frame (very many names) raises
+        RequestTooLargeError and is not sent: ask in smaller groups."""
+        reply = self._info(Get(list(names)), timeout)
+        return [None if o is None else object_dict(o) for o in reply.objects]
 
     def list_info(
         self,
@@ -159,6 +170,7 @@ class InfoMixin:
         timeout: float = 10.0,
     ) -> List[Dict[str, Any]]:
         """Objects whose name matches ``regex`` and (or, with ``any``) whose type matches
-        ``types``."""
+        ``types``, by name. However many there are: an answer larger than a frame comes in
+        parts, joined before it is returned (``timeout`` is for the whole answer)."""
         reply = self._info(List_(Selection(regex, types, any)), timeout)
         return [object_dict(o) for o in reply.objects if o is not None]

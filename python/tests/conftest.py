@@ -9,7 +9,7 @@ import socket
 import subprocess
 import threading
 from pathlib import Path
-from typing import Iterator, List
+from typing import Dict, Iterator, List, Optional
 
 import pytest
 
@@ -29,7 +29,15 @@ def herald_bin() -> str:
 
 
 class Server:
-    def __init__(self, tmp: Path, listen: str = "127.0.0.1:0") -> None:
+    """``settings`` are server settings by key (``{"max_frame_bytes": "65536"}``), given to
+    the server as ``HERALD_<KEY>`` variables."""
+
+    def __init__(
+        self, tmp: Path, listen: str = "127.0.0.1:0", settings: Optional[Dict[str, str]] = None
+    ) -> None:
+        # The server reads every HERALD_* variable as a setting: HERALD_BIN is ours.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")}
+        env.update({f"HERALD_{key.upper()}": value for key, value in (settings or {}).items()})
         self.proc = subprocess.Popen(
             [
                 herald_bin(),
@@ -43,8 +51,7 @@ class Server:
                 "--log-level",
                 "warn",
             ],
-            # The server reads every HERALD_* variable as a setting: HERALD_BIN is ours.
-            env={k: v for k, v in os.environ.items() if not k.startswith("HERALD_")},
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -27,6 +27,7 @@ from herald import (
 )
 from herald.wire import frames as fr
 from herald.wire.archive import AtValues, StoredRecord, encode_archive_reply
+from herald.wire.info import InfoReply, ObjectData, TypeData
 from herald.wire.msgpack_codec import HAVE_PACKER, Reader, Writer, pack
 from herald.wire.record import UndecodableRecord, decode_record_or_skip
 from herald.wire.template import RecordTemplate
@@ -508,3 +509,30 @@ def test_at_values_turn_an_undecodable_record_into_none() -> None:
     assert isinstance(frame, fr.QueryReply) and isinstance(frame.reply, AtValues)
     assert frame.reply.values == [None, None, StoredRecord(2, 2, good)]
     assert [u.data for u in frame.reply.undecodable] == [_bad_record()]
+
+
+def test_info_reply_parts_carry_a_third_element_only_when_more_follow() -> None:
+    obj = ObjectData("Run.Info", "RunInfo", 5, 1, {"run": 42})
+    part = fr.InfoReplyFrame(7, InfoReply([obj], []), more=True)
+    data = encode_frame(part)
+    # [cid 7, [[object], []], true]: an array of 3 whose last element is `true`.
+    assert data[5:7] == b"\x93\x07" and data[-1:] == b"\xc3"
+    assert decode_frame(data) == part
+    last = fr.InfoReplyFrame(7, InfoReply([None], [TypeData("RunInfo")]))
+    data = encode_frame(last)
+    assert data[5:7] == b"\x92\x07" and data[-1:] != b"\xc3"
+    assert decode_frame(data) == last and last.more is False
+    # A third element `false` reads as a last part (writers leave it out).
+    body = data[5:]
+    explicit = fr.decode_body(fr.FrameType.INFO_REPLY, b"\x93" + body[1:] + b"\xc2")
+    assert isinstance(explicit, fr.InfoReplyFrame) and explicit == last
+    for bad, words in [
+        (b"\x91\x07", "array of 2 or 3, found 1"),
+        (b"\x94" + body[1:] + b"\xc3\xc3", "array of 2 or 3, found 4"),
+        (b"\x93" + body[1:] + b"\x01", "bool"),
+    ]:
+        with pytest.raises(DecodeError, match=words):
+            fr.decode_body(fr.FrameType.INFO_REPLY, bad)
+    joined = InfoReply([obj], [])
+    joined.extend(InfoReply([None], [TypeData("RunInfo")]))
+    assert joined == InfoReply([obj, None], [TypeData("RunInfo")])

@@ -190,6 +190,8 @@ impl Inner {
                 let _ = sender.send(Err(ClientError::Closed(why.to_string())));
             }
         }
+        // Parts of answers from the lost server are never completed.
+        lock(&self.partial_info).clear();
     }
 
     /// Ends the connection with `error`: every waiter gets it, every subscription ends.
@@ -529,6 +531,7 @@ impl Client {
             Ok(Err(_)) => Err(self.closed_error()),
             Err(_) => {
                 lock(&self.inner.pending).remove(&id);
+                lock(&self.inner.partial_info).remove(&id);
                 Err(ClientError::Timeout(timeout))
             }
         }

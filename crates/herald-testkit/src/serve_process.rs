@@ -15,6 +15,8 @@ pub struct ServeProcess {
     pub http_addr: String,
     /// Its data directory (fresh for each process).
     pub data_dir: std::path::PathBuf,
+    /// Whether the directory was made for this process (and goes with it).
+    owns_data_dir: bool,
 }
 
 impl ServeProcess {
@@ -33,7 +35,9 @@ impl ServeProcess {
     /// # Panics
     /// If the process does not start or does not print its address.
     pub fn start_with_env(binary: &str, extra: &[&str], env: &[(&str, &str)]) -> ServeProcess {
-        ServeProcess::start_in(binary, &crate::temp_dir("serve"), extra, env)
+        let mut process = ServeProcess::start_in(binary, &crate::temp_dir("serve"), extra, env);
+        process.owns_data_dir = true;
+        process
     }
 
     /// As [`ServeProcess::start_with_env`], on the data directory `data_dir` (e.g. that of
@@ -86,6 +90,7 @@ impl ServeProcess {
             addr,
             http_addr,
             data_dir,
+            owns_data_dir: false,
         }
     }
 
@@ -171,8 +176,13 @@ pub fn terminate(child: &mut Child, timeout: Duration) -> ExitStatus {
 }
 
 impl Drop for ServeProcess {
+    /// Kills the process; removes the data directory it was given by
+    /// [`ServeProcess::start`], unless the test is failing (then it stays, to look at).
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if self.owns_data_dir && !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.data_dir);
+        }
     }
 }

@@ -161,6 +161,9 @@ class Info:
 class InfoReplyFrame:
     cid: int
     reply: InfoReply
+    # More parts of this answer follow under the same cid: an answer larger than a frame
+    # comes in parts (a third body element, ``true``, written only when set).
+    more: bool = False
 
 
 @dataclass
@@ -329,9 +332,11 @@ def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per fr
         w.uint(f.cid)
         encode_info_request(w, f.request)
     elif isinstance(f, InfoReplyFrame):
-        w.array_len(2)
+        w.array_len(3 if f.more else 2)
         w.uint(f.cid)
         f.reply.encode(w)
+        if f.more:
+            w.boolean(True)
     elif isinstance(f, InfoSubscribe):
         w.array_len(3)
         w.uint(f.cid)
@@ -453,8 +458,12 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
         r.expect_array("INFO", 2)
         f = Info(_request_cid(r), decode_info_request(r))
     elif ft == FrameType.INFO_REPLY:
-        r.expect_array("INFO_REPLY", 2)
+        size = r.read_array_len()
+        if size not in (2, 3):
+            raise DecodeError(f"INFO_REPLY must be an array of 2 or 3, found {size}")
         f = InfoReplyFrame(r.read_uint(), InfoReply.decode(r))
+        if size == 3:
+            f.more = r.read_bool()
     elif ft == FrameType.INFO_SUBSCRIBE:
         r.expect_array("INFO_SUBSCRIBE", 3)
         f = InfoSubscribe(_request_cid(r), r.read_uint(), Selection.decode(r))

@@ -282,6 +282,12 @@ class InfoReply:
         for t in self.types:
             t.encode(w)
 
+    def extend(self, part: InfoReply) -> None:
+        """Appends a later part of the same answer (an answer larger than a frame comes in
+        several ``INFO_REPLY`` frames under one cid), in order."""
+        self.objects.extend(part.objects)
+        self.types.extend(part.types)
+
     @classmethod
     def decode(cls, r: Reader) -> InfoReply:
         r.expect_array("info reply", 2)

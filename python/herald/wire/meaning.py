@@ -106,6 +106,7 @@ def frame_to_json(f: fr.Frame) -> Json:  # noqa: C901 - one branch per frame typ
             "cid": f.cid,
             "objects": [None if o is None else o.to_json() for o in f.reply.objects],
             "types": [t.to_json() for t in f.reply.types],
+            "more": f.more,
         }
     elif isinstance(f, fr.InfoSubscribe):
         body = {"cid": f.cid, "subscription": f.subscription, "selection": f.selection.to_json()}
@@ -171,7 +172,7 @@ def frame_from_json(m: Json) -> fr.Frame:  # noqa: C901
     if kind == "INFO_REPLY":
         objects = [None if o is None else ObjectData.from_json(o) for o in m["objects"]]
         types = [TypeData.from_json(t) for t in m["types"]]
-        return fr.InfoReplyFrame(m["cid"], InfoReply(objects, types))
+        return fr.InfoReplyFrame(m["cid"], InfoReply(objects, types), m.get("more", False))
     if kind == "INFO_SUBSCRIBE":
         return fr.InfoSubscribe(m["cid"], m["subscription"], Selection.from_json(m["selection"]))
     if kind == "QUERY":
