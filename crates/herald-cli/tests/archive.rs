@@ -66,6 +66,7 @@ fn herald_query(args: &[&str]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_stored_acknowledgement_survives_sigkill_and_herald_query_reads_it() {
     let dir = temp_dir("archive-kill");
+    let _removed_when_passed = herald_testkit::TempDirGuard(dir.clone());
     let config = dir.join("herald.toml");
     std::fs::write(&config, CONFIG).unwrap();
     let config_arg = config.to_str().unwrap();

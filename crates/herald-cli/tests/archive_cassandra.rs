@@ -78,6 +78,7 @@ async fn stored_sends_wait_out_a_cassandra_outage_and_nothing_acknowledged_is_lo
     node("stop");
     let _guard = NodeGuard;
     let dir = temp_dir("archive-cassandra");
+    let _removed_when_passed = herald_testkit::TempDirGuard(dir.clone());
     let config = dir.join("herald.toml");
     let keyspace = format!("herald_outage_{}", std::process::id());
     std::fs::write(

@@ -336,6 +336,7 @@ fn information_objects_from_the_command_line() {
 #[test]
 fn a_second_server_on_the_same_data_directory_refuses_and_names_the_lock_holder() {
     let data_dir = herald_testkit::temp_dir("lock");
+    let _removed_when_passed = herald_testkit::TempDirGuard(data_dir.clone());
     let first = herald_testkit::ServeProcess::start_in(HERALD, &data_dir, &[], &[]);
     let mut second = Command::new(HERALD);
     second

@@ -55,12 +55,27 @@ fn element(value: &Value) -> String {
     format!("<v>{}</v>", escape(&value.to_text()))
 }
 
-/// Escapes text for XML content and double-quoted attributes.
+/// Escapes text for XML content and double-quoted attributes. Tabs and line ends become
+/// character references, so that a reader gets them back: read literally, attribute-value
+/// normalization would turn them into spaces and line-end handling a `\r` into `\n`.
+/// Characters XML 1.0 cannot carry at all (the other control characters, U+FFFE, U+FFFF)
+/// become U+FFFD, the replacement character, so that the document stays well formed.
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\t' => escaped.push_str("&#9;"),
+            '\n' => escaped.push_str("&#10;"),
+            '\r' => escaped.push_str("&#13;"),
+            c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => escaped.push('\u{FFFD}'),
+            c => escaped.push(c),
+        }
+    }
+    escaped
 }
 
 #[cfg(test)]
@@ -104,6 +119,25 @@ mod tests {
              <attr name=\"run\" descr=\"run &lt;number&gt;\" type=\"u32\"><v>42</v></attr>\n  \
              <attr name=\"gains\" descr=\"per &quot;channel&quot;\" type=\"array&lt;float&gt;\"><v>1</v><v>2.5</v></attr>\n  \
              <attr name=\"extra\" descr=\"\" type=\"\"><v>a&amp;b</v></attr>\n</obj>\n"
+        );
+    }
+
+    /// Found by fuzzing (is_xml): a control character made the document ill-formed, and a
+    /// line end in an attribute came back to a reader as a space.
+    #[test]
+    fn every_string_stays_well_formed_and_readable() {
+        let object = ObjectData {
+            name: "A.b\u{5}".into(),
+            type_name: "T\r".into(),
+            time: 0,
+            version: 1,
+            attributes: vec![("x\ty".into(), Value::from("line\nnext\u{ffff}"))],
+        };
+        assert_eq!(
+            object_xml(&object, &TypeRegistry::new()),
+            "<obj name=\"A.b\u{fffd}\" type=\"T&#13;\" time=\"1970-01-01T00:00:00.000Z\">\n  \
+             <attr name=\"x&#9;y\" descr=\"\" type=\"\">\
+             <v>line&#10;next\u{fffd}</v></attr>\n</obj>\n"
         );
     }
 }

@@ -217,6 +217,8 @@ async fn a_stored_record_that_does_not_decode_fails_no_query() {
     use herald_archive::{Backend, EmbeddedBackend, Keep};
 
     let data_dir = herald_testkit::temp_dir("poisoned");
+
+    let _removed_when_passed = herald_testkit::TempDirGuard(data_dir.clone());
     let name = "Beam.Poisoned";
     let now = herald_proto::time::now_nanos();
     let at = |i: i64| now - 60 * SECOND + i * SECOND;

@@ -9,7 +9,10 @@
 //! - [`http`]: [`http::request`], a tiny HTTP/1.1 client over a `TcpStream`, for the HTTP
 //!   front door's tests.
 //! - [`vectors`]: `testdata/vectors/*.json` and their frames.
+//! - [`fuzz`]: the bodies of the fuzz targets in `fuzz/`, run on stable by
+//!   `tests/fuzz_corpus.rs` over the committed corpus.
 
+pub mod fuzz;
 pub mod http;
 mod serve_process;
 pub mod vectors;
@@ -34,6 +37,20 @@ pub const WAIT: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub struct TestServer {
     server: Server,
+    _data_dir: TempDirGuard,
+}
+
+/// Removes a test's temporary directory when dropped, unless the test is failing (then it
+/// stays, to look at).
+#[derive(Debug)]
+pub struct TempDirGuard(pub std::path::PathBuf);
+
+impl Drop for TempDirGuard {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 impl TestServer {
@@ -52,14 +69,16 @@ impl TestServer {
     /// If the server cannot bind, which fails the test.
     pub async fn start_with(config: Config) -> TestServer {
         let loopback = "127.0.0.1:0".parse().expect("loopback address");
+        let data_dir = temp_dir("server");
         let config = Config {
             listen: loopback,
             http: loopback,
-            data_dir: temp_dir("server"),
+            data_dir: data_dir.clone(),
             ..config
         };
         TestServer {
             server: Server::start(config).await.expect("test server binds"),
+            _data_dir: TempDirGuard(data_dir),
         }
     }
 
@@ -95,7 +114,8 @@ impl TestServer {
 }
 
 /// Returns a new, empty directory under the system's temporary directory, unique to this
-/// process and call; tests leave them for the OS to clean.
+/// process and call. [`TestServer`] and [`ServeProcess`] remove theirs when a test passes;
+/// a test that makes one itself can hold a [`TempDirGuard`] for it.
 ///
 /// # Panics
 /// If the directory cannot be created.

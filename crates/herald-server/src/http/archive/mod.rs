@@ -11,7 +11,8 @@
 //! stream the whole range, reading it page by page, so a year-long answer holds one page in
 //! memory at a time. Times are ISO 8601 (UTC when no zone is given) or relative (`-1h`).
 
-mod params;
+/// Public so that herald-testkit's `http_params` fuzz target runs exactly this parsing.
+pub mod params;
 mod render;
 
 use std::sync::Arc;
