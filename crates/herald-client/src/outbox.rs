@@ -140,8 +140,12 @@ impl Outbox {
 
     /// Appends a control frame, after the records published before it.
     pub fn push_frame(&mut self, frame: &Frame) {
+        self.push_control(Bytes::from(frame.to_bytes()));
+    }
+
+    /// Queues an encoded control frame after the open batch, sealed first.
+    fn push_control(&mut self, bytes: Bytes) {
         self.seal(None);
-        let bytes = Bytes::from(frame.to_bytes());
         self.control_bytes += bytes.len();
         self.ready.push_back(Ready {
             bytes,
@@ -164,13 +168,7 @@ impl Outbox {
                 max: self.max_frame_bytes,
             });
         }
-        self.seal(None);
-        let bytes = Bytes::from(bytes);
-        self.control_bytes += bytes.len();
-        self.ready.push_back(Ready {
-            bytes,
-            publish: false,
-        });
+        self.push_control(Bytes::from(bytes));
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! counts in one place (vector's `internal_events`), so the monitor and the log agree.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use herald_router::{DropReason, Drops};
 
@@ -145,10 +146,8 @@ pub fn queue_discarded(
 /// not archived. Counted by the archive (the monitor's `archive.dropped`); logged at most
 /// once a second.
 pub fn archive_dropped(count: u64) {
-    static LAST_WARNING_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let now = herald_proto::time::now_nanos() as u64 / 1_000_000_000;
-    let last = LAST_WARNING_SECS.swap(now, std::sync::atomic::Ordering::Relaxed);
-    if last != now {
+    static LAST_WARNING_SECS: AtomicU64 = AtomicU64::new(0);
+    if first_this_second(&LAST_WARNING_SECS) {
         tracing::warn!(count, "archive buffer full: records not archived");
     }
 }
@@ -156,13 +155,18 @@ pub fn archive_dropped(count: u64) {
 /// Archive queries skipped `count` stored records that do not decode (counted by the
 /// archive as `archive.skipped_unreadable`); logged at most once a second.
 pub fn archive_skipped(count: u64) {
-    static LAST_WARNING_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let now = herald_proto::time::now_nanos() as u64 / 1_000_000_000;
-    let last = LAST_WARNING_SECS.swap(now, std::sync::atomic::Ordering::Relaxed);
-    if last != now {
+    static LAST_WARNING_SECS: AtomicU64 = AtomicU64::new(0);
+    if first_this_second(&LAST_WARNING_SECS) {
         tracing::warn!(
             count,
             "archive query skipped stored records that do not decode"
         );
     }
+}
+
+/// Returns true at most once a second per `last` (the second of the last warning): what a
+/// rate-limited warning asks before it logs.
+fn first_this_second(last: &AtomicU64) -> bool {
+    let now = herald_proto::time::now_nanos() as u64 / 1_000_000_000;
+    last.swap(now, Ordering::Relaxed) != now
 }

@@ -155,6 +155,25 @@ async fn stuck_subscriber(server: &TestServer, options: DeliveryOptions) -> RawC
     raw
 }
 
+/// Publishes `count` records of 512 KiB on `burst.big` (big enough to fill socket buffers
+/// fast), flushing after each when `flush_each`, else once at the end; returns how long the
+/// publisher took.
+async fn publish_big(publisher: &Client, count: usize, flush_each: bool) -> Duration {
+    let big = "x".repeat(512 * 1024);
+    let started = Instant::now();
+    for n in 0..count {
+        publisher
+            .publish(&log("burst.big", Priority::Info, &format!("{n}{big}")))
+            .await
+            .unwrap();
+        if flush_each {
+            publisher.flush(Duration::from_secs(60)).await.unwrap();
+        }
+    }
+    publisher.flush(Duration::from_secs(60)).await.unwrap();
+    started.elapsed()
+}
+
 /// Publishes `priorities` as one `PUBLISH` frame, so the router queues them at once.
 async fn burst(server: &TestServer, priorities: &[Priority]) {
     let records: Vec<Record> = priorities
@@ -361,18 +380,9 @@ async fn a_stuck_block_subscriber_costs_a_publisher_one_wait_per_episode() {
     };
     let _stuck = stuck_subscriber(&server, options).await;
     let publisher = connect(&server, "publisher").await;
-    let big = "x".repeat(512 * 1024);
-    let started = Instant::now();
     // Each record its own acknowledged batch: before, each one past the full buffers
     // waited out the block timeout again (40 x 300 ms); now only the first does.
-    for n in 0..40 {
-        publisher
-            .publish(&log("burst.big", Priority::Info, &format!("{n}{big}")))
-            .await
-            .unwrap();
-        publisher.flush(Duration::from_secs(60)).await.unwrap();
-    }
-    let elapsed = started.elapsed();
+    let elapsed = publish_big(&publisher, 40, true).await;
     let data = publisher.monitor().await.unwrap();
     let drops = common::map(&data, "drops");
     let (timed_out, full) = (
@@ -413,7 +423,8 @@ async fn block_makes_the_publisher_wait_for_room_but_never_longer_than_the_timeo
     drop(reading);
 
     // A subscriber that never reads, with records big enough to fill the socket buffers:
-    // once they are full, each batch waits the block timeout, then sheds.
+    // once they are full, a batch waits the block timeout, then sheds (and later batches
+    // drop at once while the queue stays stalled).
     let timeout = Duration::from_millis(100);
     let options = DeliveryOptions {
         block_timeout_ms: Some(100),
@@ -421,16 +432,7 @@ async fn block_makes_the_publisher_wait_for_room_but_never_longer_than_the_timeo
     };
     let _stuck = stuck_subscriber(&server, options).await;
     let publisher = connect(&server, "publisher").await;
-    let big = "x".repeat(512 * 1024);
-    let started = Instant::now();
-    for n in 0..24 {
-        publisher
-            .publish(&log("burst.big", Priority::Info, &format!("{n}{big}")))
-            .await
-            .unwrap();
-    }
-    publisher.flush(Duration::from_secs(60)).await.unwrap();
-    let elapsed = started.elapsed();
+    let elapsed = publish_big(&publisher, 24, false).await;
     let data = publisher.monitor().await.unwrap();
     let timed_out = common::int(common::map(&data, "drops"), "block_timeout");
     assert!(

@@ -68,17 +68,9 @@ impl QueueBudget {
             if over == 0 {
                 break;
             }
-            let mut sizes: Vec<(usize, Arc<Queue>)> = self
-                .lock()
-                .iter()
-                .filter_map(Weak::upgrade)
-                .map(|q| (q.depth_bytes() as usize, q))
-                .collect();
-            sizes.sort_unstable_by_key(|(bytes, _)| std::cmp::Reverse(*bytes));
-            let Some((largest, queue)) = sizes.first() else {
+            let Some((largest, queue, next)) = self.two_largest() else {
                 break;
             };
-            let next = sizes.get(1).map_or(0, |(bytes, _)| *bytes);
             let target = largest.saturating_sub(over).max(next);
             let shed = queue.shed_to(target, DropReason::ServerBudget);
             if shed == 0 {
@@ -87,6 +79,25 @@ impl QueueBudget {
             drops.add(DropReason::ServerBudget, shed);
         }
         drops
+    }
+
+    /// Returns the largest queue with its bytes, and the bytes of the next largest (0 if
+    /// there is none): one pass, no sorting.
+    fn two_largest(&self) -> Option<(usize, Arc<Queue>, usize)> {
+        let queues: Vec<Arc<Queue>> = self.lock().iter().filter_map(Weak::upgrade).collect();
+        let mut largest: Option<(usize, Arc<Queue>)> = None;
+        let mut next = 0;
+        for queue in queues {
+            let bytes = queue.depth_bytes() as usize;
+            match &largest {
+                Some((most, _)) if bytes <= *most => next = next.max(bytes),
+                _ => {
+                    next = largest.as_ref().map_or(next, |(most, _)| *most);
+                    largest = Some((bytes, queue));
+                }
+            }
+        }
+        largest.map(|(bytes, queue)| (bytes, queue, next))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Weak<Queue>>> {

@@ -233,7 +233,7 @@ fn check_built_publish(mode: u8, rest: &[u8]) {
         }
     }
     assert_eq!(checked.publish.records, routed, "routed records");
-    assert_eq!(checked.total as usize, pieces.len());
+    assert_eq!(checked.total() as usize, pieces.len());
     assert_eq!(checked.refused as usize, pieces.len() - routed.len());
     let same_error =
         |a: &DecodeError, b: &DecodeError| std::mem::discriminant(a) == std::mem::discriminant(b);
@@ -269,7 +269,7 @@ fn check_publish_body(body: &[u8]) {
     let routed = checked.publish.records.len();
     assert_eq!(
         routed as u64 + u64::from(checked.refused),
-        u64::from(checked.total)
+        u64::from(checked.total())
     );
     assert_eq!(checked.first_refused.is_some(), checked.refused > 0);
     assert_eq!(checked.refusal().is_some(), checked.refused > 0);
