@@ -34,21 +34,6 @@ pub use info::is_xml;
 pub use text::{filter_parse, http_params, server_url};
 pub use wire::{frame_decode, record_decode, request_decode};
 
-/// A fuzz target's body: takes any bytes, panics only when a property fails.
-pub type Target = fn(&[u8]);
-
-/// The targets, by name: what `tests/fuzz_corpus.rs` and `fuzz/fuzz_targets/` run.
-pub const TARGETS: [(&str, Target); 8] = [
-    ("frame_decode", frame_decode),
-    ("record_decode", record_decode),
-    ("request_decode", request_decode),
-    ("filter_parse", filter_parse),
-    ("config_parse", config_parse),
-    ("server_url", server_url),
-    ("http_params", http_params),
-    ("is_xml", is_xml),
-];
-
 /// Asserts that two decoded values are equal. `PartialEq` fails on a float that is NaN on
 /// both sides, so values that differ only so compare equal by their `Debug` form.
 fn assert_same<T: PartialEq + std::fmt::Debug>(left: &T, right: &T, what: &str) {

@@ -39,8 +39,8 @@ pub enum Refused {
 /// # Errors
 /// [`Refused`], saying whether to answer the request or to close.
 pub fn decode(frame: Bytes) -> Result<Request, Refused> {
-    let type_byte = frame.first().copied();
-    let result = match type_byte.map(FrameType::from_u8) {
+    let frame_type = frame.first().copied().map(FrameType::from_u8);
+    let result = match frame_type {
         Some(Ok(FrameType::Publish)) => CheckedPublish::decode(&frame.slice(1..))
             .map(Request::Publish)
             .map_err(|source| FrameError::Malformed {
@@ -53,7 +53,7 @@ pub fn decode(frame: Bytes) -> Result<Request, Refused> {
         Ok(request) => return Ok(request),
         Err(err) => err,
     };
-    let code = match type_byte.map(FrameType::from_u8) {
+    let code = match frame_type {
         Some(Ok(frame_type)) => match refusal_code(frame_type) {
             Some(code) => code,
             None => return Err(Refused::Close(err)),

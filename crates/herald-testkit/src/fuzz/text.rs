@@ -72,8 +72,9 @@ fn check_glob(pattern: &str, subject: &str) {
     }
 }
 
-/// The naive matcher of glob.rs's property test (`*` any run, `?` one character), row by
-/// row so that it stays polynomial in the pattern's stars.
+/// A reference matcher with the semantics of glob.rs's test-only `naive` (`*` any run, `?`
+/// one character), written row by row so that it stays polynomial for patterns of up to
+/// 1 KiB (that one recurses, and is private to glob.rs's tests).
 fn reference_match(pattern: &[char], text: &[char]) -> bool {
     // row[j]: the pattern so far matches text[..j].
     let mut row = vec![false; text.len() + 1];
@@ -114,9 +115,8 @@ fn check_sets(text: &str) {
             .collect();
         assert_eq!(members, [priority]);
     }
-    if let Ok(kinds) = text.parse::<KindSet>() {
-        assert_eq!(kinds.bits() & !KindSet::ALL.bits(), 0);
-    }
+    // Parsed for the no-panic coverage: a set can only hold bits of parsed kinds.
+    let _ = text.parse::<KindSet>();
     if let Ok(policy) = text.parse::<Policy>() {
         assert_eq!(policy.name().parse::<Policy>(), Ok(policy));
     }

@@ -5,7 +5,9 @@ use std::fmt::Debug;
 
 use bytes::Bytes;
 use herald_proto::archive::ArchiveRequest;
-use herald_proto::frame::{check_frame, AckLevel, FrameType, RawRecord, LENGTH_BYTES};
+use herald_proto::frame::{
+    check_frame, write_publish_header, AckLevel, FrameType, RawRecord, LENGTH_BYTES,
+};
 use herald_proto::frame_buffer::FrameBuffer;
 use herald_proto::info::{InfoRequest, SelectionData};
 use herald_proto::msgpack::{self, Reader};
@@ -203,10 +205,7 @@ fn check_built_publish(mode: u8, rest: &[u8]) {
     let ack = [AckLevel::None, AckLevel::Received, AckLevel::Stored][usize::from(mode >> 2) % 3];
     let ack_id = u64::from(mode >> 4);
     let mut body = Vec::new();
-    msgpack::write_array_len(&mut body, 3);
-    msgpack::write_uint(&mut body, ack_id);
-    msgpack::write_uint(&mut body, ack as u64);
-    msgpack::write_array_len(&mut body, msgpack::len_u32(pieces.len()));
+    write_publish_header(&mut body, ack_id, ack, msgpack::len_u32(pieces.len()));
     pieces
         .iter()
         .for_each(|piece| body.extend_from_slice(piece));
