@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .client import Client, connect
 from .errors import (
+    BatchTooLargeError,
     ConnectError,
     ConnectionClosed,
     HeraldError,
@@ -39,6 +40,7 @@ from .wire.values import IntRangeError, Time
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchTooLargeError",
     "Client",
     "ConnectError",
     "ConnectionClosed",

@@ -109,7 +109,7 @@ class ArchiveMixin:
             assert isinstance(page, Page)
             records.extend(page.records)
             skipped += left_out
-            if page.next is None or not (page.records or left_out):
+            if page.next is None:  # an empty page with a cursor means keep asking
                 return records
             after = page.next
 

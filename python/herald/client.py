@@ -113,14 +113,14 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
 
     def publish_record(self, record: Record) -> None:
         """Queues ``record`` for the next batch; raises as :meth:`publish`."""
-        self._conn.add_record(record.to_bytes(), record.subject)
+        self._conn.add_record(record.to_bytes())
 
     def publish_encoded(self, records: List[bytes]) -> None:
         """Sends records already encoded (``Record.to_bytes()``) at once, after the open
         batch, in one PUBLISH frame of their own; does not wait for the ACK. For a publisher
         that batches itself (the logging handler). Records that do not fit one frame
         (:attr:`max_record_bytes` together) raise RecordTooLargeError (one record too large)
-        or ValueError, and nothing is sent."""
+        or BatchTooLargeError (both are ValueErrors), and nothing is sent."""
         self._conn.send_batch(records)
 
     @property
@@ -158,9 +158,7 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
             ack_level = _LEVELS[level]
         except KeyError:
             raise ValueError(f"ack level `{level}` (expected received or stored)") from None
-        sent = self._conn.send_batch(
-            [record.to_bytes()], ack_level, wait=True, subject=record.subject
-        )
+        sent = self._conn.send_batch([record.to_bytes()], ack_level, wait=True)
         assert sent is not None
         ack = self._conn.wait(sent, timeout, f"PUBLISH (ack {level})")
         assert isinstance(ack, Ack)

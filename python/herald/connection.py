@@ -335,19 +335,19 @@ class Connection(FailoverMixin):
             except ConnectionClosed:
                 continue
 
-    def add_record(self, encoded: bytes, subject: Optional[str] = None) -> None:
+    def add_record(self, encoded: bytes) -> None:
         """Adds an encoded record to the open batch; sends the batch once it is full. Raises
-        RecordTooLargeError (naming ``subject``) for a record no PUBLISH frame can hold."""
+        RecordTooLargeError for a record no PUBLISH frame can hold."""
         with self._lock:
             if self._closed is not None:
                 raise ConnectionClosed(f"connection closed: {self._closed}")
             first = not self._outbox.batch
-            added = self._outbox.add(encoded, subject)
+            added = self._outbox.add(encoded)
             if first and added:
                 self._lock.notify_all()  # the writer sends the batch when it is due
         if not added:
             self.send_batch()
-            self.add_record(encoded, subject)
+            self.add_record(encoded)
 
     def send_batch(
         self,
@@ -355,20 +355,18 @@ class Connection(FailoverMixin):
         level: AckLevel = AckLevel.RECEIVED,
         if_any: bool = False,
         wait: bool = False,
-        subject: Optional[str] = None,
     ) -> Optional[Tuple[int, Waiter]]:
         """Sends the open batch (plus ``extra`` records when given, in one frame of their own
         with ack ``level``). Without records and ``extra`` it sends an empty PUBLISH (a flush)
         unless ``if_any``. With ``wait`` it returns the id and waiter of the last frame sent,
         for :meth:`wait`: its ACK, or the ServerError the server answered it with (for
         ``bad_record``, once the ACK has come); nobody waits for the others. ``extra``
-        records that do not fit one frame raise RecordTooLargeError (naming ``subject``) or
-        ValueError, and nothing is sent. Every frame is kept until acknowledged; while
+        records that do not fit one frame raise RecordTooLargeError (one record too large) or
+        BatchTooLargeError, and nothing is sent. Every frame is kept until acknowledged; while
         failing over the frames wait for the next server."""
-        if extra is not None:
-            with self._lock:
-                self._outbox.check_frame(extra, subject)
         with self._lock:
+            if extra is not None:
+                self._outbox.check_frame(extra)
             while self._outbox.full() and self._closed is None:
                 self._lock.wait(1.0)
         with self._send_lock:
@@ -432,10 +430,7 @@ class Connection(FailoverMixin):
         except BaseException:  # a lost connection, or a value the frame cannot hold
             self._answer(ident, None)
             raise
-        try:
-            return waiter.wait(timeout, what)
-        finally:
-            self._answer(ident, None)
+        return self.wait((ident, waiter), timeout, what)
 
     def subscribe(
         self,

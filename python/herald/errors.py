@@ -50,6 +50,20 @@ class RecordTooLargeError(HeraldError, ValueError):
         self.subject = subject
 
 
+class BatchTooLargeError(HeraldError, ValueError):
+    """Encoded records (``publish_encoded``) each small enough for a PUBLISH frame but too
+    large together for one: they are refused at the call and none is sent."""
+
+    def __init__(self, records: int, size: int, max: int) -> None:
+        super().__init__(
+            f"{records} records of {size} bytes do not fit one PUBLISH frame "
+            f"({max} bytes under the server's limit); send fewer at once"
+        )
+        self.records = records
+        self.size = size
+        self.max = max
+
+
 class RequestTooLargeError(HeraldError, ValueError):
     """A request (an INFO, SUBSCRIBE, QUERY, …) too large for one frame under the server's
     ``max_frame_bytes``, such as a ``get_infos`` of very many names: it is refused at the call

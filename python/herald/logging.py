@@ -35,7 +35,7 @@ import unicodedata
 from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 
 from herald.client import Client, connect
-from herald.errors import HeraldError, RecordTooLargeError, ServerError, TimeoutError
+from herald.errors import HeraldError, RecordTooLargeError, TimeoutError
 from herald.origin import HOST
 from herald.wire.priority import Priority
 from herald.wire.record import Kind, Origin, Record
@@ -145,10 +145,12 @@ class HeraldHandler(_logging.Handler):
     them every ``interval`` seconds; ``flush_timeout`` bounds :meth:`flush` and
     :meth:`close` (so ``logging.shutdown()``).
 
-    ``dropped`` counts every record lost: the buffer was full, or the record was refused.
-    ``refused`` counts the refused ones alone: records that cannot be sent (larger than a
-    PUBLISH frame holds under the server's limit, or not encodable); each kind is explained
-    once on stderr. ``sent`` counts the records handed to the client."""
+    ``dropped`` counts every record the handler drops: the buffer was full, or the record was
+    refused. ``refused`` counts the refused ones alone: records that cannot be sent (larger
+    than a PUBLISH frame holds under the server's limit, or not encodable); each kind is
+    explained once on stderr. ``sent`` counts the records handed to the client; any of those
+    the server then refuses (``bad_record``) are not in ``dropped``: the handler's client
+    counts them in its ``refused_records``."""
 
     def __init__(
         self,
@@ -323,8 +325,6 @@ class HeraldHandler(_logging.Handler):
             return False
         try:
             self._client.flush(self.flush_timeout)
-        except ServerError:
-            pass  # records of the last batch refused (bad_record): the rest went through
         except TimeoutError:
             # Slow acknowledgements (or a failover under way): the client keeps every frame
             # it has not had acknowledged; dropping it would lose them uncounted.

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-from .errors import RecordTooLargeError
+from .errors import BatchTooLargeError, RecordTooLargeError
 from .wire.frames import DEFAULT_MAX_FRAME_BYTES, AckLevel
 from .wire.msgpack_codec import Writer
 from .wire.record import Record
@@ -68,35 +68,31 @@ class Outbox:
         self.max_record_bytes = max(0, max_frame_bytes - PUBLISH_HEADER_BYTES)
         self.batch_limit = min(BATCH_BYTES, self.max_record_bytes)
 
-    def check(self, encoded: bytes, subject: Optional[str] = None) -> None:
-        """Raises RecordTooLargeError if ``encoded`` cannot fit a PUBLISH frame (naming
-        ``subject``, or else the subject the record's bytes hold)."""
+    def check(self, encoded: bytes) -> None:
+        """Raises RecordTooLargeError (naming the subject the record's bytes hold) if
+        ``encoded`` cannot fit a PUBLISH frame."""
         if len(encoded) > self.max_record_bytes:
-            if subject is None:
-                subject = _subject_of(encoded)
-            raise RecordTooLargeError(len(encoded), self.max_record_bytes, subject)
+            raise RecordTooLargeError(len(encoded), self.max_record_bytes, _subject_of(encoded))
 
-    def check_frame(self, records: List[bytes], subject: Optional[str] = None) -> None:
+    def check_frame(self, records: List[bytes]) -> None:
         """Raises unless ``records`` fit one PUBLISH frame: RecordTooLargeError for a record
-        too large alone, ValueError for records too many together."""
-        for encoded in records:
-            self.check(encoded, subject)
+        too large alone, BatchTooLargeError (a ValueError) for records too many together."""
         total = sum(len(encoded) for encoded in records)
-        if total > self.max_record_bytes:
-            raise ValueError(
-                f"{len(records)} records of {total} bytes do not fit one PUBLISH frame "
-                f"({self.max_record_bytes} bytes under the server's limit); send fewer at once"
-            )
+        if total <= self.max_record_bytes:
+            return
+        for encoded in records:
+            self.check(encoded)
+        raise BatchTooLargeError(len(records), total, self.max_record_bytes)
 
     # ---- the open batch --------------------------------------------------------------------
 
-    def add(self, encoded: bytes, subject: Optional[str] = None) -> bool:
+    def add(self, encoded: bytes) -> bool:
         """Adds a record to the open batch; False (and nothing added) when it would overflow
         a non-empty batch, which must be sent first. Raises RecordTooLargeError for a record
         that no frame can hold."""
         size = len(encoded)
         if size > self.max_record_bytes:
-            self.check(encoded, subject)
+            self.check(encoded)
         if self.batch and self.batch_bytes + size > self.batch_limit:
             return False
         if not self.batch:

@@ -93,7 +93,7 @@ class RequestMixin:
             id=ident,
         )
         try:
-            self._conn.add_record(record.to_bytes(), subject)
+            self._conn.add_record(record.to_bytes())
             self._conn.send_batch(if_any=True)
         except BaseException:
             inbox.forget(ident)
@@ -128,6 +128,5 @@ class RequestMixin:
                 text=text,
                 fields=dict(fields or {}),
                 id=request.id,
-            ).to_bytes(),
-            request.reply_to,
+            ).to_bytes()
         )

@@ -1,5 +1,6 @@
 """What the tests share: a real `herald serve` process on free ports (`Server`, and the
-`server` fixture that stops it), and an address where nothing listens."""
+`server` fixture that stops it), an address where nothing listens, `wait_until`, and records
+the client would refuse to write (`bad_record`, sent as a `CraftedRecord`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 import pytest
+
+from herald import Kind, Record
+from herald.wire.msgpack_codec import Writer
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -95,3 +100,52 @@ def closed_port_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"herald://127.0.0.1:{port}"
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout} s")
+        time.sleep(0.02)
+
+
+def bad_record(
+    subject: str,
+    counter: int = (1 << 64) - 1,
+    priority: int = 4,
+    kind: Kind = Kind.MESSAGE,
+    time_ns: Optional[int] = None,
+    field: str = "counter",
+) -> bytes:
+    """A record the server refuses and this client does not decode, written with the
+    low-level Writer, which skips the checks the client makes at the call: a field (``field``)
+    holding a uint64 above 2^63-1 (what old archives may hold), or an undefined priority such
+    as 7. ``time_ns`` is now unless given."""
+    w = Writer()
+    w.map_len(5)
+    w.uint(0)
+    w.uint(int(kind))
+    w.uint(1)
+    w.string(subject)
+    w.uint(3)
+    w.sint(time.time_ns() if time_ns is None else time_ns)
+    w.uint(4)
+    w.uint(priority)
+    w.uint(8)
+    w.map_len(1)
+    w.string(field)
+    w.uint(counter)
+    return w.getvalue()
+
+
+class CraftedRecord(Record):
+    """A Record whose bytes are given: how a test sends (or has a frame carry) what the client
+    would refuse to write."""
+
+    def __init__(self, data: bytes, subject: str = "crafted") -> None:
+        super().__init__(kind=Kind.MESSAGE, subject=subject, time=0)
+        self.data = data
+
+    def to_bytes(self) -> bytes:
+        return self.data

@@ -11,6 +11,7 @@ import types
 from pathlib import Path
 
 import pytest
+from conftest import CraftedRecord, bad_record
 
 from herald import (
     DecodeError,
@@ -26,7 +27,7 @@ from herald import (
     encode_frame,
 )
 from herald.wire import frames as fr
-from herald.wire.archive import AtValues, StoredRecord, encode_archive_reply
+from herald.wire.archive import AtValues, StoredRecord
 from herald.wire.info import InfoReply, ObjectData, TypeData
 from herald.wire.msgpack_codec import HAVE_PACKER, Reader, Writer, pack
 from herald.wire.record import UndecodableRecord, decode_record_or_skip
@@ -457,8 +458,7 @@ def test_skip_value_refuses_what_is_not_one_value(value: str) -> None:
 
 def _bad_record() -> bytes:
     """A record whose field holds a uint64 above 2^63-1 (what old archives may hold)."""
-    good = Record(kind=Kind.LOG, subject="s", time=0).to_bytes()
-    return bytes([good[0] + 1]) + good[1:] + bytes.fromhex("0881a163cfffffffffffffffff")
+    return bad_record("s", kind=Kind.LOG, time_ns=0, field="c")
 
 
 def test_decode_record_or_skip() -> None:
@@ -474,16 +474,12 @@ def test_decode_record_or_skip() -> None:
 
 
 def _deliver(records: list) -> bytes:
-    w = Writer()
-    w.array_len(len(records))
-    for seq, data in enumerate(records, 1):
-        w.array_len(4)
-        w.uint(1)
-        w.uint(seq)
-        w.sint(seq)
-        w.raw(data)
-    body = w.getvalue()
-    return (len(body) + 1).to_bytes(4, "big") + b"\x12" + body
+    """A DELIVER frame of records given as bytes, for subscription 1 (seq and received 1, 2,
+    …)."""
+    entries = [
+        fr.DeliverEntry(1, seq, seq, CraftedRecord(data)) for seq, data in enumerate(records, 1)
+    ]
+    return encode_frame(fr.Deliver(entries))
 
 
 def test_deliver_keeps_the_entries_that_decode() -> None:
@@ -500,12 +496,10 @@ def test_deliver_keeps_the_entries_that_decode() -> None:
 
 def test_at_values_turn_an_undecodable_record_into_none() -> None:
     good = Record(kind=Kind.LOG, subject="s", time=0)
-    w = Writer()
-    w.array_len(2)
-    w.uint(7)  # cid
-    encode_archive_reply(w, AtValues([StoredRecord(1, 1, good), None, StoredRecord(2, 2, good)]))
-    body = w.getvalue().replace(good.to_bytes(), _bad_record(), 1)
-    frame = decode_frame((len(body) + 1).to_bytes(4, "big") + b"\x61" + body)
+    bad = StoredRecord(1, 1, CraftedRecord(_bad_record()))
+    frame = decode_frame(
+        encode_frame(fr.QueryReply(7, AtValues([bad, None, StoredRecord(2, 2, good)])))
+    )
     assert isinstance(frame, fr.QueryReply) and isinstance(frame.reply, AtValues)
     assert frame.reply.values == [None, None, StoredRecord(2, 2, good)]
     assert [u.data for u in frame.reply.undecodable] == [_bad_record()]

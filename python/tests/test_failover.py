@@ -6,22 +6,13 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from pathlib import Path
-from typing import Callable, Iterator, Tuple
+from typing import Iterator, Tuple
 
 import pytest
-from conftest import Server
+from conftest import Server, wait_until
 
 import herald
-
-
-def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} did not happen within {timeout} s")
-        time.sleep(0.02)
 
 
 @pytest.fixture

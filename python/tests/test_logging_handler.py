@@ -7,8 +7,9 @@ import logging.config
 import socket
 import time
 import weakref
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 import pytest
 from conftest import Server, closed_port_url
@@ -43,6 +44,25 @@ def configure(url: str) -> HeraldHandler:
     )
     (handler,) = [h for h in logging.getLogger().handlers if isinstance(h, HeraldHandler)]
     return handler
+
+
+@contextmanager
+def attached(
+    handler: HeraldHandler, name: str, close_timeout: Optional[float] = None
+) -> Iterator[logging.Logger]:
+    """Logger ``name`` with ``handler`` alone (not propagating to the root); afterwards the
+    handler is removed and closed (with ``flush_timeout`` set to ``close_timeout`` if given:
+    a handler that never reached a server need not wait long)."""
+    log = logging.getLogger(name)
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+        yield log
+    finally:
+        log.removeHandler(handler)
+        if close_timeout is not None:
+            handler.flush_timeout = close_timeout
+        handler.close()
 
 
 def test_priority_mapping() -> None:
@@ -114,19 +134,12 @@ def _lineno() -> int:
 
 def test_fixed_subject(server: Server) -> None:
     handler = HeraldHandler(server.url, subject="fixed.subject")
-    log = logging.getLogger("fixed.test")
-    log.propagate = False
-    log.addHandler(handler)
-    try:
-        with herald.connect(server.url) as reader:
-            sub = reader.subscribe("fixed.*")
-            log.error("x")
-            handler.flush()
-            (d,) = sub.wait_for(1, timeout=10)
-            assert d.subject == "fixed.subject"
-    finally:
-        log.removeHandler(handler)
-        handler.close()
+    with attached(handler, "fixed.test") as log, herald.connect(server.url) as reader:
+        sub = reader.subscribe("fixed.*")
+        log.error("x")
+        handler.flush()
+        (d,) = sub.wait_for(1, timeout=10)
+        assert d.subject == "fixed.subject"
 
 
 def test_server_down_never_blocks(root: logging.Logger) -> None:
@@ -145,17 +158,10 @@ def test_server_down_never_blocks(root: logging.Logger) -> None:
 
 def test_full_buffer_counts_drops() -> None:
     handler = HeraldHandler(closed_port_url(), capacity=10)
-    log = logging.getLogger("drops.test")
-    log.propagate = False
-    log.addHandler(handler)
-    try:
+    with attached(handler, "drops.test", close_timeout=0.2) as log:
         for i in range(25):
             log.warning("m %d", i)
         assert handler.dropped == 15
-    finally:
-        log.removeHandler(handler)
-        handler.flush_timeout = 0.2
-        handler.close()
 
 
 def test_shutdown_delivers_everything(server: Server, root: logging.Logger) -> None:
@@ -175,10 +181,7 @@ def test_buffers_until_the_server_comes_up(tmp_path: Path) -> None:
     # Records logged before the server is reachable are sent once it is.
     url = closed_port_url()
     handler = HeraldHandler(url)
-    log = logging.getLogger("early.test")
-    log.propagate = False
-    log.addHandler(handler)
-    try:
+    with attached(handler, "early.test", close_timeout=0.2) as log:
         for n in range(3):
             log.warning("early %d", n)
         assert not handler.wait_flushed(0.2)
@@ -190,10 +193,6 @@ def test_buffers_until_the_server_comes_up(tmp_path: Path) -> None:
                 assert client.monitor()["records_in"] == 3
         finally:
             server.stop()
-    finally:
-        log.removeHandler(handler)
-        handler.flush_timeout = 0.2
-        handler.close()
     assert handler.dropped == 0
 
 
@@ -247,10 +246,7 @@ def test_packed_records_are_the_reference_bytes() -> None:
 def test_message_and_extra_are_taken_when_logged() -> None:
     # Like QueueHandler: later changes to mutable arguments do not show in the record.
     handler = HeraldHandler(closed_port_url(), capacity=100)
-    log = logging.getLogger("taken.test")
-    log.propagate = False
-    log.addHandler(handler)
-    try:
+    with attached(handler, "taken.test", close_timeout=0.2) as log:
         items, tags = [1], {"a": 1}
         log.warning("items %s", items, extra={"tags": tags})
         items.append(2)
@@ -259,57 +255,39 @@ def test_message_and_extra_are_taken_when_logged() -> None:
         record = handler._convert(*entry)
         assert record.text == "items [1]"
         assert record.fields == {"tags": "{'a': 1}"}
-    finally:
-        log.removeHandler(handler)
-        handler.flush_timeout = 0.2
-        handler.close()
 
 
 def test_a_record_too_large_for_a_frame_is_dropped(
     server: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
     handler = HeraldHandler(server.url, name="large-handler")
-    log = logging.getLogger("large.test")
-    log.propagate = False
-    log.addHandler(handler)
-    try:
-        with herald.connect(server.url) as reader:
-            sub = reader.subscribe("large.*")
-            log.warning("x" * (2 << 20))
-            log.warning("y" * (1 << 20))  # just over the frame limit of 1 MiB
-            log.warning("small")
-            assert handler.wait_flushed(10)
-            (d,) = sub.wait_for(1, timeout=10)
-            assert d.text == "small"
-            assert handler.dropped == 2
-            assert handler.refused == 2
-            err = capsys.readouterr().err
-            assert err.count("--- Logging error ---") == 1, "said once"
-            assert "`large.test`" in err and "RecordTooLargeError" in err
-            assert f"bytes is larger than the {(1 << 20) - 32} bytes" in err
-            # Never sent, never resent: the handler's connection never dropped.
-            assert handler._client is not None and handler._client.failovers == 0
-            data = reader.monitor()
-            assert data["connections_total"] == 2
-            assert {r: n for r, n in data["closes"].items() if n} == {}
-    finally:
-        log.removeHandler(handler)
-        handler.close()
+    with attached(handler, "large.test") as log, herald.connect(server.url) as reader:
+        sub = reader.subscribe("large.*")
+        log.warning("x" * (2 << 20))
+        log.warning("y" * (1 << 20))  # just over the frame limit of 1 MiB
+        log.warning("small")
+        assert handler.wait_flushed(10)
+        (d,) = sub.wait_for(1, timeout=10)
+        assert d.text == "small"
+        assert handler.dropped == 2
+        assert handler.refused == 2
+        err = capsys.readouterr().err
+        assert err.count("--- Logging error ---") == 1, "said once"
+        assert "`large.test`" in err and "RecordTooLargeError" in err
+        assert f"bytes is larger than the {(1 << 20) - 32} bytes" in err
+        # Never sent, never resent: the handler's connection never dropped.
+        assert handler._client is not None and handler._client.failovers == 0
+        data = reader.monitor()
+        assert data["connections_total"] == 2
+        assert {r: n for r, n in data["closes"].items() if n} == {}
 
 
 def test_an_int_outside_i64_in_extra_is_sent_as_its_digits(server: Server) -> None:
     handler = HeraldHandler(server.url)
-    log = logging.getLogger("ints.test")
-    log.propagate = False
-    log.addHandler(handler)
-    try:
-        with herald.connect(server.url) as reader:
-            sub = reader.subscribe("ints.*")
-            log.warning("counted", extra={"counter": 1 << 64, "low": -(1 << 63)})
-            assert handler.wait_flushed(10)
-            (d,) = sub.wait_for(1, timeout=10)
-            assert d.fields == {"counter": "18446744073709551616", "low": -(1 << 63)}
-            assert handler.dropped == handler.refused == 0
-    finally:
-        log.removeHandler(handler)
-        handler.close()
+    with attached(handler, "ints.test") as log, herald.connect(server.url) as reader:
+        sub = reader.subscribe("ints.*")
+        log.warning("counted", extra={"counter": 1 << 64, "low": -(1 << 63)})
+        assert handler.wait_flushed(10)
+        (d,) = sub.wait_for(1, timeout=10)
+        assert d.fields == {"counter": "18446744073709551616", "low": -(1 << 63)}
+        assert handler.dropped == handler.refused == 0

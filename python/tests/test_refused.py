@@ -9,63 +9,30 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import pytest
-from conftest import Server
+from conftest import CraftedRecord, Server, bad_record, wait_until
 
 import herald
 from herald import Kind, Priority, Record
 from herald.archive import ArchiveMixin
-from herald.wire.archive import Cursor, Page
-from herald.wire.frames import Error, QueryReply, decode_frame
-from herald.wire.msgpack_codec import Writer
+from herald.connection import _is_final
+from herald.wire.archive import Cursor, Page, StoredRecord
+from herald.wire.frames import (
+    Deliver,
+    DeliverEntry,
+    Error,
+    QueryReply,
+    decode_frame,
+    encode_frame,
+)
 
 
 @pytest.fixture
 def client(server: Server) -> Iterator[herald.Client]:
     with herald.connect(server.url, name="refused-client") as c:
         yield c
-
-
-def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} did not happen within {timeout} s")
-        time.sleep(0.02)
-
-
-def bad_record(subject: str, counter: int = (1 << 64) - 1, priority: int = 4) -> bytes:
-    """A record the server refuses, written with the low-level Writer, which skips the checks
-    the client makes at the call: a field `counter` holding a uint64 above 2^63-1, or an
-    undefined priority such as 7."""
-    w = Writer()
-    w.map_len(5)
-    w.uint(0)
-    w.uint(int(Kind.MESSAGE))
-    w.uint(1)
-    w.string(subject)
-    w.uint(3)
-    w.sint(time.time_ns())
-    w.uint(4)
-    w.uint(priority)
-    w.uint(8)
-    w.map_len(1)
-    w.string("counter")
-    w.uint(counter)
-    return w.getvalue()
-
-
-class CraftedRecord(Record):
-    """A Record whose bytes are given: how a test sends what the client would refuse."""
-
-    def __init__(self, data: bytes, subject: str) -> None:
-        super().__init__(kind=Kind.MESSAGE, subject=subject, time=0)
-        self.data = data
-
-    def to_bytes(self) -> bytes:
-        return self.data
 
 
 def closes(client: herald.Client) -> dict:
@@ -84,7 +51,7 @@ def test_a_bad_record_among_good_ones_is_refused_alone(
         sub = reader.subscribe("mixed.*")
         with client._conn._lock:  # one batch: the writer thread cannot send a part meanwhile
             client.publish("mixed.good", text="first")
-            client._conn.add_record(bad_record("mixed.bad"), "mixed.bad")
+            client._conn.add_record(bad_record("mixed.bad"))
             client.publish("mixed.good", text="second")
         with pytest.raises(herald.ServerError) as caught:
             client.flush()
@@ -167,6 +134,11 @@ def test_an_error_nobody_waits_for_does_not_end_the_connection(
     client._conn._handle(Error(987655, "bad_record", "refused 1 of 1 records; …"))
     client._conn._handle(Error(987656, "some_new_code", "from a newer server"))
     assert not client.closed
+    # With cid 0 (for the connection as a whole) bad_request is final: another server would
+    # only repeat it, so the client closes rather than failing over. The others are not.
+    assert _is_final(herald.ServerError("bad_request", "malformed MONITOR frame: …"))
+    assert not _is_final(herald.ServerError("bad_record", "refused 1 of 1 records; …"))
+    assert not _is_final(herald.ServerError("some_new_code", "from a newer server"))
     assert client.monitor()["server"]
     messages = [r.getMessage() for r in caplog.records]
     assert any("bad_request" in m for m in messages)
@@ -253,18 +225,16 @@ def test_an_out_of_range_int_is_refused_at_the_call(client: herald.Client) -> No
 # ---- the reader skips what it cannot decode ------------------------------------------------
 
 
-def deliver_frame(entries: List[tuple]) -> bytes:
+def deliver_frame(entries: List[Tuple[int, int, bytes]]) -> bytes:
     """A DELIVER frame of (subscription, seq, record bytes) entries."""
-    w = Writer()
-    w.array_len(len(entries))
-    for subscription, seq, data in entries:
-        w.array_len(4)
-        w.uint(subscription)
-        w.uint(seq)
-        w.sint(time.time_ns())
-        w.raw(data)
-    body = w.getvalue()
-    return (len(body) + 1).to_bytes(4, "big") + b"\x12" + body
+    return encode_frame(
+        Deliver(
+            [
+                DeliverEntry(subscription, seq, time.time_ns(), CraftedRecord(data))
+                for subscription, seq, data in entries
+            ]
+        )
+    )
 
 
 def test_an_undecodable_delivery_is_skipped_and_counted(
@@ -316,28 +286,8 @@ class _FakeConnection:
 def page_reply(records: List[bytes], next_cursor: Optional[Cursor], skipped: int = 0) -> bytes:
     """A QUERY_REPLY page of stored records (seq 1, 2, …) given as bytes, with the count of
     records the server's archive left out when ``skipped``."""
-    w = Writer()
-    w.array_len(3 if skipped else 2)
-    w.uint(1)  # cid
-    w.array_len(2)
-    w.uint(0)  # page
-    w.array_len(2)
-    w.array_len(len(records))
-    for seq, data in enumerate(records, 1):
-        w.array_len(3)
-        w.uint(seq)
-        w.sint(seq)
-        w.raw(data)
-    if next_cursor is None:
-        w.nil()
-    else:
-        w.array_len(2)
-        w.sint(next_cursor.time)
-        w.uint(next_cursor.seq)
-    if skipped:
-        w.uint(skipped)
-    body = w.getvalue()
-    return (len(body) + 1).to_bytes(4, "big") + b"\x61" + body
+    stored = [StoredRecord(seq, seq, CraftedRecord(data)) for seq, data in enumerate(records, 1)]
+    return encode_frame(QueryReply(1, Page(stored, next_cursor), skipped))
 
 
 def test_an_undecodable_archived_record_is_skipped_not_the_query(
@@ -346,10 +296,12 @@ def test_an_undecodable_archived_record_is_skipped_not_the_query(
     caplog.set_level(logging.WARNING, logger="herald")
     good = Record(Kind.INFO, "A.x", 5, fields={"v": 1}).to_bytes()
     bad = bad_record("A.x")
-    # The first page holds nothing decodable here, the second nothing the server's archive
-    # could decode: paging must go on to the third.
+    # The first page holds nothing decodable here, the second nothing at all (the server
+    # stopped at its scan budget: an empty page with a cursor means keep asking), the third
+    # nothing the server's archive could decode: paging must go on to the fourth.
     replies = [
         page_reply([bad], Cursor(5, 1)),
+        page_reply([], Cursor(5, 2)),
         page_reply([], Cursor(5, 4), skipped=3),
         page_reply([good, bad, good], None),
     ]

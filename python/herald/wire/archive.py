@@ -237,13 +237,9 @@ class StoredRecord:
         self.record.encode(w)
 
     @classmethod
-    def decode(cls, r: Reader) -> StoredRecord:
-        r.expect_array("stored record", 3)
-        return cls(r.read_uint(), r.read_int(), Record.decode(r))
-
-    @classmethod
     def decode_or_skip(cls, r: Reader) -> Union[StoredRecord, UndecodableRecord]:
-        """As :meth:`decode`, but a record that does not decode is stepped over."""
+        """Decodes a stored record; one whose record does not decode is stepped over and
+        returned as an UndecodableRecord."""
         r.expect_array("stored record", 3)
         seq, received = r.read_uint(), r.read_int()
         record = decode_record_or_skip(r)
