@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak test: `scripts/soak.sh [MINUTES]` (default 60) runs a mixed load against one real
 # `herald serve` for MINUTES, samples the server, and checks it. Everything is on loopback,
-# bounded, and stops by itself.
+# bounded, and stops by itself; Ctrl-C or SIGTERM to the script stops the load and the server.
 #
 # Load (scripts/soak/soak.py, plan()): 4 producers logging 250 records/s each at all ten
 # priorities TRACE..EMERGENCY, with a 4x storm of 1.5 s every 45 s (about 1,100 records/s in
@@ -30,8 +30,9 @@
 #     subscription fences its window with two records its own connection publishes after
 #     subscribing and before leaving; within it, per priority, what matched its filter =
 #     what it received + what its GAP notices report lost, and every record not received
-#     lies in a GAP's range (details: scripts/soak/ledger.py). Also: the archive holds every
-#     CRITICAL-and-above record of producer 1, once; and the checker notices one delivered
+#     lies in a GAP's range; a window that ends up empty or owed nothing fails (details:
+#     scripts/soak/ledger.py). Also: the archive holds exactly the CRITICAL-and-above records
+#     of producer 1 that the ledger holds, once each; and the checker notices one delivered
 #     record taken out of a subscription's list (a self-test).
 #
 # Output: a directory (SOAK_OUT, default target/soak-<UTC time>/) with samples.csv, soak.png,
@@ -39,8 +40,9 @@
 # load), the data dir and the workers' logs and results. docs/reliability.md (Soak) has more.
 #
 # Settings (SOAK_*; the server itself reads HERALD_* variables, which pass through to it):
-#   SOAK_HERALD_BIN  server binary (default target/release/herald, built with cargo if missing)
-#   SOAK_OUT         output directory
+#   SOAK_HERALD_BIN  server binary (default target/release/herald, which cargo builds or
+#                    brings up to date first)
+#   SOAK_OUT         output directory (refused if it already holds a run's data/ or workers/)
 #   SOAK_PYTHON      python interpreter (default python3); msgpack and matplotlib are
 #                    installed with pip if missing
 #   SOAK_RATE, SOAK_PRODUCERS, SOAK_INFO_RATE, SOAK_SAMPLE_S   load and sampling knobs
@@ -55,17 +57,24 @@ if ! [[ "$minutes" =~ ^[0-9]+([.][0-9]+)?$ ]] || [ "$minutes" = 0 ]; then
 fi
 
 python="${SOAK_PYTHON:-python3}"
-binary="${SOAK_HERALD_BIN:-target/release/herald}"
-if [ ! -x "$binary" ]; then
-    if [ -n "${SOAK_HERALD_BIN:-}" ]; then
+if [ -n "${SOAK_HERALD_BIN:-}" ]; then
+    binary="$SOAK_HERALD_BIN"
+    if [ ! -x "$binary" ]; then
         echo "soak: SOAK_HERALD_BIN=$binary is not an executable" >&2
         exit 2
     fi
+else
+    # Always through cargo, so the binary is the current tree's (quick when up to date).
+    binary="target/release/herald"
     cargo build --release -p herald-cli --locked
 fi
 binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
 
 out="${SOAK_OUT:-target/soak-$(date -u +%Y%m%dT%H%M%SZ)}"
+if [ -e "$out/data" ] || [ -e "$out/workers" ]; then
+    echo "soak: $out already holds a run (data/ or workers/); choose another SOAK_OUT" >&2
+    exit 2
+fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
@@ -76,6 +85,7 @@ for module in msgpack matplotlib; do
 done
 
 server_pid=""
+driver_pid=""
 stop_message=""
 running() {
     # The process exists and is not a zombie waiting to be reaped.
@@ -106,8 +116,26 @@ stop_server() {
     stop_message="server (pid $pid) stopped on SIGTERM in $((waited / 10)).$((waited % 10)) s, exit status $code"
     [ "$code" = 0 ]
 }
-trap 'stop_server >/dev/null || true' EXIT
-trap 'echo "soak: interrupted; partial results in $out" >&2; exit 130' INT TERM
+stop_driver() {
+    # Stops the driver by its PID: SIGTERM (it then stops its workers), SIGKILL after 30 s.
+    [ -n "$driver_pid" ] || return 0
+    local pid="$driver_pid" waited=0
+    driver_pid=""
+    if running "$pid"; then
+        kill -TERM "$pid" 2>/dev/null || true
+    fi
+    while running "$pid" && [ "$waited" -lt 300 ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    if running "$pid"; then
+        echo "soak: the driver (pid $pid) did not stop within 30 s of SIGTERM: killed" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+trap 'stop_driver; stop_server >/dev/null || true' EXIT
+trap 'echo "soak: interrupted; partial results in $out" >&2; stop_driver; exit 130' INT TERM
 
 "$binary" serve --listen 127.0.0.1:0 --http 127.0.0.1:0 --data-dir "$out/data" \
     >"$out/server.stdout" 2>"$out/server.stderr" &
@@ -132,14 +160,18 @@ if [ -z "$native" ] || [ -z "$http" ]; then
 fi
 echo "soak: server pid $server_pid on $native (http $http), output in $out"
 
-set +e
+# The driver runs in the background and the script waits for it, so that a SIGTERM to the
+# script runs the trap at once (bash defers traps until a foreground command ends).
 PYTHONPATH="$repo/python:$repo/scripts/soak${PYTHONPATH:+:$PYTHONPATH}" "$python" \
     scripts/soak/soak.py --native "$native" --http "$http" --server-pid "$server_pid" \
-    --server-log "$out/server.stderr" --server-bin "$binary" --minutes "$minutes" --out "$out"
-status=$?
-set -e
+    --server-log "$out/server.stderr" --server-bin "$binary" --minutes "$minutes" --out "$out" &
+driver_pid=$!
+status=0
+wait "$driver_pid" || status=$?
+driver_pid=""
 
 stop_server && stop_ok=1 || stop_ok=0
+# The same pattern as server_log_problems in scripts/soak/soak.py: change both together.
 late="$(grep -cE '^\S+\s+ERROR\b|panic' "$out/server.stderr" || true)"
 {
     echo "Server stop: $stop_message"

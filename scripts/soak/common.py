@@ -14,7 +14,7 @@ import zlib
 from array import array
 from typing import Any, Dict, Iterable, List, Optional
 
-from herald import Priority
+from herald import Priority, PrioritySet
 
 # ---- producers -----------------------------------------------------------------------------
 
@@ -44,14 +44,9 @@ def producer_subjects(producer: int) -> List[str]:
 
 ALL = [p for p, _ in PRIORITY_WEIGHTS]
 
-
-def at_least(low: Priority) -> List[Priority]:
-    return [p for p in ALL if p >= low]
-
-
 # The filters the coming-and-going log subscribers take in turn: (subject glob, priorities).
 CHURN_FILTERS = [
-    ("SOAK.log.*", at_least(Priority.WARNING)),
+    ("SOAK.log.*", PrioritySet.at_least(Priority.WARNING).priorities()),
     ("SOAK.log.mount.*", ALL),
     ("SOAK.log.*.p2", [Priority.DEBUG, Priority.INFO, Priority.EMERGENCY]),
     ("SOAK.log.?x.*", [p for p in ALL if p <= Priority.NOTICE]),
@@ -97,13 +92,6 @@ def selection_matches(regex: Optional[str], type_name: Optional[str], name: str,
     if regex is not None and re.fullmatch(regex, name) is None:
         return False
     return type_name is None or type_name == kind
-
-
-def priority_bits(priorities: List[Priority]) -> int:
-    bits = 0
-    for p in priorities:
-        bits |= 1 << int(p)
-    return bits
 
 
 # ---- fences --------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ after the start fence was routed after the subscription existed, and every recor
 before the end fence was routed while it still existed, so the records of the window that
 pass its filter are exactly what the server owed it. A GAP notice gives how many records
 were lost with the lowest and highest of their numbers; where a notice's range straddles a
-window edge the edge moves inward past it, so every notice is wholly in or out. Then, per
+window edge the edge moves inward past it, so every notice is wholly in or out; a window left
+empty that way, or one that owed nothing, is a problem (it would check nothing). Then, per
 priority: owed = delivered + lost in the notices inside, every owed record not delivered lies
 in some notice's range, nothing else was delivered in the window, nothing twice, and the
 checksum of (number, producer, n) over all that was delivered matches the ledger's."""
@@ -25,7 +26,7 @@ import threading
 import time
 from array import array
 from bisect import bisect_right
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import herald
 from common import (
@@ -36,7 +37,7 @@ from common import (
     selection_matches,
     unpack_seqs,
 )
-from herald import DeliveryOptions, Kind, Priority
+from herald import DeliveryOptions, Kind, Priority, PrioritySet
 
 PRODUCER, INFO, FENCE, OTHER = 1, 2, 3, 4
 GROW = 1 << 16
@@ -138,6 +139,17 @@ class Ledger:
             time.sleep(0.1)
         return False
 
+    def numbers(self, producer: int, priorities: PrioritySet) -> Set[int]:
+        """The per-producer numbers `n` of `producer`'s records routed at `priorities`."""
+        bits = priorities.bits
+        with self.lock:
+            cls, prio, source, number = self.cls, self.prio, self.source, self.number
+            return {
+                number[seq]
+                for seq in range(len(cls))
+                if cls[seq] == PRODUCER and source[seq] == producer and bits >> prio[seq] & 1
+            }
+
     def close(self) -> None:
         self.closing = True
         self.client.close()
@@ -175,10 +187,7 @@ class Ledger:
         pattern = glob_regex(entry["subject"])
         for i, name in enumerate(self.subjects):
             table[i] = pattern.fullmatch(name) is not None
-        bits = 0
-        for p in entry["priorities"]:
-            bits |= 1 << p
-        return PRODUCER, table, bits
+        return PRODUCER, table, PrioritySet.of(entry["priorities"]).bits
 
     def account(self, entry: Dict[str, Any]) -> Dict[str, Any]:
         """Checks one subscription against the ledger; returns its numbers and problems."""
@@ -198,6 +207,10 @@ class Ledger:
                     lo, moved = last, True
                 if first < hi <= last:
                     hi, moved = first, True
+        if hi - lo <= 1:
+            problems.append(
+                f"empty window: its edges moved inward past the GAPs across them to {lo}..{hi}"
+            )
         inside = [g for g in gaps if lo < g[1] and g[2] < hi]
         merged: List[List[int]] = []
         for first, last in sorted((g[1], g[2]) for g in inside):
@@ -248,6 +261,8 @@ class Ledger:
                 )
         if uncovered > 5:
             problems.append(f"... {uncovered} owed records in no GAP range in all")
+        if not sum(owed) and hi - lo > 1:  # (an empty window is reported above)
+            problems.append("owed nothing: the window checked nothing")
         if entry["kind"] == "info" and entry.get("snapshots") != entry.get("expected_snapshots"):
             problems.append(
                 f"{entry.get('snapshots')} snapshots for {entry.get('expected_snapshots')} objects"
@@ -305,4 +320,4 @@ def self_test(ledger: Ledger, subs: List[Dict[str, Any]]) -> bool:
         source = ledger.subjects[source]
     checksum = (entry["checksum"] - item_hash(gone, source, ledger.number[gone])) % (1 << 64)
     changed = dict(entry, seqs=pack_seqs(s for s in seqs if s != gone), checksum=checksum)
-    return bool(ledger.account(changed)["problems"])
+    return ledger.account(changed)["problems"] != ledger.account(entry)["problems"]

@@ -15,21 +15,21 @@ import json
 import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 import herald
 import report
 from common import (
     ALL,
     Result,
-    at_least,
     load_json,
 )
-from herald import Priority
+from herald import Priority, PrioritySet
 from ledger import Ledger, publish_fence, self_test
 from sampler import Sampler, snapshot
 
@@ -71,7 +71,7 @@ def plan(args: argparse.Namespace) -> Dict[str, Any]:
             {
                 "name": "slowB",
                 "subject": "SOAK.log.*",
-                "priorities": [int(p) for p in at_least(Priority.DEBUG)],
+                "priorities": [int(p) for p in PrioritySet.at_least(Priority.DEBUG).priorities()],
                 "policy": "drop-old",
                 "max_bytes": 256 * 1024,
                 "rate": 200.0,
@@ -209,9 +209,10 @@ class Workers:
 # ---- the end -------------------------------------------------------------------------------
 
 
-def archive_probe(url: str, since_ns: int, expected: int) -> Tuple[bool, str]:
+def archive_probe(url: str, since_ns: int, expected: Set[int]) -> Tuple[bool, str]:
     """Once the archive has written everything: producer 1's CRITICAL and above over the whole
-    run must all be there, once each."""
+    run (`expected`: their numbers `n`, from the ledger) must all be there, once each, and
+    nothing else."""
     deadline = time.monotonic() + 60
     backlog = None
     while time.monotonic() < deadline:
@@ -222,10 +223,18 @@ def archive_probe(url: str, since_ns: int, expected: int) -> Tuple[bool, str]:
                     time.sleep(2.0)  # written is not yet readable until the batch commits
                     rows = client.logs(since_ns, "now", ">=CRITICAL", "SOAK.log.*.p1")
                     numbers = [row.get("n") for row in rows]
-                    ok = len(numbers) == expected and len(set(numbers)) == expected
+                    archived = set(numbers)
+                    absent = sorted(expected - archived)
+                    extra = sorted(archived - expected, key=str)
+                    twice = len(numbers) - len(archived)
+                    ok = not absent and not extra and not twice
                     return ok, (
-                        f"producer 1's records at CRITICAL and above: sent {expected}, archived "
-                        f"{len(numbers)} ({len(set(numbers))} distinct)"
+                        f"producer 1's records at CRITICAL and above: {len(expected)} in the "
+                        f"ledger, {len(numbers)} archived; {len(absent)} missing"
+                        + (f" (first {absent[:5]})" if absent else "")
+                        + f", {len(extra)} not in the ledger"
+                        + (f" (first {extra[:5]})" if extra else "")
+                        + f", {twice} more than once"
                     )
         except herald.HeraldError as err:
             return False, f"archive probe failed: {err}"
@@ -238,6 +247,7 @@ def server_log_problems(path: str) -> Tuple[List[str], int]:
     bad, warns = [], 0
     with open(path, errors="replace") as lines:
         for line in lines:
+            # The same pattern as the `late` count in scripts/soak.sh: change both together.
             if re.search(r"^\S+\s+ERROR\b|panic", line):
                 bad.append(line.rstrip())
             elif re.search(r"^\S+\s+WARN\b", line):
@@ -304,8 +314,7 @@ def drive(args: argparse.Namespace) -> int:
         results = workers.results()
         producers = results.get("producers", {}).get("producers", {})
         sent = {int(k): v.get("sent", 0) for k, v in producers.items()}
-        top = ("CRITICAL", "ALERT", "EMERGENCY")
-        p1 = sum(producers.get("1", {}).get("by_priority", {}).get(p, 0) for p in top)
+        p1 = ledger.numbers(1, PrioritySet.at_least(Priority.CRITICAL))
         probe_ok, probe_text = archive_probe(cfg["url"], int(load_start * 1e9) - 5_000_000_000, p1)
     except KeyboardInterrupt:
         workers.stop_all()
@@ -418,9 +427,16 @@ def drive(args: argparse.Namespace) -> int:
     return 0 if passed else 1
 
 
+def interrupted(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "worker":
         return worker(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]))
+    # soak.sh passes on SIGINT and SIGTERM as SIGTERM (it runs this in the background, where
+    # SIGINT is ignored): stop the workers as on Ctrl-C.
+    signal.signal(signal.SIGTERM, interrupted)
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--native", required=True)
     parser.add_argument("--http", required=True)
