@@ -26,9 +26,13 @@ if [ ! -x /usr/bin/firefox-esr ]; then
     apt_install firefox-esr
 fi
 
+# The version is read whole before it is matched: a pipe closed early (grep -q, head) makes
+# geckodriver panic on a broken pipe, and pipefail turns that into a failure.
+gecko_version() { "$geckodriver" --version 2>/dev/null || true; }
+
 if [ -n "${UI_TEST_GECKODRIVER:-}" ]; then
     geckodriver="$UI_TEST_GECKODRIVER"
-elif ! "$geckodriver" --version 2>/dev/null | grep -q "^geckodriver $GECKODRIVER_VERSION\b"; then
+elif [[ "$(gecko_version)" != "geckodriver $GECKODRIVER_VERSION"* ]]; then
     build_dir="$(mktemp -d)"
     trap 'rm -rf "$build_dir"' EXIT
     echo "building geckodriver $GECKODRIVER_VERSION from crates.io (once, a few minutes)" >&2
@@ -44,4 +48,5 @@ if ! python3 -c "import selenium" >/dev/null 2>&1; then
         "${pip_install[@]}" --break-system-packages selenium
 fi
 /usr/bin/firefox-esr --version 2>/dev/null
-"$geckodriver" --version | head -n 1
+version="$("$geckodriver" --version)"
+echo "${version%%$'\n'*}"
