@@ -4,8 +4,9 @@ id), and failover. When the link to a server fails, the reader moves to the next
 URL (see ``failover.py``), makes every subscription again and resends every PUBLISH frame the
 old server had not acknowledged: the program sees at most a delay, as with the Rust client.
 
-An INFO answer larger than a frame comes in several INFO_REPLY parts under its cid, every one
-but the last marked ``more``: the reader joins them and hands the waiter the whole answer. A
+An INFO answer, or archive buckets or values, larger than a frame comes in several INFO_REPLY
+or QUERY_REPLY parts under its cid, every one but the last marked ``more``: the reader joins
+them and hands the waiter the whole answer. A
 request larger than the server's frame limit is refused at the call (RequestTooLargeError),
 never sent: the server would close the connection for it.
 
@@ -20,7 +21,7 @@ import logging
 import socket
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .errors import ConnectionClosed, HeraldError, RequestTooLargeError, ServerError
 from .failover import Address, FailoverMixin
@@ -48,7 +49,6 @@ from .wire.frames import (
     encode_frame,
     frame_type,
 )
-from .wire.info import InfoReply
 from .wire.msgpack_codec import DecodeError
 
 DEFAULT_RECONNECT_TIMEOUT = 30.0
@@ -97,8 +97,8 @@ class Connection(FailoverMixin):
         self._waiters: Dict[int, Waiter] = {}
         self._subscriptions: Dict[int, Subscription] = {}
         self._restore: Dict[int, Callable[[int], Frame]] = {}
-        # The parts so far of INFO answers larger than a frame, by cid (see _info_part).
-        self._partial_info: Dict[int, InfoReply] = {}
+        # The parts so far of INFO answers larger than a frame, by cid (see _part).
+        self._partial: Dict[int, Union[InfoReplyFrame, QueryReply]] = {}
         self._outbox = Outbox(link.welcome.max_frame_bytes)
         self._closed: Optional[BaseException] = None
         self._down: Optional[str] = None
@@ -209,9 +209,9 @@ class Connection(FailoverMixin):
         elif isinstance(frame, Ack):
             refusal = self._acknowledged(frame.ack_id, frame.count)
             self._answer(frame.ack_id, frame, refusal)
-        elif isinstance(frame, InfoReplyFrame):
-            self._info_part(frame)
-        elif isinstance(frame, (Ok, MonitorReply, QueryReply)):
+        elif isinstance(frame, (InfoReplyFrame, QueryReply)):
+            self._part(frame)
+        elif isinstance(frame, (Ok, MonitorReply)):
             self._answer(frame.cid, frame)
         elif isinstance(frame, Gap):
             sub = self._subscriptions.get(frame.subscription)
@@ -234,22 +234,27 @@ class Connection(FailoverMixin):
         elif isinstance(frame, Pong):
             pass
 
-    def _info_part(self, frame: InfoReplyFrame) -> None:
-        """Joins the parts of an INFO answer (objects and types appended in order) and hands
+    def _part(self, frame: Union[InfoReplyFrame, QueryReply]) -> None:
+        """Joins the parts of an answer larger than a frame (INFO objects and types, archive
+        buckets and values, appended in order; the archive's skipped counts summed) and hands
         the waiter the whole answer when the last part (one without ``more``) comes. The parts
         of an answer nobody waits for any more (its call timed out) are dropped."""
         with self._lock:
-            joined = self._partial_info.pop(frame.cid, None)
+            joined = self._partial.pop(frame.cid, None)
             if frame.cid not in self._waiters:
                 return
             if joined is None:
-                joined = frame.reply
-            else:
-                joined.extend(frame.reply)
+                joined = frame
+            elif isinstance(joined, QueryReply) and isinstance(frame, QueryReply):
+                joined.reply.extend(frame.reply)
+                joined.skipped += frame.skipped
+            elif isinstance(joined, InfoReplyFrame) and isinstance(frame, InfoReplyFrame):
+                joined.reply.extend(frame.reply)
             if frame.more:
-                self._partial_info[frame.cid] = joined
+                self._partial[frame.cid] = joined
                 return
-        self._answer(frame.cid, InfoReplyFrame(frame.cid, joined))
+        joined.more = False
+        self._answer(frame.cid, joined)
 
     def _records_refused(self, ack_id: int, error: ServerError) -> bool:
         """Keeps ``error`` (bad_record) with PUBLISH frame ``ack_id`` until its ACK, and says
@@ -287,7 +292,7 @@ class Connection(FailoverMixin):
     def _answer(self, ident: int, result: Any, error: Optional[BaseException] = None) -> None:
         with self._lock:
             waiter = self._waiters.pop(ident, None)
-            self._partial_info.pop(ident, None)
+            self._partial.pop(ident, None)
         if waiter is not None:
             waiter.set(result, error)
 
@@ -298,7 +303,7 @@ class Connection(FailoverMixin):
             self._closed = error
             waiters = list(self._waiters.values())
             self._waiters.clear()
-            self._partial_info.clear()
+            self._partial.clear()
             subs = list(self._subscriptions.values())
             self._subscriptions.clear()
             self._restore.clear()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Union
 
 from .errors import ConnectError, ConnectionClosed
 from .link import Link
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .outbox import Outbox
     from .subscription import Subscription
     from .waiter import Waiter
-    from .wire.info import InfoReply
+    from .wire.frames import InfoReplyFrame, QueryReply
 
 # First pause between rounds of attempts; it doubles up to the maximum (as in the Rust client).
 FIRST_BACKOFF = 0.05
@@ -89,7 +89,7 @@ class FailoverMixin:
     _waiters: Dict[int, Waiter]
     _subscriptions: Dict[int, Subscription]
     _restore: Dict[int, Callable[[int], Frame]]
-    _partial_info: Dict[int, InfoReply]
+    _partial: Dict[int, Union[InfoReplyFrame, QueryReply]]
     _outbox: Outbox
     _down: Optional[str]
     _last_sent: float
@@ -103,7 +103,7 @@ class FailoverMixin:
             lost = [ident for ident in self._waiters if not self._outbox.is_unacked(ident)]
             waiters = [self._waiters.pop(ident) for ident in lost]
             # Parts of INFO answers from the lost server: their requests fail, nothing follows.
-            self._partial_info.clear()
+            self._partial.clear()
             self._lock.notify_all()
         for waiter in waiters:
             waiter.set(None, ConnectionClosed(why))

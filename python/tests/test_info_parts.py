@@ -1,19 +1,21 @@
-"""INFO answers larger than a frame come in parts that the client joins; a request larger than
-a frame is refused at the call and never sent. Against a real `herald serve` (one with a
-64 KiB frame limit, so that a list of 100,000 objects is some 70 frames), and a fake server
-that drops the connection in the middle of an answer."""
+"""INFO answers (and archive buckets and values) larger than a frame come in parts that the
+client joins; a request larger than a frame is refused at the call and never sent. Against a
+real `herald serve` (one with a 64 KiB frame limit, so that a list of 100,000 objects is some
+70 frames), and a fake server that drops the connection in the middle of an answer."""
 
 from __future__ import annotations
 
+import pathlib
 import socket
 import threading
 import time
-from typing import Iterator, List
+from typing import Iterator, List, Union
 
 import pytest
-from conftest import Server
+from conftest import Server, wait_until
 
 import herald
+from herald import Kind, Record
 from herald.connection import Connection
 from herald.wire.frames import (
     Ack,
@@ -24,6 +26,7 @@ from herald.wire.frames import (
     InfoReplyFrame,
     Pong,
     Publish,
+    QueryReply,
     Welcome,
     decode_frame,
     encode_frame,
@@ -32,6 +35,7 @@ from herald.wire.info import InfoReply, ObjectData, Update, UpdateMode
 
 SMALL_FRAME = 64 * 1024
 COUNT = 100_000
+SECOND = 1_000_000_000
 
 
 @pytest.fixture(scope="module")
@@ -107,16 +111,17 @@ def name(i: int) -> str:
 
 
 def count_parts(client: herald.Client) -> List[bool]:
-    """Records the ``more`` flag of every INFO_REPLY the client's reader joins from now on."""
+    """Records the ``more`` flag of every INFO_REPLY or QUERY_REPLY the client's reader joins
+    from now on."""
     conn = client._conn
     seen: List[bool] = []
-    join = conn._info_part
+    join = conn._part
 
-    def counting(frame: InfoReplyFrame) -> None:
+    def counting(frame: Union[InfoReplyFrame, QueryReply]) -> None:
         seen.append(frame.more)
         join(frame)
 
-    conn._info_part = counting  # type: ignore[method-assign]
+    conn._part = counting  # type: ignore[method-assign]
     return seen
 
 
@@ -130,7 +135,7 @@ def test_a_list_of_100000_objects_arrives_whole(loaded: Server) -> None:
         assert {o["type"] for o in objects} == {"Probe"}
         # The answer was many frames, each under the limit, all joined.
         assert len(parts) > 20 and parts[-1] is False and all(parts[:-1])
-        assert client._conn._partial_info == {}
+        assert client._conn._partial == {}
         # The connection stayed up: no failover, and it goes on answering.
         assert not client.closed and client.failovers == 0
         assert client.get_info(name(99_999)) == objects[-1]
@@ -153,7 +158,7 @@ def test_a_timed_out_answer_leaves_nothing_behind(loaded: Server) -> None:
             client.list_info(r"Load\..*", timeout=0.001)
         # The next answer comes after the rest of the abandoned one, which was dropped.
         assert len(client.list_info(r"Load\.Object0000.*", timeout=30)) == 100
-        assert client._conn._partial_info == {}
+        assert client._conn._partial == {}
         assert not client.closed and client.failovers == 0
 
 
@@ -254,7 +259,55 @@ def test_a_failover_in_the_middle_of_an_answer_drops_its_parts(parting: PartingS
         deadline = time.monotonic() + 10
         while client.failovers < 1 and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert client.failovers == 1 and conn._partial_info == {}
+        assert client.failovers == 1 and conn._partial == {}
         # The new connection's answer is its own, not joined to the lost part.
         assert [o["name"] for o in client.list_info(timeout=10)] == ["Part.One"]
-        assert conn._partial_info == {}
+        assert conn._partial == {}
+
+
+def test_archive_buckets_and_values_larger_than_a_frame_arrive_whole(
+    tmp_path: pathlib.Path,
+) -> None:
+    """Buckets and values at an instant too many for a frame come as several QUERY_REPLY
+    parts; the client joins them into the whole answer."""
+    server = Server(tmp_path, settings={"max_frame_bytes": "16384"})
+    fields = 60
+    try:
+        with herald.connect(server.url, name="archiver") as client:
+            start = time.time_ns() - 600 * SECOND
+            for i in range(600):
+                values = {f"field{f:02d}": i * f for f in range(fields)}
+                client.publish_record(
+                    Record(
+                        kind=Kind.INFO,
+                        subject="Wide.Signal",
+                        time=start + i * SECOND,
+                        fields=values,
+                    )
+                )
+            for n in range(300):
+                client.publish_record(
+                    Record(kind=Kind.INFO, subject=f"Wide.N{n}", time=start, fields={"n": n})
+                )
+            client.flush()
+            end = start + 600 * SECOND
+            wait_until(
+                lambda: len(client.samples("Wide.Signal", start, end)) == 600,
+                10,
+                "600 samples archived",
+            )
+            parts = count_parts(client)
+            buckets = client.buckets("Wide.Signal", start, end, 300)
+            assert len(buckets) == 300
+            assert [b["count"] for b in buckets] == [2] * 300
+            assert buckets[-1]["fields"][f"field{fields - 1:02d}"]["max"] == 599 * (fields - 1)
+            assert len(parts) > 10 and parts[-1] is False and all(parts[:-1])
+            parts.clear()
+            # 300 names fit a request; their values do not fit one answer (each part holds
+            # the frame's limit less 4 KiB of records).
+            names = [f"Wide.N{n}" for n in range(300)]
+            values = client.values_at(names, start + SECOND)
+            assert [v["n"] if v else None for v in values] == list(range(300))
+            assert len(parts) > 1 and parts[-1] is False
+    finally:
+        server.stop()

@@ -187,9 +187,13 @@ fn main() {
     };
     let fold = || {
         let started = Instant::now();
-        let (buckets, _) =
-            herald_archive::decimate::buckets(&backend, &bucket_query).expect("buckets");
-        assert_eq!(buckets.len(), 1_000);
+        let mut buckets = 0;
+        herald_archive::decimate::buckets(&backend, &bucket_query, usize::MAX, |part, _| {
+            buckets += part.len();
+            true
+        })
+        .expect("buckets");
+        assert_eq!(buckets, 1_000);
         started.elapsed()
     };
     let folds: Vec<Duration> = (0..RUNS).map(|_| fold()).collect();

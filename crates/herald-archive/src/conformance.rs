@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use herald_proto::archive::{AtQuery, BucketQuery, LogQuery, Page, SampleQuery, StoredRecord};
+use herald_proto::archive::{
+    ArchiveReply, ArchiveRequest, AtQuery, Bucket, BucketQuery, LogQuery, Page, SampleQuery,
+    StoredRecord,
+};
 use herald_proto::frame::RawRecord;
 use herald_proto::{Kind, Priority, PrioritySet, Record, Value};
 
@@ -34,7 +37,8 @@ macro_rules! conformance_tests {
             retention_drops_whole_expired_days, data_survives_a_restart,
             writing_the_same_entries_twice_stores_them_once,
             records_arriving_out_of_order_read_back_in_order,
-            a_record_that_does_not_decode_is_skipped_and_counted);
+            a_record_that_does_not_decode_is_skipped_and_counted,
+            large_answers_come_in_parts_that_fit);
     };
     (@each $harness:expr; $($check:ident),*) => {
         $(
@@ -127,6 +131,49 @@ pub fn all_samples(
             Some(next) => query.after = Some(next),
             None => return all,
         }
+    }
+}
+
+/// The parts of `request`'s answer with parts of at most `max_bytes`.
+pub fn parts(
+    backend: &dyn Backend,
+    request: &ArchiveRequest,
+    max_bytes: usize,
+) -> Vec<query::Answer> {
+    let budget = Budget {
+        bytes: max_bytes,
+        ..Budget::records(usize::MAX)
+    };
+    let mut parts = Vec::new();
+    query::answer_in_parts(backend, request, budget, |part| {
+        parts.push(part);
+        true
+    })
+    .expect("query");
+    parts
+}
+
+/// Every bucket of `query` (one part) and the stored records skipped.
+pub fn all_buckets(backend: &dyn Backend, query: &BucketQuery) -> (Vec<Bucket>, u64) {
+    let request = ArchiveRequest::Buckets(query.clone());
+    match query::answer(backend, &request, Budget::records(usize::MAX)).expect("buckets") {
+        query::Answer {
+            reply: ArchiveReply::Buckets(buckets),
+            skipped,
+        } => (buckets, skipped),
+        other => panic!("buckets answered with {other:?}"),
+    }
+}
+
+/// The values of `query` (one part) and the stored records skipped.
+pub fn values_at(backend: &dyn Backend, query: &AtQuery) -> (Vec<Option<StoredRecord>>, u64) {
+    let request = ArchiveRequest::At(query.clone());
+    match query::answer(backend, &request, Budget::records(usize::MAX)).expect("at") {
+        query::Answer {
+            reply: ArchiveReply::At(found),
+            skipped,
+        } => (found, skipped),
+        other => panic!("at answered with {other:?}"),
     }
 }
 
@@ -267,13 +314,13 @@ pub fn a_record_that_does_not_decode_is_skipped_and_counted(harness: &dyn Harnes
         buckets: 1,
         field: None,
     };
-    let (buckets, skipped) = crate::decimate::buckets(&*backend, &buckets).expect("buckets");
+    let (buckets, skipped) = all_buckets(&*backend, &buckets);
     assert_eq!((buckets[0].count, skipped), (2, 1));
     let at = AtQuery {
         names: vec![name.clone()],
         time: BASE + SECOND,
     };
-    let (found, skipped) = query::at(&*backend, &at).expect("at");
+    let (found, skipped) = values_at(&*backend, &at);
     assert_eq!((found, skipped), (vec![None], 1));
 }
 
@@ -312,7 +359,7 @@ pub fn decimation_folds_samples(harness: &dyn Harness) {
         buckets: 60,
         field: None,
     };
-    let (buckets, _) = crate::decimate::buckets(&*backend, &query).expect("buckets");
+    let (buckets, _) = all_buckets(&*backend, &query);
     assert_eq!(buckets.len(), 60);
     for (index, bucket) in buckets.iter().enumerate() {
         assert_eq!(bucket.start, BASE + index as i64 * 60 * SECOND);
@@ -330,7 +377,7 @@ pub fn decimation_folds_samples(harness: &dyn Harness) {
         field: Some("missing".into()),
         ..query
     };
-    let (one, _) = crate::decimate::buckets(&*backend, &coarse).expect("buckets");
+    let (one, _) = all_buckets(&*backend, &coarse);
     assert_eq!(
         (one.len(), one[0].count, one[0].fields.len()),
         (1, 3_600, 0)
@@ -371,8 +418,7 @@ pub fn instant_lookup_finds_the_last_sample_at_or_before(harness: &dyn Harness) 
             names: vec![a.clone(), b.clone(), silent.clone()],
             time,
         };
-        query::at(&*backend, &query)
-            .expect("at")
+        values_at(&*backend, &query)
             .0
             .iter()
             .map(|found| found.as_ref().map(|s| s.decode().unwrap().time))
@@ -554,14 +600,13 @@ pub fn data_survives_a_restart(harness: &dyn Harness) {
     let reopened = harness.open();
     let found = all_samples(&*reopened, &name, BASE, BASE + DAY_NANOS, 1000);
     assert_eq!(found.len(), 100);
-    let at = query::at(
+    let at = values_at(
         &*reopened,
         &AtQuery {
             names: vec![name],
             time: BASE + DAY_NANOS,
         },
     )
-    .unwrap()
     .0;
     assert_eq!(
         at[0].as_ref().unwrap().decode().unwrap().time,
@@ -631,8 +676,98 @@ pub fn records_arriving_out_of_order_read_back_in_order(harness: &dyn Harness) {
         names: vec![name],
         time: at + 101 * SECOND / 2,
     };
-    let found = query::at(&*backend, &query).expect("at").0[0]
-        .clone()
-        .expect("a value");
+    let found = values_at(&*backend, &query).0[0].clone().expect("a value");
     assert_eq!(found.decode().unwrap().time, at + 101 * SECOND / 2);
+}
+
+/// An answer larger than a part's bytes comes in parts that each stay within them (a part
+/// runs over only when it holds one record or bucket), and the parts joined are the whole
+/// answer; a page stops before the record that would take it over.
+pub fn large_answers_come_in_parts_that_fit(harness: &dyn Harness) {
+    let backend = harness.open();
+    let prefix = unique("parts");
+    let name = format!("{prefix}.Wide");
+    // 40 fields per sample: one bucket is about 2.6 KB on the wire.
+    let wide = |i: i64| -> Vec<(String, Value)> {
+        (0..40)
+            .map(|f| (format!("f{f}"), Value::Int(i * f)))
+            .collect()
+    };
+    let entries: Vec<Entry> = (0..600)
+        .map(|i| entry(Kind::Info, &name, BASE + i * SECOND, wide(i), LONG))
+        .collect();
+    backend.write(&entries).expect("write");
+    let query = BucketQuery {
+        name: name.clone(),
+        from: BASE,
+        to: BASE + 600 * SECOND,
+        buckets: 300,
+        field: None,
+    };
+    let (whole, _) = all_buckets(&*backend, &query);
+    assert_eq!(whole.len(), 300);
+    let max_bytes = 16 * 1024;
+    let answers = parts(&*backend, &ArchiveRequest::Buckets(query), max_bytes);
+    assert!(answers.len() > 30, "{} parts", answers.len());
+    let mut joined = Vec::new();
+    for answer in answers {
+        let ArchiveReply::Buckets(part) = answer.reply else {
+            panic!("a part of another kind")
+        };
+        let mut encoded = Vec::new();
+        ArchiveReply::Buckets(part.clone()).encode(&mut encoded);
+        assert!(
+            encoded.len() <= max_bytes,
+            "a part of {} bytes",
+            encoded.len()
+        );
+        joined.extend(part);
+    }
+    assert_eq!(joined, whole);
+
+    let names: Vec<String> = (0..50).map(|i| format!("{prefix}.N{i}")).collect();
+    let mut entries: Vec<Entry> = names
+        .iter()
+        .map(|n| entry(Kind::Info, n, BASE, wide(1), LONG))
+        .collect();
+    entries.push(entry(Kind::Info, &names[7], BASE + SECOND, wide(2), LONG));
+    backend.write(&entries).expect("write");
+    let at = AtQuery {
+        names: names.clone(),
+        time: BASE + 2 * SECOND,
+    };
+    let (whole, _) = values_at(&*backend, &at);
+    let record_bytes = whole[0].as_ref().expect("a value").record.len();
+    let answers = parts(&*backend, &ArchiveRequest::At(at), 5 * record_bytes);
+    assert_eq!(answers.len(), 13, "50 values, at most 4 of them per part");
+    let joined: Vec<Option<StoredRecord>> = answers
+        .into_iter()
+        .flat_map(|answer| match answer.reply {
+            ArchiveReply::At(found) => found,
+            _ => panic!("a part of another kind"),
+        })
+        .collect();
+    assert_eq!(joined, whole);
+
+    // Pages: each within its bytes, none empty, every record once.
+    let mut request = ArchiveRequest::Samples(samples_query(&name, BASE, BASE + 600 * SECOND));
+    let page_bytes = 1_500;
+    let (mut seen, mut pages) = (0, 0);
+    loop {
+        let mut answers = parts(&*backend, &request, page_bytes);
+        assert_eq!(answers.len(), 1, "a page is one part");
+        let ArchiveReply::Page(page) = answers.remove(0).reply else {
+            panic!("not a page")
+        };
+        let bytes: usize = page.records.iter().map(|r| r.record.len() + 24).sum();
+        assert!(!page.records.is_empty());
+        assert!(bytes <= page_bytes, "a page of {bytes} bytes");
+        seen += page.records.len();
+        pages += 1;
+        if !request.resume_after(page.next) {
+            break;
+        }
+    }
+    assert_eq!(seen, 600);
+    assert!(pages >= 100, "{pages} pages");
 }

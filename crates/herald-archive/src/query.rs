@@ -1,6 +1,8 @@
 //! Answers archive queries on any [`Backend`]: pages merged in time order across retention
 //! classes and days, log filters, instant lookups and decimation. Every answer is bounded
-//! ([`Budget`]), so a year-long query is a series of pages, never one huge read.
+//! ([`Budget`]), so a year-long query is a series of pages, never one huge read, and the
+//! answers that are not paged (buckets, values at an instant) come in parts that each fit a
+//! frame ([`answer_in_parts`]).
 
 use herald_proto::archive::{
     ArchiveReply, ArchiveRequest, AtQuery, Cursor, LogQuery, Page, SampleQuery, StoredRecord,
@@ -54,7 +56,7 @@ pub struct Answer {
 }
 
 /// Answers `request`, each page within `budget` (whose record count the query's own
-/// `limit` lowers).
+/// `limit` lowers), as one answer: the parts of [`answer_in_parts`] joined.
 ///
 /// # Errors
 /// [`ArchiveError`] of kind `BadQuery` naming what is wrong with the query, or the store's.
@@ -63,25 +65,66 @@ pub fn answer(
     request: &ArchiveRequest,
     budget: Budget,
 ) -> Result<Answer, ArchiveError> {
-    let (reply, skipped) = match request {
+    let mut whole: Option<Answer> = None;
+    answer_in_parts(backend, request, budget, |part| {
+        match &mut whole {
+            None => whole = Some(part),
+            Some(whole) => whole.extend(part),
+        }
+        true
+    })?;
+    Ok(whole.expect("answer_in_parts gives at least one part"))
+}
+
+/// Answers `request` in parts of at most `budget.bytes` of records each (one part can run
+/// over only when it holds a single record or bucket larger than that), handing each to
+/// `emit` as soon as it is complete, so neither side holds a large answer whole. A page is
+/// always one part (the next page is the client's to ask for); buckets and values at an
+/// instant come in as many parts as they need, in order. There is always at least one
+/// part; `emit` returning false stops the answer (its reader is gone).
+///
+/// # Errors
+/// [`ArchiveError`] of kind `BadQuery` naming what is wrong with the query (before any
+/// part), or the store's (possibly after some parts).
+pub fn answer_in_parts(
+    backend: &dyn Backend,
+    request: &ArchiveRequest,
+    budget: Budget,
+    mut emit: impl FnMut(Answer) -> bool,
+) -> Result<(), ArchiveError> {
+    match request {
         ArchiveRequest::Samples(query) => {
             let (page, skipped) = samples(backend, query, budget)?;
-            (ArchiveReply::Page(page), skipped)
+            emit(Answer::new(ArchiveReply::Page(page), skipped));
         }
         ArchiveRequest::Logs(query) => {
             let (page, skipped) = logs(backend, query, budget)?;
-            (ArchiveReply::Page(page), skipped)
+            emit(Answer::new(ArchiveReply::Page(page), skipped));
         }
         ArchiveRequest::At(query) => {
-            let (found, skipped) = at(backend, query)?;
-            (ArchiveReply::At(found), skipped)
+            at(backend, query, budget.bytes, |found, skipped| {
+                emit(Answer::new(ArchiveReply::At(found), skipped))
+            })?;
         }
         ArchiveRequest::Buckets(query) => {
-            let (buckets, skipped) = decimate::buckets(backend, query)?;
-            (ArchiveReply::Buckets(buckets), skipped)
+            decimate::buckets(backend, query, budget.bytes, |buckets, skipped| {
+                emit(Answer::new(ArchiveReply::Buckets(buckets), skipped))
+            })?;
         }
-    };
-    Ok(Answer { reply, skipped })
+    }
+    Ok(())
+}
+
+impl Answer {
+    fn new(reply: ArchiveReply, skipped: u64) -> Answer {
+        Answer { reply, skipped }
+    }
+
+    /// Appends the next part of the same answer.
+    pub fn extend(&mut self, part: Answer) {
+        self.reply.extend(part.reply);
+        self.skipped += part.skipped;
+    }
 }
 
 /// Checks a time range and a page limit.
@@ -182,33 +225,50 @@ pub fn logs(
 }
 
 /// The value of every name in `query` at its instant (`None` where nothing is archived,
-/// or where the last sample does not decode: that one is counted as skipped).
+/// or where the last sample does not decode: that one is counted as skipped), handed to
+/// `emit` in order, in parts of at most `max_bytes` of records (with the records skipped
+/// since the last part). There is always a last part, possibly empty; `emit` returning false
+/// stops.
 ///
 /// # Errors
 /// As [`answer`].
 pub fn at(
     backend: &dyn Backend,
     query: &AtQuery,
-) -> Result<(Vec<Option<StoredRecord>>, u64), ArchiveError> {
+    max_bytes: usize,
+    mut emit: impl FnMut(Vec<Option<StoredRecord>>, u64) -> bool,
+) -> Result<(), ArchiveError> {
     if query.names.len() > MAX_AT_NAMES {
         return Err(ArchiveError::bad_query(format!(
             "{} names asked at once; at most {MAX_AT_NAMES}",
             query.names.len()
         )));
     }
-    let mut found = Vec::with_capacity(query.names.len());
-    let mut skipped = 0;
+    let mut part = Vec::new();
+    let (mut bytes, mut skipped) = (0usize, 0u64);
     for name in &query.names {
         let stored = last_at(backend, name, query.time)?.map(|row| row.stored);
-        match stored {
+        let stored = match stored {
             Some(stored) if !readable(&stored) => {
                 skipped += 1;
-                found.push(None);
+                None
             }
-            stored => found.push(stored),
+            stored => stored,
+        };
+        let size = stored
+            .as_ref()
+            .map_or(1, |s| s.record.len() + ROW_OVERHEAD_BYTES);
+        if !part.is_empty() && bytes + size > max_bytes {
+            if !emit(std::mem::take(&mut part), std::mem::take(&mut skipped)) {
+                return Ok(());
+            }
+            bytes = 0;
         }
+        bytes += size;
+        part.push(stored);
     }
-    Ok((found, skipped))
+    emit(part, skipped);
+    Ok(())
 }
 
 /// The last sample of `name` at or before `time`, looking back day by day through the slots
@@ -301,7 +361,7 @@ pub fn read_rows(
                     break;
                 }
                 scanned += 1;
-                cursor = Some(row.cursor());
+                let before = cursor.replace(row.cursor());
                 if !readable(&row.stored) {
                     skipped += 1;
                     tracing::debug!(
@@ -310,7 +370,17 @@ pub fn read_rows(
                         "skipping an archived record that does not decode"
                     );
                 } else if keep(&row)? {
-                    bytes += row.stored.record.len() + ROW_OVERHEAD_BYTES;
+                    let size = row.stored.record.len() + ROW_OVERHEAD_BYTES;
+                    // A row that would take the page over its bytes starts the next page,
+                    // unless it is the first: a page always makes progress.
+                    if !page.is_empty() && bytes + size > budget.bytes {
+                        return Ok(RowsRead {
+                            rows: page,
+                            next: before,
+                            skipped,
+                        });
+                    }
+                    bytes += size;
                     page.push(row);
                 }
                 if page.len() >= budget.records

@@ -148,8 +148,8 @@ pub(crate) struct Inner {
     /// Wakes publishers waiting for outbox space.
     pub(crate) space: Notify,
     pub(crate) pending: Mutex<HashMap<u64, Waiter>>,
-    /// Parts of `INFO_REPLY` answers still coming, by cid.
-    pub(crate) partial_info: Mutex<HashMap<u64, herald_proto::info::InfoReply>>,
+    /// Answers coming in parts (`INFO_REPLY`, `QUERY_REPLY`), joined so far, by cid.
+    pub(crate) partial: Mutex<HashMap<u64, Frame>>,
     pub(crate) routes: Mutex<HashMap<u64, Route>>,
     pub(crate) inbox: tokio::sync::OnceCell<Arc<Inbox>>,
     pub(crate) error: Mutex<Option<ClientError>>,
@@ -191,7 +191,7 @@ impl Inner {
             }
         }
         // Parts of answers from the lost server are never completed.
-        lock(&self.partial_info).clear();
+        lock(&self.partial).clear();
     }
 
     /// Ends the connection with `error`: every waiter gets it, every subscription ends.
@@ -318,7 +318,7 @@ impl Client {
             wake: Notify::new(),
             space: Notify::new(),
             pending: Mutex::new(HashMap::new()),
-            partial_info: Mutex::new(HashMap::new()),
+            partial: Mutex::new(HashMap::new()),
             routes: Mutex::new(HashMap::new()),
             inbox: tokio::sync::OnceCell::new(),
             error: Mutex::new(None),
@@ -531,7 +531,7 @@ impl Client {
             Ok(Err(_)) => Err(self.closed_error()),
             Err(_) => {
                 lock(&self.inner.pending).remove(&id);
-                lock(&self.inner.partial_info).remove(&id);
+                lock(&self.inner.partial).remove(&id);
                 Err(ClientError::Timeout(timeout))
             }
         }

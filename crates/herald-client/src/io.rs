@@ -278,23 +278,27 @@ async fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
         Frame::Ok { cid } => answer(inner, cid, Ok(Frame::Ok { cid })),
         frame @ Frame::MonitorReply { cid, .. } => answer(inner, cid, Ok(frame)),
         Frame::InfoReply { cid, reply, more } => {
-            // An answer larger than a frame comes in parts; the waiter gets them joined.
-            let mut partial = lock(&inner.partial_info);
-            let mut joined = partial.remove(&cid).unwrap_or_default();
-            joined.extend(reply);
-            if more {
-                partial.insert(cid, joined);
-            } else {
-                drop(partial);
-                let frame = Frame::InfoReply {
-                    cid,
-                    reply: joined,
-                    more: false,
-                };
-                answer(inner, cid, Ok(frame));
-            }
+            let whole = Frame::InfoReply {
+                cid,
+                reply,
+                more: false,
+            };
+            join_part(inner, cid, whole, more);
         }
-        frame @ Frame::QueryReply { cid, .. } => answer(inner, cid, Ok(frame)),
+        Frame::QueryReply {
+            cid,
+            reply,
+            skipped,
+            more,
+        } => {
+            let whole = Frame::QueryReply {
+                cid,
+                reply,
+                skipped,
+                more: false,
+            };
+            join_part(inner, cid, whole, more);
+        }
         other => {
             let name = other.frame_type().name();
             return Err(ClientError::BadFrame(FrameError::Malformed {
@@ -309,7 +313,45 @@ async fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
     Ok(())
 }
 
+/// An answer larger than a frame comes in parts (`more` on all but the last); the waiter
+/// gets them joined.
+fn join_part(inner: &Inner, cid: u64, part: Frame, more: bool) {
+    let mut partial = lock(&inner.partial);
+    let joined = match partial.remove(&cid) {
+        None => part,
+        Some(mut joined) => {
+            match (&mut joined, part) {
+                (Frame::InfoReply { reply, .. }, Frame::InfoReply { reply: next, .. }) => {
+                    reply.extend(next);
+                }
+                (
+                    Frame::QueryReply { reply, skipped, .. },
+                    Frame::QueryReply {
+                        reply: next,
+                        skipped: next_skipped,
+                        ..
+                    },
+                ) => {
+                    reply.extend(next);
+                    *skipped += next_skipped;
+                }
+                // A part of another kind under the same cid: the server never sends one.
+                _ => {}
+            }
+            joined
+        }
+    };
+    if more {
+        partial.insert(cid, joined);
+    } else {
+        drop(partial);
+        answer(inner, cid, Ok(joined));
+    }
+}
+
 fn answer(inner: &Inner, cid: u64, result: Result<Frame, ClientError>) {
+    // An error may end an answer that came in parts.
+    lock(&inner.partial).remove(&cid);
     if let Some(waiter) = lock(&inner.pending).remove(&cid) {
         let _ = waiter.send(result);
     }

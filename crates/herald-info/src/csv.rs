@@ -59,29 +59,37 @@ pub fn record_lines(out: &mut String, columns: Columns, record: &Record, seq: u6
     }
 }
 
+/// The header line of buckets as CSV.
+pub const BUCKETS_HEADER: &str =
+    "start,start_ns,end_ns,count,field,field_count,min,max,mean,first,last\n";
+
 /// Returns buckets as CSV with a header, one line per bucket and field.
 pub fn buckets(buckets: &[Bucket]) -> String {
-    let mut out =
-        String::from("start,start_ns,end_ns,count,field,field_count,min,max,mean,first,last\n");
+    let mut out = String::from(BUCKETS_HEADER);
     for bucket in buckets {
-        for s in &bucket.fields {
-            out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{}\n",
-                format_iso8601(bucket.start),
-                bucket.start,
-                bucket.end,
-                bucket.count,
-                cell(&s.name),
-                s.count,
-                s.min,
-                s.max,
-                s.mean,
-                s.first,
-                s.last
-            ));
-        }
+        bucket_lines(&mut out, bucket);
     }
     out
+}
+
+/// Appends the lines of one bucket, one per field.
+pub fn bucket_lines(out: &mut String, bucket: &Bucket) {
+    for s in &bucket.fields {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{}\n",
+            format_iso8601(bucket.start),
+            bucket.start,
+            bucket.end,
+            bucket.count,
+            cell(&s.name),
+            s.count,
+            s.min,
+            s.max,
+            s.mean,
+            s.first,
+            s.last
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -175,6 +175,23 @@ pub enum ArchiveReply {
     At(Vec<Option<StoredRecord>>),
 }
 
+impl ArchiveReply {
+    /// Appends the next part of an answer that came in parts (buckets and values at an
+    /// instant; a page is never split). A part of another kind is ignored: a server sends
+    /// the parts of one answer in one kind.
+    pub fn extend(&mut self, part: ArchiveReply) {
+        match (self, part) {
+            (ArchiveReply::Buckets(all), ArchiveReply::Buckets(more)) => all.extend(more),
+            (ArchiveReply::At(all), ArchiveReply::At(more)) => all.extend(more),
+            (ArchiveReply::Page(all), ArchiveReply::Page(more)) => {
+                all.records.extend(more.records);
+                all.next = more.next;
+            }
+            _ => {}
+        }
+    }
+}
+
 impl ArchiveRequest {
     /// Points a paged query (samples or logs) at the page after `next`, the previous page's
     /// cursor. Returns false when there is no next page: `next` is `None`, or the query is

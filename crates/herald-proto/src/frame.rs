@@ -468,8 +468,11 @@ pub enum Frame {
         /// The answer.
         reply: crate::archive::ArchiveReply,
         /// Stored records the archive left out because they do not decode (written as a
-        /// third body element only when not 0).
+        /// third body element only when not 0, or when `more` follows it).
         skipped: u64,
+        /// More parts of this answer follow (a fourth body element, `true`): buckets and
+        /// values at an instant too large for one frame come in parts.
+        more: bool,
     },
     /// Heartbeat request.
     Ping,

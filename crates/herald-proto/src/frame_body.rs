@@ -104,12 +104,21 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             cid,
             reply,
             skipped,
+            more,
         } => {
-            msgpack::write_array_len(out, if *skipped > 0 { 3 } else { 2 });
+            let len = match (*skipped, *more) {
+                (_, true) => 4,
+                (0, false) => 2,
+                _ => 3,
+            };
+            msgpack::write_array_len(out, len);
             msgpack::write_uint(out, *cid);
             reply.encode(out);
-            if *skipped > 0 {
+            if len > 2 {
                 msgpack::write_uint(out, *skipped);
+            }
+            if *more {
+                msgpack::write_bool(out, true);
             }
         }
         Frame::InfoSubscribe {
@@ -220,11 +229,12 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
             }
         }
         FrameType::QueryReply => {
-            let len = read_array_of(&mut reader, "QUERY_REPLY", 2..=3)?;
+            let len = read_array_of(&mut reader, "QUERY_REPLY", 2..=4)?;
             Frame::QueryReply {
                 cid: reader.read_uint()?,
                 reply: ArchiveReply::decode(&mut reader, body)?,
-                skipped: if len == 3 { reader.read_uint()? } else { 0 },
+                skipped: if len >= 3 { reader.read_uint()? } else { 0 },
+                more: len == 4 && reader.read_bool()?,
             }
         }
         FrameType::InfoSubscribe => {

@@ -76,7 +76,8 @@ async fn cassandra(_backend: &ArchiveBackendConfig) -> std::io::Result<Arc<dyn B
     ))
 }
 
-/// Answers `request` on the blocking pool, each page at most `max_bytes` of records.
+/// Answers `request` on the blocking pool, each page at most `max_bytes` of records, as one
+/// answer (for pages, which are one part).
 ///
 /// # Errors
 /// The archive's error (`BadQuery` for a query that cannot be answered as asked).
@@ -85,22 +86,67 @@ pub async fn query(
     request: ArchiveRequest,
     max_bytes: usize,
 ) -> Result<Answer, ArchiveError> {
-    let backend = Arc::clone(archive.backend());
+    let mut parts = query_parts(archive, request, max_bytes);
+    let mut whole: Option<Answer> = None;
+    while let Some(part) = parts.next().await {
+        match &mut whole {
+            None => whole = Some(part?),
+            Some(whole) => whole.extend(part?),
+        }
+    }
+    whole.ok_or_else(|| ArchiveError::io("query task", "ended without an answer"))
+}
+
+/// The parts of an answer as the blocking pool reads them ([`Parts::next`]).
+pub struct Parts {
+    receiver: tokio::sync::mpsc::Receiver<Result<Answer, ArchiveError>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Parts {
+    /// The next part, an error (after which no part follows), or `None` after the last.
+    pub async fn next(&mut self) -> Option<Result<Answer, ArchiveError>> {
+        if let Some(part) = self.receiver.recv().await {
+            return Some(part);
+        }
+        // The reader stopped: said so by ending, or by panicking (then say it failed).
+        let task = self.task.take()?;
+        match task.await {
+            Ok(()) => None,
+            Err(err) => Some(Err(ArchiveError::io("query task", err))),
+        }
+    }
+}
+
+/// Answers `request` in parts of at most `max_bytes` of records
+/// ([`herald_archive::query::answer_in_parts`]), read on the blocking pool one part ahead
+/// of the reader: a reader that stops reading holds the query to one part in memory.
+pub fn query_parts(archive: &Arc<Archive>, request: ArchiveRequest, max_bytes: usize) -> Parts {
+    let (sender, receiver) = tokio::sync::mpsc::channel(1);
+    let archive = Arc::clone(archive);
     let budget = Budget {
         records: usize::MAX,
         bytes: max_bytes,
         scanned: 1_000_000,
     };
-    let answer = tokio::task::spawn_blocking(move || {
-        herald_archive::query::answer(&*backend, &request, budget)
-    })
-    .await
-    .map_err(|err| ArchiveError::io("query task", err))??;
-    if answer.skipped > 0 {
-        archive.count_skipped(answer.skipped);
-        crate::events::archive_skipped(answer.skipped);
+    let task = tokio::task::spawn_blocking(move || {
+        let backend = Arc::clone(archive.backend());
+        let answered =
+            herald_archive::query::answer_in_parts(&*backend, &request, budget, |part| {
+                if part.skipped > 0 {
+                    archive.count_skipped(part.skipped);
+                    crate::events::archive_skipped(part.skipped);
+                }
+                sender.blocking_send(Ok(part)).is_ok()
+            });
+        if let Err(err) = answered {
+            let _ = sender.blocking_send(Err(err));
+        }
+    });
+    Parts {
+        receiver,
+        task: Some(task),
     }
-    Ok(answer)
 }
 
 /// Waits until the archive has made every record up to `ticket` durable.

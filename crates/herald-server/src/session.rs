@@ -71,7 +71,12 @@ pub struct Session {
     pub replies: mpsc::Sender<Frame>,
     /// This publisher's match cache and scratch space.
     pub route: RouteContext,
+    /// Turns for archive queries: a connection has at most [`QUERIES_AT_ONCE`] read at once.
+    pub queries: Arc<tokio::sync::Semaphore>,
 }
+
+/// Archive queries of one connection read at once; more wait their turn.
+pub const QUERIES_AT_ONCE: usize = 4;
 
 impl Session {
     /// Queues `frame` for the writer. If the writer is gone the connection is closing anyway.
@@ -152,6 +157,7 @@ async fn serve(
         state,
         replies,
         route: RouteContext::default(),
+        queries: Arc::new(tokio::sync::Semaphore::new(QUERIES_AT_ONCE)),
     };
     let timeout = heartbeat_timeout(&shared.config, &hello);
     let close = read_loop(&mut session, &mut reader, &mut shutdown, timeout).await;

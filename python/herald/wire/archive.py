@@ -282,10 +282,23 @@ class Page:
     # one of them does not fail the whole query. Not encoded.
     undecodable: List[UndecodableRecord] = field(default_factory=list)
 
+    def extend(self, part: ArchiveReply) -> None:
+        """Appends the next part of the same answer (a page is never split, but joining two
+        reads as one longer page)."""
+        if isinstance(part, Page):
+            self.records.extend(part.records)
+            self.undecodable.extend(part.undecodable)
+            self.next = part.next
+
 
 @dataclass
 class Buckets:
     buckets: List[Bucket] = field(default_factory=list)
+
+    def extend(self, part: ArchiveReply) -> None:
+        """Appends the next part of an answer that came in parts."""
+        if isinstance(part, Buckets):
+            self.buckets.extend(part.buckets)
 
 
 @dataclass
@@ -293,6 +306,12 @@ class AtValues:
     values: List[Optional[StoredRecord]] = field(default_factory=list)
     # As in Page: a value whose record does not decode is None in ``values`` and kept here.
     undecodable: List[UndecodableRecord] = field(default_factory=list)
+
+    def extend(self, part: ArchiveReply) -> None:
+        """Appends the next part of an answer that came in parts."""
+        if isinstance(part, AtValues):
+            self.values.extend(part.values)
+            self.undecodable.extend(part.undecodable)
 
 
 ArchiveReply = Union[Page, Buckets, AtValues]

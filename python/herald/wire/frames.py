@@ -184,8 +184,11 @@ class QueryReply:
     cid: int
     reply: ArchiveReply
     # Stored records the server's archive left out because they do not decode there (a
-    # third body element, written only when not 0).
+    # third body element, written only when not 0 or when ``more`` follows it).
     skipped: int = 0
+    # More parts of this answer follow under the same cid: buckets and values at an instant
+    # too many for a frame come in parts (a fourth body element, ``true``).
+    more: bool = False
 
 
 @dataclass
@@ -347,11 +350,14 @@ def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per fr
         w.uint(f.cid)
         encode_archive_request(w, f.request)
     elif isinstance(f, QueryReply):
-        w.array_len(3 if f.skipped else 2)
+        size = 4 if f.more else 3 if f.skipped else 2
+        w.array_len(size)
         w.uint(f.cid)
         encode_archive_reply(w, f.reply)
-        if f.skipped:
+        if size > 2:
             w.uint(f.skipped)
+        if f.more:
+            w.boolean(True)
     elif isinstance(f, (Ping, Pong)):
         pass
     elif isinstance(f, Error):
@@ -472,11 +478,13 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
         f = Query(_request_cid(r), decode_archive_request(r))
     elif ft == FrameType.QUERY_REPLY:
         size = r.read_array_len()
-        if size not in (2, 3):
-            raise DecodeError(f"QUERY_REPLY must be an array of 2 or 3, found {size}")
+        if size not in (2, 3, 4):
+            raise DecodeError(f"QUERY_REPLY must be an array of 2 to 4, found {size}")
         f = QueryReply(r.read_uint(), decode_archive_reply(r))
-        if size == 3:
+        if size >= 3:
             f.skipped = r.read_uint()
+        if size == 4:
+            f.more = r.read_bool()
     elif ft == FrameType.PING:
         f = Ping()
     elif ft == FrameType.PONG:

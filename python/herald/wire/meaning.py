@@ -113,7 +113,12 @@ def frame_to_json(f: fr.Frame) -> Json:  # noqa: C901 - one branch per frame typ
     elif isinstance(f, fr.Query):
         body = {"cid": f.cid, "query": archive_request_to_json(f.request)}
     elif isinstance(f, fr.QueryReply):
-        body = {"cid": f.cid, "reply": archive_reply_to_json(f.reply), "skipped": f.skipped}
+        body = {
+            "cid": f.cid,
+            "reply": archive_reply_to_json(f.reply),
+            "skipped": f.skipped,
+            "more": f.more,
+        }
     elif isinstance(f, (fr.Ping, fr.Pong)):
         body = {}
     else:
@@ -178,7 +183,12 @@ def frame_from_json(m: Json) -> fr.Frame:  # noqa: C901
     if kind == "QUERY":
         return fr.Query(m["cid"], archive_request_from_json(m["query"]))
     if kind == "QUERY_REPLY":
-        return fr.QueryReply(m["cid"], archive_reply_from_json(m["reply"]), m.get("skipped", 0))
+        return fr.QueryReply(
+            m["cid"],
+            archive_reply_from_json(m["reply"]),
+            m.get("skipped", 0),
+            m.get("more", False),
+        )
     if kind == "PING":
         return fr.Ping()
     if kind == "PONG":

@@ -1,7 +1,9 @@
 //! `QUERY`: answer an archive query with one page (or the buckets, or the values at an
 //! instant), read on the blocking pool so the connection's other frames are not held up by
-//! the disk. Pages are cut to fit a frame; the client asks again with the page's cursor.
+//! the disk. Pages are cut to fit a frame (the client asks again with the page's cursor);
+//! buckets and values too many for a frame come in several `QUERY_REPLY` parts.
 
+use herald_archive::query::Answer;
 use herald_archive::ArchiveErrorKind;
 use herald_proto::archive::ArchiveRequest;
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
@@ -29,25 +31,50 @@ pub(super) async fn apply(
         .saturating_sub(REPLY_OVERHEAD_BYTES)
         .max(1024);
     let replies = session.replies.clone();
+    let turn = std::sync::Arc::clone(&session.queries);
     // Answered from a task of its own: a long read never delays this connection's
-    // publishing, and the answer carries its cid.
+    // publishing, and the answer carries its cid. A connection has a few queries read at
+    // once; the others wait their turn, holding only their request.
     tokio::spawn(async move {
-        let frame = match crate::archive::query(&archive, request, max_bytes).await {
-            Ok(answer) => Frame::QueryReply {
-                cid,
-                reply: answer.reply,
-                skipped: answer.skipped,
-            },
-            Err(err) => Frame::Error(ErrorFrame {
-                cid,
-                code: match err.kind {
-                    ArchiveErrorKind::BadQuery => ErrorCode::BadQuery,
-                    _ => ErrorCode::Archive,
-                },
-                message: err.message,
-            }),
+        let Ok(_turn) = turn.acquire_owned().await else {
+            return;
         };
-        let _ = replies.send(frame).await;
+        let mut parts = crate::archive::query_parts(&archive, request, max_bytes);
+        // One part is held back until the next arrives, so the last is the one sent
+        // without `more`.
+        let mut held: Option<Answer> = None;
+        while let Some(part) = parts.next().await {
+            let frame = match part {
+                Ok(part) => match held.replace(part) {
+                    Some(earlier) => reply_frame(cid, earlier, true),
+                    None => continue,
+                },
+                Err(err) => Frame::Error(ErrorFrame {
+                    cid,
+                    code: match err.kind {
+                        ArchiveErrorKind::BadQuery => ErrorCode::BadQuery,
+                        _ => ErrorCode::Archive,
+                    },
+                    message: err.message,
+                }),
+            };
+            let failed = matches!(frame, Frame::Error(_));
+            if replies.send(frame).await.is_err() || failed {
+                return;
+            }
+        }
+        if let Some(last) = held {
+            let _ = replies.send(reply_frame(cid, last, false)).await;
+        }
     });
     Ok(())
+}
+
+fn reply_frame(cid: u64, answer: Answer, more: bool) -> Frame {
+    Frame::QueryReply {
+        cid,
+        reply: answer.reply,
+        skipped: answer.skipped,
+        more,
+    }
 }

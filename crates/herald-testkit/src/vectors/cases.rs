@@ -159,6 +159,7 @@ fn archive() -> Vec<Json> {
         cid,
         reply,
         skipped: 0,
+        more: false,
     };
     let stats = |count, min, max, mean, first, last| FieldStats {
         name: "value".into(),
@@ -296,6 +297,20 @@ fn archive() -> Vec<Json> {
                     next: None,
                 }),
                 skipped: 2,
+                more: false,
+            },
+        ),
+        case(
+            "query_reply_part",
+            "QUERY_REPLY that is one part of a larger answer (buckets or values at an instant \
+             too many for a frame): the fourth body element `true` says more parts follow under \
+             the same cid, so the third (skipped) is written even when 0; the last part has \
+             neither or only the third",
+            &Frame::QueryReply {
+                cid: 3,
+                reply: ArchiveReply::At(vec![Some(stored(0, 100.0))]),
+                skipped: 0,
+                more: true,
             },
         ),
     ]

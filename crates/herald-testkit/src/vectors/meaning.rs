@@ -68,9 +68,13 @@ pub fn frame_to_json(frame: &Frame) -> Json {
             cid,
             reply,
             skipped,
-        } => {
-            json!({ "cid": cid, "reply": query_reply_json(reply), "skipped": skipped })
-        }
+            more,
+        } => json!({
+            "cid": cid,
+            "reply": query_reply_json(reply),
+            "skipped": skipped,
+            "more": more,
+        }),
         Frame::Ping | Frame::Pong => json!({}),
         Frame::Error(error) => json!({
             "cid": error.cid,

@@ -9,10 +9,12 @@
 //! `format=json` (default) answers one page, `{"records": […], "next": "TIME_NS:SEQ" | null}`
 //! — pass `next` back as `after` for the following page. `format=ndjson` and `format=csv`
 //! stream the whole range, reading it page by page, so a year-long answer holds one page in
-//! memory at a time. Times are ISO 8601 (UTC when no zone is given) or relative (`-1h`).
+//! memory at a time. Buckets and values at an instant larger than a part are streamed part
+//! by part ([`parts`]). Times are ISO 8601 (UTC when no zone is given) or relative (`-1h`).
 
 /// Public so that herald-testkit's `http_params` fuzz target runs exactly this parsing.
 pub mod params;
+mod parts;
 mod render;
 
 use std::sync::Arc;
@@ -91,28 +93,9 @@ pub async fn samples(
     let archive = archive_of(&shared)?;
     let format = params.format()?;
     if let Some(query) = params.buckets(&name)? {
-        let answer = ask(&archive, ArchiveRequest::Buckets(query), usize::MAX).await?;
-        let skipped = answer.skipped;
-        let buckets = match answer.reply {
-            ArchiveReply::Buckets(buckets) => buckets,
-            _ => Vec::new(),
-        };
-        let response = match format {
-            Format::Json => {
-                let items: Vec<_> = buckets.iter().map(herald_info::json::bucket_json).collect();
-                let body = json!({ "name": name, "buckets": items, "skipped": skipped });
-                Json(body).into_response()
-            }
-            Format::Ndjson => {
-                let lines: String = buckets
-                    .iter()
-                    .map(|b| format!("{}\n", herald_info::json::bucket_json(b)))
-                    .collect();
-                with_type(lines, "application/x-ndjson")
-            }
-            Format::Csv => with_type(herald_info::csv::buckets(&buckets), "text/csv"),
-        };
-        return Ok(with_skipped(response, skipped));
+        let shape = parts::Shape::Buckets { name };
+        let request = ArchiveRequest::Buckets(query);
+        return parts::answer(&archive, request, shape, format).await;
     }
     let request = ArchiveRequest::Samples(params.samples(&name)?);
     answer_records(&shared, archive, request, format, Columns::Samples).await
@@ -161,34 +144,8 @@ pub async fn at(
         names: names.clone(),
         time,
     });
-    let answer = ask(&archive, request, usize::MAX).await?;
-    let skipped = answer.skipped;
-    let found = match answer.reply {
-        ArchiveReply::At(found) => found,
-        _ => Vec::new(),
-    };
-    let response = match params.format()? {
-        Format::Json => Json(render::at_json(&names, &found)?).into_response(),
-        Format::Ndjson => {
-            let items = render::at_json(&names, &found)?;
-            let lines: String = items
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|item| format!("{item}\n"))
-                .collect();
-            with_type(lines, "application/x-ndjson")
-        }
-        Format::Csv => {
-            // The samples' columns; a name with nothing archived has no line.
-            let mut out = herald_info::csv::header(Columns::Samples).to_string();
-            for stored in found.iter().flatten() {
-                render::csv_lines(&mut out, Columns::Samples, stored)?;
-            }
-            with_type(out, "text/csv")
-        }
-    };
-    Ok(with_skipped(response, skipped))
+    let shape = parts::Shape::At { names, done: 0 };
+    parts::answer(&archive, request, shape, params.format()?).await
 }
 
 async fn answer_records(

@@ -3,7 +3,7 @@
 use herald_info::json::record_json;
 use herald_proto::archive::StoredRecord;
 use herald_proto::Record;
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use crate::http::HttpError;
 pub use herald_info::csv::Columns;
@@ -41,20 +41,4 @@ pub fn csv_lines(
 ) -> Result<(), HttpError> {
     herald_info::csv::record_lines(out, columns, &decode(stored)?, stored.seq);
     Ok(())
-}
-
-/// The value of each name at an instant, as JSON: `[{"name", "record": {…} | null}]`.
-///
-/// # Errors
-/// As [`decode`].
-pub fn at_json(names: &[String], found: &[Option<StoredRecord>]) -> Result<Json, HttpError> {
-    let mut items = Vec::new();
-    for (name, stored) in names.iter().zip(found) {
-        let record = match stored {
-            Some(stored) => stored_json(stored)?,
-            None => Json::Null,
-        };
-        items.push(json!({ "name": name, "record": record }));
-    }
-    Ok(Json::Array(items))
 }
