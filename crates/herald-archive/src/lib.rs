@@ -36,7 +36,7 @@ pub mod writer;
 pub use backend::{Backend, Expired, RowRange, Slot, Source};
 #[cfg(feature = "cql")]
 pub use cql::{CqlBackend, CqlConsistency, CqlOptions, LazyCqlBackend};
-pub use embedded::EmbeddedBackend;
+pub use embedded::{EmbeddedBackend, OpenFiles};
 pub use entry::{Entry, Row, Table};
 pub use error::{ArchiveError, ArchiveErrorKind};
 pub use keep::Keep;

@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS logs(
 ";
 
 /// Opens (creating if needed) `path` for writing. Commits survive a crash of the process;
-/// the WAL is fsynced by the store's `sync`.
+/// the WAL is fsynced by the store's `sync`. The store sets its page cache size.
 ///
 /// # Errors
 /// [`ArchiveError`] naming the file.
@@ -38,8 +38,7 @@ pub fn open_for_write(path: &Path) -> Result<Connection, ArchiveError> {
     let connection = Connection::open(path).map_err(|err| ArchiveError::io(&what(), err))?;
     connection
         .execute_batch(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;
-             PRAGMA wal_autocheckpoint=4096;",
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=4096;",
         )
         .and_then(|()| connection.execute_batch(SCHEMA))
         .map_err(|err| ArchiveError::io(&what(), err))?;

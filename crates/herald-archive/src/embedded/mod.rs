@@ -5,6 +5,8 @@
 //!
 //! One connection per open day file writes (the archive has one writer); readers take
 //! read-only connections from a small pool, so queries run beside the writer (WAL mode).
+//! Memory is bounded whatever the records' times: the writers share one page-cache budget
+//! and the pool keeps a fixed number of idle readers in all.
 
 mod chunk;
 mod day_file;
@@ -22,15 +24,33 @@ use crate::error::ArchiveError;
 
 /// Day files kept open for writing; producers' clocks rarely spread wider.
 const OPEN_WRITERS: usize = 16;
-/// Idle read connections kept per day file.
-const IDLE_READERS: usize = 4;
+/// The page cache of all open writers together, in KiB, shared evenly among them: one
+/// writer (the usual case, every record of today) gets all of it.
+const WRITER_CACHE_KIB: i64 = 64 * 1024;
+/// The least page cache a writer gets however many are open, in KiB.
+const MIN_WRITER_CACHE_KIB: i64 = 4 * 1024;
+/// Idle read connections kept, across all day files (each with SQLite's default 2 MiB
+/// page cache at most); the least recently used goes first.
+const IDLE_READERS: usize = 16;
 
 /// The embedded SQLite store.
 #[derive(Debug)]
 pub struct EmbeddedBackend {
     root: PathBuf,
     writers: Mutex<Writers>,
-    readers: Mutex<HashMap<Slot, Vec<Connection>>>,
+    /// Idle readers, least recently used first.
+    readers: Mutex<VecDeque<(Slot, Connection)>>,
+}
+
+/// What the store holds open, and the page cache its writers may fill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenFiles {
+    /// Day files open for writing.
+    pub writers: usize,
+    /// The page cache those writers may fill together, in bytes (as SQLite reports it).
+    pub writer_cache_bytes: u64,
+    /// Idle read connections kept.
+    pub idle_readers: usize,
 }
 
 #[derive(Debug, Default)]
@@ -53,8 +73,26 @@ impl EmbeddedBackend {
         EmbeddedBackend {
             root: root.to_path_buf(),
             writers: Mutex::new(Writers::default()),
-            readers: Mutex::new(HashMap::new()),
+            readers: Mutex::new(VecDeque::new()),
         }
+    }
+
+    /// What the store holds open now.
+    ///
+    /// # Errors
+    /// [`ArchiveError`] if a writer cannot report its cache size.
+    pub fn open_files(&self) -> Result<OpenFiles, ArchiveError> {
+        let writers = lock(&self.writers);
+        let mut writer_cache_bytes = 0u64;
+        for connection in writers.open.values() {
+            let kib = cache_kib(connection)?;
+            writer_cache_bytes += kib.unsigned_abs() * 1024;
+        }
+        Ok(OpenFiles {
+            writers: writers.open.len(),
+            writer_cache_bytes,
+            idle_readers: lock(&self.readers).len(),
+        })
     }
 
     /// Returns the directory the store keeps its files in.
@@ -67,7 +105,11 @@ impl EmbeddedBackend {
         slot: Slot,
         read: impl FnOnce(&Connection) -> Result<T, ArchiveError>,
     ) -> Result<Option<T>, ArchiveError> {
-        let pooled = lock(&self.readers).get_mut(&slot).and_then(Vec::pop);
+        let pooled = {
+            let mut readers = lock(&self.readers);
+            let at = readers.iter().rposition(|(idle, _)| *idle == slot);
+            at.and_then(|at| readers.remove(at)).map(|(_, c)| c)
+        };
         let connection = match pooled {
             Some(connection) => connection,
             None => match day_file::open_for_read(&layout::slot_path(&self.root, slot))? {
@@ -76,11 +118,13 @@ impl EmbeddedBackend {
             },
         };
         let result = read(&connection);
-        let mut readers = lock(&self.readers);
-        let idle = readers.entry(slot).or_default();
-        if idle.len() < IDLE_READERS {
-            idle.push(connection);
-        }
+        let evicted = {
+            let mut readers = lock(&self.readers);
+            readers.push_back((slot, connection));
+            (readers.len() > IDLE_READERS).then(|| readers.pop_front())
+        };
+        // Closed outside the lock.
+        drop(evicted);
         result.map(Some)
     }
 }
@@ -103,9 +147,32 @@ impl Writers {
             let connection = day_file::open_for_write(&layout::slot_path(root, slot))?;
             self.open.insert(slot, connection);
             self.order.push_back(slot);
+            self.share_cache()?;
         }
         Ok(self.open.get_mut(&slot).expect("inserted above"))
     }
+
+    /// Gives each open writer its share of [`WRITER_CACHE_KIB`] (SQLite frees the pages
+    /// over a lowered limit at once).
+    fn share_cache(&self) -> Result<(), ArchiveError> {
+        let writers = i64::try_from(self.open.len().max(1)).unwrap_or(i64::MAX);
+        let kib = (WRITER_CACHE_KIB / writers).max(MIN_WRITER_CACHE_KIB);
+        for connection in self.open.values() {
+            connection.execute_batch(&format!("PRAGMA cache_size=-{kib}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// A connection's page cache limit in KiB (negative in SQLite's convention for KiB; a
+/// positive value counts pages, and is turned into KiB by the page size).
+fn cache_kib(connection: &Connection) -> Result<i64, ArchiveError> {
+    let size: i64 = connection.query_row("PRAGMA cache_size", [], |row| row.get(0))?;
+    if size < 0 {
+        return Ok(-size);
+    }
+    let page: i64 = connection.query_row("PRAGMA page_size", [], |row| row.get(0))?;
+    Ok(size * page / 1024)
 }
 
 /// Fsyncs `slot`'s write-ahead log: commits made with `synchronous=NORMAL` are in it.
@@ -212,7 +279,7 @@ impl Backend for EmbeddedBackend {
                 writers.order.retain(|s| *s != slot);
                 writers.dirty.remove(&slot);
             }
-            lock(&self.readers).remove(&slot);
+            lock(&self.readers).retain(|(idle, _)| *idle != slot);
             layout::remove_slot(&self.root, slot)?;
             expired.slots += 1;
         }
