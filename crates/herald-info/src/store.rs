@@ -273,6 +273,41 @@ impl InfoStore {
             .collect()
     }
 
+    /// Returns up to `limit` objects `selection` takes whose names sort after `after` (from
+    /// the first when `None`), by name, looking at no more than `scan` objects; and the name
+    /// the next page starts after, `None` when no object is left. A long list is read page
+    /// by page this way without copying it whole.
+    pub fn list_page(
+        &self,
+        selection: &Selection,
+        after: Option<&str>,
+        limit: usize,
+        scan: usize,
+    ) -> (Vec<&InfoObject>, Option<String>) {
+        use std::ops::Bound;
+        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let mut rest = self
+            .objects
+            .range::<str, _>((start, Bound::Unbounded))
+            .peekable();
+        let mut page = Vec::new();
+        let mut last = None;
+        for _ in 0..scan.max(1) {
+            let Some((name, object)) = rest.next() else {
+                return (page, None);
+            };
+            last = Some(name);
+            if selection.matches(&object.name, &object.type_name, &self.registry) {
+                page.push(object);
+                if page.len() >= limit {
+                    break;
+                }
+            }
+        }
+        let next = rest.peek().is_some().then(|| last.cloned()).flatten();
+        (page, next)
+    }
+
     /// Returns every type, by name.
     pub fn types(&self) -> Vec<&TypeDef> {
         self.registry.types()

@@ -215,3 +215,41 @@ fn errors_leave_the_store_unchanged() {
     assert_eq!(state(&store), before);
     assert_eq!(store.log_bytes(), log_before, "nothing written");
 }
+
+#[test]
+fn a_list_read_in_pages_gives_every_selected_object_once_in_name_order() {
+    let (_dir, mut store) = store();
+    for n in 0..50 {
+        create_run(&mut store, &format!("A.r{n:02}"), n);
+        create_run(&mut store, &format!("B.r{n:02}"), n);
+    }
+    let only_a = Selection::new(Some("A\\..*"), None, herald_info::Combine::And).unwrap();
+    let whole: Vec<String> = store
+        .list(&only_a)
+        .iter()
+        .map(|o| o.name.clone())
+        .collect();
+    let mut paged = Vec::new();
+    let mut after: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        // Pages of at most 7 objects, looking at 9 at most: some pages stop at the scan
+        // bound (even empty, over the B objects), and go on where they stopped.
+        let (page, next) = store.list_page(&only_a, after.as_deref(), 7, 9);
+        assert!(page.len() <= 7);
+        paged.extend(page.iter().map(|o| o.name.clone()));
+        pages += 1;
+        match next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(paged, whole);
+    assert_eq!(paged.len(), 50);
+    assert!(pages > 50 / 7, "{pages} pages");
+    let (page, next) = store.list_page(&only_a, Some("A.r49"), 7, 9);
+    assert!(page.is_empty());
+    assert!(next.is_some(), "the B objects are still to be looked at");
+    let (page, next) = store.list_page(&Selection::all(), Some("B.r49"), 7, 9);
+    assert!(page.is_empty() && next.is_none());
+}

@@ -8,11 +8,10 @@ use axum::extract::{Path, Query, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use futures_util::StreamExt;
 use herald_info::error::quote;
 use herald_info::json::{object_json, type_json};
 use herald_info::xml::object_xml;
-use herald_info::{check_name, InfoError};
+use herald_info::{check_name, InfoError, Selection};
 use herald_proto::info::{InfoRequest, ObjectData, SelectionData};
 use herald_proto::time::now_nanos;
 use serde::Deserialize;
@@ -102,8 +101,10 @@ pub async fn get(
 }
 
 /// `GET /info?match=&type=&combine=`: the selected objects, by name, as a JSON array
-/// streamed [`LIST_CHUNK_OBJECTS`] objects at a time: a list of 240,000 objects is never one
-/// JSON tree in memory (that cost 490 MiB).
+/// streamed [`LIST_CHUNK_OBJECTS`] objects at a time, each chunk read from the store when
+/// the client is ready for it: a list of 240,000 objects is never whole in the server's
+/// memory (as one JSON tree it cost 490 MiB). An object changed while the list is read
+/// appears once, as it was when its chunk was read.
 pub async fn list(
     State(shared): State<Arc<Shared>>,
     query: Result<Query<ListQuery>, QueryRejection>,
@@ -114,27 +115,56 @@ pub async fn list(
         types: query.types,
         any: matches!(query.combine, Combine::Or),
     };
-    let reply = apply(&shared, InfoRequest::List(selection)).await?;
-    let objects: Vec<ObjectData> = reply.objects.into_iter().flatten().collect();
-    let count = objects.len();
-    let mut chunks = objects.into_iter().enumerate().peekable();
-    let body = futures_util::stream::iter(std::iter::from_fn(move || {
+    let selection = Arc::new(Selection::from_data(&selection)?);
+    let (first, next) = shared.info.list_page(&selection, None, LIST_CHUNK_OBJECTS);
+    if next.is_none() {
+        // One chunk: an ordinary answer, with its length.
+        let objects: Vec<JsonValue> = first.iter().map(object_json).collect();
+        return Ok(Json(JsonValue::Array(objects)).into_response());
+    }
+    struct Reading {
+        shared: Arc<Shared>,
+        selection: Arc<Selection>,
+        objects: Vec<ObjectData>,
+        next: Option<String>,
+        started: bool,
+        ended: bool,
+    }
+    let reading = Reading {
+        shared,
+        selection,
+        objects: first,
+        next,
+        started: false,
+        ended: false,
+    };
+    let body = futures_util::stream::unfold(reading, |mut r| async move {
+        if r.ended {
+            return None;
+        }
         let mut text = String::new();
-        for (index, object) in chunks.by_ref().take(LIST_CHUNK_OBJECTS) {
-            text.push(if index == 0 { '[' } else { ',' });
+        for object in r.objects.drain(..) {
+            text.push(if r.started { ',' } else { '[' });
+            r.started = true;
             text.push_str(&object_json(&object).to_string());
         }
-        match (text.is_empty(), chunks.peek().is_none()) {
-            (true, _) => None,
-            (false, true) => Some(text + "]"),
-            (false, false) => Some(text),
+        match r.next.take() {
+            Some(after) => {
+                let (objects, next) =
+                    r.shared
+                        .info
+                        .list_page(&r.selection, Some(&after), LIST_CHUNK_OBJECTS);
+                (r.objects, r.next) = (objects, next);
+            }
+            None => {
+                text.push_str(if r.started { "]" } else { "[]" });
+                r.ended = true;
+            }
         }
-    }))
-    .map(|text| Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(text)));
-    let body = match count {
-        0 => axum::body::Body::from("[]"),
-        _ => axum::body::Body::from_stream(body),
-    };
+        let chunk = Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(text));
+        Some((chunk, r))
+    });
+    let body = axum::body::Body::from_stream(body);
     Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }
 

@@ -28,6 +28,9 @@ pub type InfoFailure = (ErrorCode, String);
 /// The `text` of a snapshot record: the object as it is when the subscription starts.
 pub const SNAPSHOT_REASON: &str = "snapshot";
 
+/// Objects a page of a streamed list looks at, at most, while holding the service's lock.
+const LIST_PAGE_SCAN: usize = 20_000;
+
 struct Subscriber {
     connection: u64,
     id: u64,
@@ -183,6 +186,20 @@ impl InfoService {
             }
         }
         Ok(reply)
+    }
+
+    /// A page of the objects `selection` takes after `after`, by name, copied out under the
+    /// lock ([`InfoStore::list_page`]), and where the next page starts (`None`: the end).
+    pub fn list_page(
+        &self,
+        selection: &Selection,
+        after: Option<&str>,
+        limit: usize,
+    ) -> (Vec<herald_proto::info::ObjectData>, Option<String>) {
+        let state = self.lock();
+        let (objects, next) = state.store.list_page(selection, after, limit, LIST_PAGE_SCAN);
+        let objects = objects.into_iter().map(|o| o.clone().into()).collect();
+        (objects, next)
     }
 
     /// Adds an info subscriber: queues the current value of every matching object (records
