@@ -76,11 +76,14 @@ impl Index {
     /// Computes the subscriptions matching `subject`, by priority channel.
     pub fn matching(&self, subject: &str) -> Matched {
         let mut matched = Matched::default();
+        // The identity's narrowing is looked at here, once per subject and index generation
+        // (the match cache keeps the result), never per record.
         let exact = self.exact.get(subject).into_iter().flatten();
+        let exact = exact.filter(|s| s.may_see(subject));
         let patterns = self
             .patterns
             .iter()
-            .filter(|s| s.filter.subject.matches(subject));
+            .filter(|s| s.wants_subject(subject));
         for subscription in exact.chain(patterns) {
             for priority in ALL_PRIORITIES {
                 if subscription.filter.priorities.contains(priority) {

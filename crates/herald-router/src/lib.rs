@@ -9,6 +9,8 @@
 //! - [`queue`]: [`Queue`] and [`Delivery`]: bounded in records and bytes, with the
 //!   subscriber's policy, priority-aware shedding, latest-only delivery, gaps and drop counts.
 //! - [`subscription`]: [`Subscription`], one subscriber's filter and queue.
+//! - [`rules`]: [`GlobRules`], allow and deny globs: what an identity may see (and, in the
+//!   server, publish, read and write).
 //!
 //! # Example
 //! ```
@@ -19,7 +21,7 @@
 //! let router = Router::new();
 //! let queue = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));
 //! let filter = Filter::subject("ANTENNA.*").unwrap();
-//! router.subscribe(Arc::new(Subscription { connection: 1, id: 1, filter, queue: queue.clone() }));
+//! router.subscribe(Arc::new(Subscription { connection: 1, id: 1, filter, queue: queue.clone(), visible: None }));
 //!
 //! let mut publish = Vec::new();
 //! herald_proto::frame::write_publish_header(&mut publish, 0, Default::default(), 1);
@@ -36,10 +38,12 @@ pub mod cache;
 pub mod index;
 pub mod queue;
 pub mod router;
+pub mod rules;
 pub mod subscription;
 
 pub use cache::MatchCache;
 pub use index::{Index, Matched};
 pub use queue::{Delivery, DropCounters, DropReason, Drops, Gap, Queue, QueueBudget, QueueConfig};
 pub use router::{RouteContext, RouteStats, Router};
+pub use rules::GlobRules;
 pub use subscription::Subscription;

@@ -1,10 +1,12 @@
-//! A subscription as the router sees it: who, what filter, which queue.
+//! A subscription as the router sees it: who, what filter, what its identity may see,
+//! which queue.
 
 use std::sync::Arc;
 
 use herald_proto::Filter;
 
 use crate::queue::Queue;
+use crate::rules::GlobRules;
 
 /// One subscription of one connection.
 #[derive(Debug)]
@@ -17,11 +19,25 @@ pub struct Subscription {
     pub filter: Filter,
     /// Where its records go.
     pub queue: Arc<Queue>,
+    /// The subjects its connection's identity may see, when it may not see all: the filter
+    /// is narrowed to them (records outside were never owed, so they are not a loss).
+    pub visible: Option<Arc<GlobRules>>,
 }
 
 impl Subscription {
     /// Returns the key that identifies the subscription server-wide.
     pub fn key(&self) -> (u64, u64) {
         (self.connection, self.id)
+    }
+
+    /// Returns true if the filter's subject pattern matches `subject` and the identity may
+    /// see it.
+    pub fn wants_subject(&self, subject: &str) -> bool {
+        self.filter.subject.matches(subject) && self.may_see(subject)
+    }
+
+    /// Returns true if the identity may see records about `subject`.
+    pub fn may_see(&self, subject: &str) -> bool {
+        self.visible.as_ref().is_none_or(|rules| rules.allows(subject))
     }
 }

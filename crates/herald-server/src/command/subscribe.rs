@@ -35,6 +35,7 @@ fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, Strin
         id: subscribe.subscription,
         filter: subscribe.filter.clone(),
         queue,
+        visible: None,
     }));
     Ok(())
 }

@@ -160,6 +160,7 @@ pub async fn upgrade(
             id: ws::SUBSCRIPTION_ID,
             filter,
             queue: Arc::clone(&browser.queue),
+            visible: None,
         }));
         let render = RecordsRender {
             local,
