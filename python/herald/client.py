@@ -70,7 +70,8 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
 
     @property
     def refused_records(self) -> int:
-        """Published records the server refused as bad (``bad_record``): each PUBLISH frame's
+        """Published records the server refused as bad (``bad_record``) or because this
+        client's identity may not publish them (``denied``): each PUBLISH frame's
         records less the count of its ACK. The good records of a batch are routed; why the
         others were refused is raised to a caller that waits (:meth:`flush`,
         :meth:`sync_send`) or else logged as a warning on the ``herald.client`` logger."""

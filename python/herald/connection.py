@@ -11,8 +11,9 @@ request larger than the server's frame limit is refused at the call (RequestTooL
 never sent: the server would close the connection for it.
 
 An ERROR with a request's cid answers that request alone; the connection goes on. For a
-PUBLISH it may be ``bad_record``: the server refused some records, routed the others, and
-the ACK that follows counts what it took (the difference is counted in ``refused_records``).
+PUBLISH it may be ``bad_record`` or ``denied``: the server refused some records, routed the
+others, and the ACK that follows counts what it took (the difference is counted in
+``refused_records``).
 Only an ERROR with cid 0 (or a frame that cannot be read) ends the link."""
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ DEFAULT_RECONNECT_TIMEOUT = 30.0
 # Errors another server would only repeat: the server refused what this client sends. (Only
 # an ERROR with cid 0 ends a link; `bad_request` normally answers one request alone.)
 FINAL_CODES = {"bad_frame", "bad_request", "handshake", "version", "unauthorized"}
+# Refusals of some records of a PUBLISH (bad ones, or ones the identity may not publish): the
+# others were routed, and an ACK counting them follows.
+ACKED_REFUSALS = {"bad_record", "denied"}
 
 _log = logging.getLogger("herald.client")
 
@@ -221,7 +225,7 @@ class Connection(FailoverMixin):
             error = ServerError(frame.code, frame.message)
             if frame.cid == 0:
                 raise error
-            if frame.code == "bad_record" and self._records_refused(frame.cid, error):
+            if frame.code in ACKED_REFUSALS and self._records_refused(frame.cid, error):
                 return  # the ACK that follows ends the frame
             # Any other answer to a PUBLISH (archive, bad_request) means nothing of it was
             # routed and no ACK follows: the frame is done, and is not resent.
@@ -257,8 +261,8 @@ class Connection(FailoverMixin):
         self._answer(frame.cid, joined)
 
     def _records_refused(self, ack_id: int, error: ServerError) -> bool:
-        """Keeps ``error`` (bad_record) with PUBLISH frame ``ack_id`` until its ACK, and says
-        why (once per frame) when nobody waits for it; False if no such frame waits."""
+        """Keeps ``error`` (bad_record or denied) with PUBLISH frame ``ack_id`` until its ACK,
+        and says why (once per frame) when nobody waits for it; False if no such frame waits."""
         with self._lock:
             first = self._outbox.refused(ack_id, error)
             if first is None:

@@ -44,6 +44,8 @@ enum Command {
     Query(cmd::query::Args),
     /// Set the priority threshold of running loggers whose subject matches a glob.
     Threshold(cmd::threshold::Args),
+    /// Manage identities: `new` (prints a token), `ls`, `revoke`.
+    Token(cmd::token::Args),
     /// Measure throughput against a server.
     Bench(cmd::bench::Args),
     /// Simulate a radio telescope (logs, storms, commands, info objects) against a server.
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Types(args) => cmd::client_runtime(cmd::info::types(args)),
         Command::Query(args) => cmd::client_runtime(cmd::query::run(args)),
         Command::Threshold(args) => cmd::client_runtime(cmd::threshold::run(args)),
+        Command::Token(args) => cmd::token::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Demo(args) => cmd::client_runtime(cmd::demo::run(args)),
     };

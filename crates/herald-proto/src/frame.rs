@@ -308,8 +308,11 @@ pub enum ErrorCode {
     Handshake,
     /// The client speaks a protocol version the server does not.
     Version,
-    /// A bad token or a missing permission.
+    /// A missing, unknown or revoked token: the connection closes.
     Unauthorized,
+    /// The connection's identity may not do what one request asks; the request is refused
+    /// alone.
+    Denied,
     /// A bad subscription filter.
     BadFilter,
     /// A record was refused.
@@ -339,12 +342,13 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    const ALL: [(ErrorCode, &'static str); 16] = [
+    const ALL: [(ErrorCode, &'static str); 17] = [
         (ErrorCode::BadFrame, "bad_frame"),
         (ErrorCode::FrameTooLarge, "frame_too_large"),
         (ErrorCode::Handshake, "handshake"),
         (ErrorCode::Version, "version"),
         (ErrorCode::Unauthorized, "unauthorized"),
+        (ErrorCode::Denied, "denied"),
         (ErrorCode::BadFilter, "bad_filter"),
         (ErrorCode::BadRecord, "bad_record"),
         (ErrorCode::Limit, "limit"),

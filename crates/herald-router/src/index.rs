@@ -80,10 +80,7 @@ impl Index {
         // (the match cache keeps the result), never per record.
         let exact = self.exact.get(subject).into_iter().flatten();
         let exact = exact.filter(|s| s.may_see(subject));
-        let patterns = self
-            .patterns
-            .iter()
-            .filter(|s| s.wants_subject(subject));
+        let patterns = self.patterns.iter().filter(|s| s.wants_subject(subject));
         for subscription in exact.chain(patterns) {
             for priority in ALL_PRIORITIES {
                 if subscription.filter.priorities.contains(priority) {

@@ -36,6 +36,16 @@ impl GlobRules {
         })
     }
 
+    /// These rules, also allowing what `pattern` matches (unless a deny glob matches it).
+    ///
+    /// # Panics
+    /// If `pattern` is not a valid glob (it is a constant of the caller's).
+    #[must_use]
+    pub fn also_allowing(mut self, pattern: &str) -> GlobRules {
+        self.allow.push(Glob::new(pattern).expect("a valid glob"));
+        self
+    }
+
     /// Returns true if `text` is allowed.
     pub fn allows(&self, text: &str) -> bool {
         self.allow.iter().any(|g| g.matches(text)) && !self.deny.iter().any(|g| g.matches(text))

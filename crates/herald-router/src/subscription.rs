@@ -38,6 +38,8 @@ impl Subscription {
 
     /// Returns true if the identity may see records about `subject`.
     pub fn may_see(&self, subject: &str) -> bool {
-        self.visible.as_ref().is_none_or(|rules| rules.allows(subject))
+        self.visible
+            .as_ref()
+            .is_none_or(|rules| rules.allows(subject))
     }
 }

@@ -29,11 +29,15 @@ pub enum CloseReason {
     TooManyConnections,
     /// A subscription with policy `disconnect` fell behind.
     SlowConsumer,
+    /// No token, or an unknown one, where the server needs one.
+    Unauthorized,
+    /// The connection's identity was revoked (or its permissions changed).
+    Revoked,
 }
 
 impl CloseReason {
     /// Every reason, in the order of [`CloseReason::index`].
-    pub const ALL: [CloseReason; 9] = [
+    pub const ALL: [CloseReason; 11] = [
         CloseReason::ClientClosed,
         CloseReason::ProtocolError,
         CloseReason::FrameTooLarge,
@@ -43,6 +47,8 @@ impl CloseReason {
         CloseReason::ServerShutdown,
         CloseReason::TooManyConnections,
         CloseReason::SlowConsumer,
+        CloseReason::Unauthorized,
+        CloseReason::Revoked,
     ];
 
     /// Returns the snake-case name used by the monitor.
@@ -57,6 +63,8 @@ impl CloseReason {
             CloseReason::ServerShutdown => "server_shutdown",
             CloseReason::TooManyConnections => "too_many_connections",
             CloseReason::SlowConsumer => "slow_consumer",
+            CloseReason::Unauthorized => "unauthorized",
+            CloseReason::Revoked => "revoked",
         }
     }
 
@@ -100,6 +108,13 @@ pub fn frame_rejected(monitor: &Monitor, connection: u64, peer: SocketAddr, mess
 pub fn request_refused(monitor: &Monitor, connection: u64, message: &str) {
     monitor.count_refused_request();
     tracing::debug!(connection, error = message, "refused request");
+}
+
+/// A request (or some records of a `PUBLISH`) was refused because the connection's identity
+/// may not do it: counted apart, and logged, so that an operator sees who tried what.
+pub fn denied(monitor: &Monitor, connection: u64, message: &str) {
+    monitor.count_denied();
+    tracing::info!(connection, "denied: {message}");
 }
 
 /// Records of a `PUBLISH` were refused (the others were routed).

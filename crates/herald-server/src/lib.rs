@@ -5,6 +5,9 @@
 //! - [`listener`]: the accept loop with its connection limit.
 //! - [`connection_limit`]: connections in all and per address, native and HTTP.
 //! - [`session`]: one connection from `HELLO` to close, heartbeat watch, [`Close`] reasons.
+//! - [`auth`]: identities (the file `herald token` writes), [`Access`](auth::Access) and the
+//!   permission checks; [`revoke`]: the refusing default, reloading the file, closing
+//!   revoked connections.
 //! - [`command`]: one file per client operation (publish, subscribe, unsubscribe, monitor).
 //! - [`connection`]: [`FrameReader`], frames from a socket.
 //! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
@@ -32,6 +35,7 @@
 //! ```
 
 pub mod archive;
+pub mod auth;
 pub mod command;
 pub mod config;
 pub mod connection;
@@ -42,6 +46,7 @@ pub mod http;
 pub mod info;
 pub mod listener;
 pub mod monitor;
+pub mod revoke;
 pub mod server;
 pub mod session;
 pub mod shutdown;

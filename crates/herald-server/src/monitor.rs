@@ -44,6 +44,10 @@ pub struct ConnectionState {
     /// Browser connections only: records delivered from the queue but held back by the
     /// filters applied before sending (host, process, text). Not a loss.
     pub filtered: Option<AtomicU64>,
+    /// Who the connection is, once its token was checked.
+    pub access: std::sync::OnceLock<crate::auth::Access>,
+    /// Told when the connection's identity is revoked: its session closes.
+    pub revoked: Notify,
 }
 
 impl ConnectionState {
@@ -58,6 +62,8 @@ impl ConnectionState {
             writer: Arc::default(),
             slow_consumer: Notify::new(),
             filtered: None,
+            access: std::sync::OnceLock::new(),
+            revoked: Notify::new(),
         }
     }
 
@@ -104,6 +110,7 @@ pub struct Monitor {
     rejected_frames: AtomicU64,
     refused_requests: AtomicU64,
     refused_records: AtomicU64,
+    denied: AtomicU64,
     http_refused: AtomicU64,
     http_header_timeouts: AtomicU64,
     closes: [AtomicU64; CloseReason::ALL.len()],
@@ -125,6 +132,7 @@ impl Monitor {
             rejected_frames: AtomicU64::new(0),
             refused_requests: AtomicU64::new(0),
             refused_records: AtomicU64::new(0),
+            denied: AtomicU64::new(0),
             http_refused: AtomicU64::new(0),
             http_header_timeouts: AtomicU64::new(0),
             closes: Default::default(),
@@ -139,6 +147,11 @@ impl Monitor {
         lock(&self.connections).insert(state.id, state);
     }
 
+    /// Returns every registered connection.
+    pub fn connections(&self) -> Vec<Arc<ConnectionState>> {
+        lock(&self.connections).values().cloned().collect()
+    }
+
     /// Forgets a connection.
     pub fn remove_connection(&self, id: u64) {
         lock(&self.connections).remove(&id);
@@ -149,6 +162,10 @@ impl Monitor {
         self.records_in.fetch_add(records, Ordering::Relaxed);
         self.bytes_in.fetch_add(bytes, Ordering::Relaxed);
         self.deliveries.fetch_add(deliveries, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_denied(&self) {
+        self.denied.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn count_close(&self, reason: CloseReason) {
@@ -262,6 +279,7 @@ impl Monitor {
             ("rejected_frames".into(), load(&self.rejected_frames)),
             ("refused_requests".into(), load(&self.refused_requests)),
             ("refused_records".into(), load(&self.refused_records)),
+            ("denied".into(), load(&self.denied)),
             ("rate_in".into(), Value::Float(sample.rate_in)),
             ("rate_out".into(), Value::Float(sample.rate_out)),
             ("closes".into(), Value::Map(closes.collect())),
@@ -308,6 +326,10 @@ fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
             int(connection.records_in.load(Ordering::Relaxed)),
         ),
     ];
+    // Only where the server has identities: an open server's connections have none.
+    if let Some(name) = connection.access.get().and_then(|access| access.name()) {
+        fields.push(("identity".into(), Value::Str(name.to_string())));
+    }
     if let Some(filtered) = &connection.filtered {
         fields.push(("filtered".into(), int(filtered.load(Ordering::Relaxed))));
     }

@@ -15,6 +15,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::auth::Guard;
 use crate::config::Config;
 use crate::info::InfoService;
 use crate::monitor::Monitor;
@@ -46,6 +47,8 @@ pub struct Shared {
     pub http_connections: Arc<ConnectionLimit>,
     /// The bytes every subscriber queue may hold together.
     pub queue_budget: Arc<QueueBudget>,
+    /// Identities: who a token is, and whether the server is open.
+    pub guard: Guard,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -111,6 +114,8 @@ impl Server {
     /// Another server holds the data directory (naming its PID and the lock file), or the
     /// bind error, with the address, e.g. when the port is taken.
     pub async fn start(config: Config) -> std::io::Result<Server> {
+        // Before binding: a server that refuses to be open leaves no port or directory.
+        let guard = crate::revoke::open_guard(&config)?;
         let listener = bind(config.listen, "listen").await?;
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;
@@ -136,6 +141,7 @@ impl Server {
                 http_limits.max_connections,
                 http_limits.max_connections_per_address,
             ),
+            guard,
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,
@@ -157,6 +163,10 @@ impl Server {
             cut,
         ));
         let sampler = tokio::spawn(sample(Arc::clone(&shared), Shutdown::new(receiver.clone())));
+        let watcher = tokio::spawn(crate::revoke::watch(
+            Arc::clone(&shared),
+            Shutdown::new(receiver.clone()),
+        ));
         let syncer = tokio::spawn(sync_info(Arc::clone(&shared), Shutdown::new(receiver)));
         tracing::info!(listen = %local_addr, http = %http_addr, "herald server ready");
         Ok(Server {
@@ -165,7 +175,7 @@ impl Server {
             http_addr,
             shutdown,
             sessions_done,
-            tasks: vec![accept, sampler, syncer],
+            tasks: vec![accept, sampler, syncer, watcher],
             http,
             http_cut,
             _data_lock: data_lock,
@@ -180,6 +190,11 @@ impl Server {
     /// Returns the address HTTP is served on (useful with port 0).
     pub fn http_addr(&self) -> SocketAddr {
         self.http_addr
+    }
+
+    /// Returns the server's identities.
+    pub fn guard(&self) -> &Guard {
+        &self.shared.guard
     }
 
     /// Returns the server's counters.

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::auth::Access;
 use crate::command::{self, Refused};
 use crate::connection::{FrameReader, ReadError};
 use crate::events::{self, CloseReason};
@@ -73,6 +74,8 @@ pub struct Session {
     pub route: RouteContext,
     /// Turns for archive queries: a connection has at most [`QUERIES_AT_ONCE`] read at once.
     pub queries: Arc<tokio::sync::Semaphore>,
+    /// What the connection's identity may do.
+    pub access: Access,
 }
 
 /// Archive queries of one connection read at once; more wait their turn.
@@ -105,8 +108,8 @@ async fn serve(
     let (read, mut write) = stream.into_split();
     let mut reader = FrameReader::new(read, shared.config.max_frame_bytes);
     let state = Arc::new(ConnectionState::new(id, peer));
-    let hello = match handshake(&mut reader, &shared).await {
-        Ok(hello) => hello,
+    let (hello, access) = match handshake(&mut reader, &shared).await {
+        Ok(handshaken) => handshaken,
         Err(close) => {
             if let Some(error) = &close.error {
                 events::frame_rejected(&shared.monitor, id, peer, &error.message);
@@ -143,7 +146,12 @@ async fn serve(
         );
         return;
     }
+    let _ = state.access.set(access.clone());
     shared.monitor.add_connection(Arc::clone(&state));
+    if !shared.guard.still_valid(&access) {
+        // Revoked between the handshake and the registration, which the watcher missed.
+        state.revoked.notify_one();
+    }
     let (replies, control) = mpsc::channel(CONTROL_QUEUE_FRAMES);
     let writer = tokio::spawn(crate::writer::run(
         write,
@@ -158,6 +166,7 @@ async fn serve(
         replies,
         route: RouteContext::default(),
         queries: Arc::new(tokio::sync::Semaphore::new(QUERIES_AT_ONCE)),
+        access,
     };
     let timeout = heartbeat_timeout(&shared.config, &hello);
     let close = read_loop(&mut session, &mut reader, &mut shutdown, timeout).await;
@@ -214,7 +223,10 @@ fn close_detail(close: &Close) -> String {
         .unwrap_or_default()
 }
 
-async fn handshake<R>(reader: &mut FrameReader<R>, shared: &Shared) -> Result<Hello, Close>
+async fn handshake<R>(
+    reader: &mut FrameReader<R>,
+    shared: &Shared,
+) -> Result<(Hello, Access), Close>
 where
     R: tokio::io::AsyncRead + Unpin,
 {
@@ -233,25 +245,33 @@ where
     let Some(frame) = frame else {
         return Err(Close::quiet(CloseReason::ClientClosed));
     };
-    match Frame::decode(frame).map_err(frame_close)? {
-        Frame::Hello(hello) if hello.version == PROTOCOL_VERSION => Ok(hello),
-        Frame::Hello(hello) => Err(Close::with_error(
-            CloseReason::ProtocolError,
-            ErrorCode::Version,
-            format!(
-                "unsupported protocol version {} (this server speaks {PROTOCOL_VERSION})",
-                hello.version
-            ),
-        )),
-        other => Err(Close::with_error(
-            CloseReason::ProtocolError,
-            ErrorCode::Handshake,
-            format!(
-                "expected HELLO as the first frame, got {}",
-                other.frame_type().name()
-            ),
-        )),
-    }
+    let hello = match Frame::decode(frame).map_err(frame_close)? {
+        Frame::Hello(hello) if hello.version == PROTOCOL_VERSION => hello,
+        Frame::Hello(hello) => {
+            return Err(Close::with_error(
+                CloseReason::ProtocolError,
+                ErrorCode::Version,
+                format!(
+                    "unsupported protocol version {} (this server speaks {PROTOCOL_VERSION})",
+                    hello.version
+                ),
+            ))
+        }
+        other => {
+            return Err(Close::with_error(
+                CloseReason::ProtocolError,
+                ErrorCode::Handshake,
+                format!(
+                    "expected HELLO as the first frame, got {}",
+                    other.frame_type().name()
+                ),
+            ))
+        }
+    };
+    let access = shared.guard.authenticate(&hello.token).map_err(|message| {
+        Close::with_error(CloseReason::Unauthorized, ErrorCode::Unauthorized, message)
+    })?;
+    Ok((hello, access))
 }
 
 /// Missed client heartbeats after which a client that asked for a slower interval is dead.
@@ -303,6 +323,9 @@ where
                     return Close::with_error(CloseReason::HeartbeatTimeout, ErrorCode::HeartbeatTimeout, message);
                 }
             }
+            () = session.state.revoked.notified() => {
+                return revoked(&session.access);
+            }
             () = session.state.slow_consumer.notified() => {
                 // The writer has told the client why and shut the socket.
                 return Close::quiet(CloseReason::SlowConsumer);
@@ -312,6 +335,17 @@ where
             }
         }
     }
+}
+
+fn revoked(access: &Access) -> Close {
+    let message = match access.name() {
+        Some(name) => format!(
+            "identity `{name}` was revoked or its permissions changed; connect again with a \
+             current token"
+        ),
+        None => "this server now needs a token: connect again with one".to_string(),
+    };
+    Close::with_error(CloseReason::Revoked, ErrorCode::Unauthorized, message)
 }
 
 /// Returns an HTTP 400 response saying `message`, for an HTTP client on the native port.

@@ -51,7 +51,24 @@ pub async fn request(
     target: &str,
     body: Option<&str>,
 ) -> HttpResponse {
+    request_as(addr, method, target, body, None).await
+}
+
+/// As [`request`], presenting `token` as `Authorization: Bearer` when given.
+///
+/// # Panics
+/// As [`request`].
+pub async fn request_as(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    body: Option<&str>,
+    token: Option<&str>,
+) -> HttpResponse {
     let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some(token) = token {
+        head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
     if let Some(body) = body {
         head.push_str(&format!(
             "Content-Type: application/json\r\nContent-Length: {}\r\n",

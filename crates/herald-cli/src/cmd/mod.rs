@@ -10,6 +10,7 @@ pub mod query;
 pub mod serve;
 pub mod tail;
 pub mod threshold;
+pub mod token;
 
 use std::future::Future;
 use std::process::ExitCode;

@@ -31,6 +31,12 @@ pub struct Args {
     /// Diagnostics level: error, warn, info, debug, trace.
     #[arg(long)]
     log_level: Option<String>,
+    /// Serve everyone on a non-loopback address with no identities (on purpose).
+    #[arg(long)]
+    insecure_open: bool,
+    /// The identities file (default: identities.toml in the data directory).
+    #[arg(long)]
+    identities: Option<String>,
     /// Validate the configuration, print it, and exit.
     #[arg(long)]
     check_config: bool,
@@ -81,11 +87,15 @@ fn load(args: &Args) -> anyhow::Result<Loaded> {
         ("name", &args.name),
         ("log_level", &args.log_level),
         ("data_dir", &args.data_dir),
+        ("identities", &args.identities),
     ];
     for (key, value) in given {
         if let Some(value) = value {
             flags.insert(key.to_string(), toml::Value::String(value.clone()));
         }
+    }
+    if args.insecure_open {
+        flags.insert("insecure_open".to_string(), toml::Value::Boolean(true));
     }
     Ok(Config::load(path.as_deref(), std::env::vars(), flags)?)
 }
@@ -110,6 +120,7 @@ async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
     eprintln!("herald serving on {addr}");
     eprintln!("herald http on {}", server.http_addr());
     eprintln!("  files:  {open_files}");
+    eprintln!("  access: {}", server.guard().describe());
     eprintln!("  watch:  herald tail --server herald://{addr}");
     eprintln!("  info:   curl http://{}/info", server.http_addr());
     eprintln!("  send:   herald log --server herald://{addr} --priority WARNING --subject ANTENNA.DV01 \"encoder fault\"");

@@ -224,11 +224,7 @@ fn a_list_read_in_pages_gives_every_selected_object_once_in_name_order() {
         create_run(&mut store, &format!("B.r{n:02}"), n);
     }
     let only_a = Selection::new(Some("A\\..*"), None, herald_info::Combine::And).unwrap();
-    let whole: Vec<String> = store
-        .list(&only_a)
-        .iter()
-        .map(|o| o.name.clone())
-        .collect();
+    let whole: Vec<String> = store.list(&only_a).iter().map(|o| o.name.clone()).collect();
     let mut paged = Vec::new();
     let mut after: Option<String> = None;
     let mut pages = 0;

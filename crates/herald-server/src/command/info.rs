@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::auth::{Access, Operation};
 use crate::session::{Close, Session};
 use herald_proto::info::{InfoRequest, SelectionData};
 use herald_proto::{ErrorFrame, Frame};
@@ -11,10 +12,23 @@ pub(super) async fn apply(
     cid: u64,
     request: InfoRequest,
 ) -> Result<(), Close> {
+    if let Err(message) = check(&session.access, &request) {
+        super::deny(session, cid, message).await;
+        return Ok(());
+    }
+    let listing = matches!(request, InfoRequest::List(_));
     let shared = Arc::clone(&session.shared);
     let answer = shared
         .info
         .handle(request, &shared.router, &mut session.route);
+    let mut answer = answer;
+    if let (true, Ok(reply)) = (listing, &mut answer) {
+        // A list shows what the identity may read, and nothing else.
+        let access = &session.access;
+        reply
+            .objects
+            .retain(|o| o.as_ref().is_some_and(|o| access.may_read(&o.name)));
+    }
     let reply = match answer {
         Ok(reply) => reply,
         Err((code, message)) => {
@@ -40,6 +54,21 @@ pub(super) async fn apply(
             .await;
     }
     Ok(())
+}
+
+/// Checks an info request against the connection's identity (a list is narrowed, not
+/// refused; types are no secret).
+fn check(access: &Access, request: &InfoRequest) -> Result<(), String> {
+    match request {
+        InfoRequest::Declare(declared) => access.check(Operation::Declare, &declared.name),
+        InfoRequest::Update { name, .. } | InfoRequest::Delete { name, .. } => {
+            access.check(Operation::InfoWrite, name)
+        }
+        InfoRequest::Get(names) => names
+            .iter()
+            .try_for_each(|name| access.check(Operation::InfoRead, name)),
+        InfoRequest::List(_) | InfoRequest::Types => Ok(()),
+    }
 }
 
 /// Room left in a reply frame for its header and cid.
@@ -71,6 +100,7 @@ fn add(
         session.state.id,
         id,
         selection,
+        session.access.visible_objects(),
         Arc::clone(&queue),
         &shared.router,
     ) {

@@ -132,6 +132,18 @@ pub async fn apply(session: &mut Session, request: Request) -> Result<(), Close>
     }
 }
 
+/// Answers request `cid` with `ERROR denied` saying `message`, counted and logged.
+async fn deny(session: &Session, cid: u64, message: String) {
+    crate::events::denied(&session.shared.monitor, session.state.id, &message);
+    crate::events::request_refused(&session.shared.monitor, session.state.id, &message);
+    let error = ErrorFrame {
+        cid,
+        code: ErrorCode::Denied,
+        message,
+    };
+    session.reply(Frame::Error(error)).await;
+}
+
 fn protocol_error(code: ErrorCode, message: String) -> Close {
     Close::with_error(CloseReason::ProtocolError, code, message)
 }

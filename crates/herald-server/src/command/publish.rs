@@ -13,7 +13,7 @@ use crate::session::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Result<(), Close> {
     let refused = checked.first_refused.is_some().then(|| refusal(&checked));
-    let publish = checked.publish;
+    let mut publish = checked.publish;
     if let Some(refusal) = refused {
         // The good records of the batch are routed; the producer hears of the rest first.
         let shared = &session.shared;
@@ -31,6 +31,9 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
             };
             session.reply(Frame::Error(error)).await;
         }
+    }
+    if !session.access.publishes_anything() {
+        deny_records(session, &mut publish).await;
     }
     let shared = &session.shared;
     if publish.ack == AckLevel::Stored {
@@ -94,6 +97,46 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
         (AckLevel::Stored, ..) => unreachable!("refused above without an archive"),
     }
     Ok(())
+}
+
+/// Takes the records the connection's identity may not publish out of the batch; the
+/// producer hears of them (as of bad records) before the `ACK` that counts the others.
+async fn deny_records(session: &Session, publish: &mut Publish) {
+    let mut first = None;
+    let mut denied = 0u64;
+    publish.records.retain(
+        |record| match session.access.check_publish(record.subject()) {
+            Ok(()) => true,
+            Err(message) => {
+                denied += 1;
+                first.get_or_insert(message);
+                false
+            }
+        },
+    );
+    let Some(first) = first else {
+        return;
+    };
+    let others = match publish.records.len() {
+        0 => "nothing was routed".to_string(),
+        1 => "the other record was taken".to_string(),
+        n => format!("the other {n} records were taken"),
+    };
+    let message = match denied {
+        1 => format!("{first}; {others}"),
+        n => format!("{first}; {n} records refused, {others}"),
+    };
+    let shared = &session.shared;
+    events::denied(&shared.monitor, session.state.id, &message);
+    events::records_refused(&shared.monitor, session.state.id, denied, &message);
+    if publish.ack != AckLevel::None {
+        let error = ErrorFrame {
+            cid: publish.ack_id,
+            code: ErrorCode::Denied,
+            message,
+        };
+        session.reply(Frame::Error(error)).await;
+    }
 }
 
 /// Says which records of a batch were refused, why, and what became of the others.

@@ -8,6 +8,7 @@ use herald_archive::ArchiveErrorKind;
 use herald_proto::archive::ArchiveRequest;
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
 
+use crate::auth::Operation;
 use crate::session::{Close, Session};
 
 /// Room left in a reply frame for everything but the records.
@@ -18,6 +19,10 @@ pub(super) async fn apply(
     cid: u64,
     request: ArchiveRequest,
 ) -> Result<(), Close> {
+    if let Err(message) = session.access.check(Operation::Query, "") {
+        super::deny(session, cid, message).await;
+        return Ok(());
+    }
     let Some(archive) = session.shared.archive.clone() else {
         let error = ErrorFrame {
             cid,

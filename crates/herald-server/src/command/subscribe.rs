@@ -8,12 +8,18 @@ use std::time::Duration;
 use herald_proto::{DeliveryOptions, ErrorCode, ErrorFrame, Filter, Frame};
 use herald_router::{Queue, QueueConfig, Subscription};
 
+use crate::auth::Operation;
 use crate::Config;
 
 use crate::monitor::SubscriptionState;
 use crate::session::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, subscribe: Subscribe) -> Result<(), Close> {
+    let subject = subscribe.filter.subject.as_str();
+    if let Err(message) = session.access.check(Operation::Subscribe, subject) {
+        super::deny(session, subscribe.cid, message).await;
+        return Ok(());
+    }
     let reply = match add(session, &subscribe) {
         Ok(()) => Frame::Ok { cid: subscribe.cid },
         Err((code, message)) => Frame::Error(ErrorFrame {
@@ -35,7 +41,8 @@ fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, Strin
         id: subscribe.subscription,
         filter: subscribe.filter.clone(),
         queue,
-        visible: None,
+        // Narrowed to what the identity may see (docs/security.md).
+        visible: session.access.visible_subjects(),
     }));
     Ok(())
 }

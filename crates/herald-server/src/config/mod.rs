@@ -19,9 +19,11 @@ use crate::units::{parse_bytes, parse_duration};
 pub mod archive;
 mod env;
 pub mod limits;
+pub mod security;
 
 pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
 pub use limits::HttpLimits;
+pub use security::SecurityConfig;
 
 /// Default data directory, relative to where the server starts.
 pub const DEFAULT_DATA_DIR: &str = "./herald-data";
@@ -60,7 +62,7 @@ pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 22] = [
+pub const KEYS: [&str; 24] = [
     "name",
     "listen",
     "http",
@@ -82,6 +84,8 @@ pub const KEYS: [&str; 22] = [
     "heartbeat_timeout",
     "handshake_timeout",
     "log_level",
+    "identities",
+    "insecure_open",
     "archive",
 ];
 
@@ -179,6 +183,10 @@ pub struct RawConfig {
     pub log_level: Option<String>,
     /// Where the server keeps its data (information objects, the embedded archive).
     pub data_dir: Option<String>,
+    /// The identities file.
+    pub identities: Option<String>,
+    /// Serve a non-loopback address with no identities.
+    pub insecure_open: Option<bool>,
     /// The `[archive]` section.
     pub archive: Option<RawArchiveConfig>,
 }
@@ -230,6 +238,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// The archive: store, rules, buffer and sync.
     pub archive: ArchiveConfig,
+    /// Identities and the refusing default.
+    pub security: SecurityConfig,
 }
 
 impl Default for Config {
@@ -283,6 +293,7 @@ impl Config {
             DEFAULT_QUEUE_BUDGET_BYTES,
         )? as usize;
         let http_limits = limits::http(&raw)?;
+        let security = security::from_raw(&raw);
         let listen = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let max_frame_bytes = bytes(
             "max_frame_bytes",
@@ -390,6 +401,7 @@ impl Config {
                 DEFAULT_HANDSHAKE_TIMEOUT_MS,
             )?,
             log_level,
+            security,
             data_dir: PathBuf::from(raw.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.to_string())),
             archive: archive::from_raw(raw.archive)?,
         })

@@ -107,8 +107,11 @@ pub async fn get(
 /// appears once, as it was when its chunk was read.
 pub async fn list(
     State(shared): State<Arc<Shared>>,
+    extensions: axum::http::Extensions,
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Response, HttpError> {
+    // Only what the caller may read is listed.
+    let access = super::caller::access(&extensions);
     let Query(query) = query?;
     let selection = SelectionData {
         name_regex: query.name_regex,
@@ -116,7 +119,8 @@ pub async fn list(
         any: matches!(query.combine, Combine::Or),
     };
     let selection = Arc::new(Selection::from_data(&selection)?);
-    let (first, next) = shared.info.list_page(&selection, None, LIST_CHUNK_OBJECTS);
+    let (mut first, next) = shared.info.list_page(&selection, None, LIST_CHUNK_OBJECTS);
+    first.retain(|object| access.may_read(&object.name));
     if next.is_none() {
         // One chunk: an ordinary answer, with its length.
         let objects: Vec<JsonValue> = first.iter().map(object_json).collect();
@@ -124,6 +128,7 @@ pub async fn list(
     }
     struct Reading {
         shared: Arc<Shared>,
+        access: crate::auth::Access,
         selection: Arc<Selection>,
         objects: Vec<ObjectData>,
         next: Option<String>,
@@ -132,6 +137,7 @@ pub async fn list(
     }
     let reading = Reading {
         shared,
+        access,
         selection,
         objects: first,
         next,
@@ -150,10 +156,11 @@ pub async fn list(
         }
         match r.next.take() {
             Some(after) => {
-                let (objects, next) =
+                let (mut objects, next) =
                     r.shared
                         .info
                         .list_page(&r.selection, Some(&after), LIST_CHUNK_OBJECTS);
+                objects.retain(|object| r.access.may_read(&object.name));
                 (r.objects, r.next) = (objects, next);
             }
             None => {

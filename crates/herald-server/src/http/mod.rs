@@ -22,6 +22,7 @@
 //! # Layout
 //! - [`archive`]: the archive queries, as JSON pages or NDJSON/CSV streams.
 //! - [`assets`]: the UI's files, embedded by `build.rs` from `ui/`.
+//! - [`caller`]: the caller's token (`Authorization: Bearer`) and the route's permission.
 //! - [`error`]: [`HttpError`], the JSON error and the status of each problem.
 //! - [`info`]: `GET`/`DELETE /info/{name}`, `GET /info`, `GET /info-types`.
 //! - [`info_update`]: `PUT /info/{name}`, the JSON body and its conversion.
@@ -38,6 +39,7 @@
 
 pub mod archive;
 pub mod assets;
+pub mod caller;
 pub mod error;
 pub mod info;
 pub mod info_update;
@@ -91,6 +93,10 @@ pub fn router(shared: Arc<Shared>) -> axum::Router {
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&shared),
+            caller::check,
+        ))
         .layer(axum::middleware::from_fn(percent::check))
         .with_state(shared)
 }

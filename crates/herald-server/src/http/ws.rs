@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use herald_proto::time::now_nanos;
@@ -67,13 +67,19 @@ pub struct Browser {
 impl Browser {
     /// Registers a connection from `peer`, named `browser <peer>`, whose subscription the
     /// monitor shows as `description`. The caller subscribes [`Browser::queue`].
-    pub fn open(shared: Arc<Shared>, peer: SocketAddr, description: String) -> Browser {
+    pub fn open(
+        shared: Arc<Shared>,
+        peer: SocketAddr,
+        description: String,
+        access: crate::auth::Access,
+    ) -> Browser {
         let id = shared.next_connection_id();
         let state = Arc::new(ConnectionState::browser(
             id,
             peer,
             format!("browser {peer}"),
         ));
+        let _ = state.access.set(access);
         let queue = Queue::with_budget(
             queue_config(&shared),
             Arc::clone(&state.writer),
@@ -85,6 +91,13 @@ impl Browser {
             queue: Arc::clone(&queue),
         });
         shared.monitor.add_connection(Arc::clone(&state));
+        if state
+            .access
+            .get()
+            .is_some_and(|a| !shared.guard.still_valid(a))
+        {
+            state.revoked.notify_one();
+        }
         tracing::debug!(connection = id, %peer, "browser connected");
         Browser {
             shared,
@@ -133,10 +146,21 @@ pub async fn run(mut browser: Browser, socket: WebSocket, mut render: impl Rende
     reader.abort();
     browser.reason = reason;
     let goodbye = async {
-        if reason == CloseReason::ServerShutdown {
+        let said = match reason {
+            CloseReason::ServerShutdown => Some((
+                axum::extract::ws::close_code::AWAY,
+                "the server is shutting down",
+            )),
+            CloseReason::Revoked => Some((
+                axum::extract::ws::close_code::POLICY,
+                "the token was revoked or its permissions changed",
+            )),
+            _ => None,
+        };
+        if let Some((code, reason)) = said {
             let frame = CloseFrame {
-                code: axum::extract::ws::close_code::AWAY,
-                reason: "the server is shutting down".into(),
+                code,
+                reason: reason.into(),
             };
             let _ = sink.send(Message::Close(Some(frame))).await;
         }
@@ -210,11 +234,23 @@ async fn write(
         tokio::select! {
             reason = gone(ended) => return reason,
             () = shutdown.recv() => return CloseReason::ServerShutdown,
+            () = browser.state.revoked.notified() => return CloseReason::Revoked,
             _ = ping.tick() => messages.push(Message::Ping(Default::default())),
             () = browser.state.writer.notified() => {}
         }
     }
 }
+
+/// Sets what every WebSocket of the server accepts: the message size, and the subprotocol
+/// `herald` that a browser names (beside `bearer.<token>`) to present its token.
+pub fn accept(upgrade: WebSocketUpgrade) -> WebSocketUpgrade {
+    upgrade
+        .max_message_size(MAX_INCOMING_BYTES)
+        .protocols([PROTOCOL])
+}
+
+/// The WebSocket subprotocol Herald's browser routes speak.
+pub const PROTOCOL: &str = "herald";
 
 /// Returns the `gap` message: how many records were lost, of which priorities, between
 /// which sequence numbers — what a native `GAP` frame says.

@@ -47,15 +47,18 @@ pub async fn upgrade(
     Selection::from_data(&selection)?;
     let upgrade = upgrade.map_err(not_websocket)?;
     let peer = peer(&extensions);
-    let upgrade = upgrade.max_message_size(ws::MAX_INCOMING_BYTES);
+    let access = super::caller::access(&extensions);
+    let upgrade = ws::accept(upgrade);
     Ok(upgrade.on_upgrade(move |socket| async move {
-        let browser = Browser::open(shared, peer, describe(&selection));
+        let visible = access.visible_objects();
+        let browser = Browser::open(shared, peer, describe(&selection), access);
         let shared = &browser.shared;
         let queue = Arc::clone(&browser.queue);
         let subscribed = shared.info.subscribe(
             browser.id(),
             ws::SUBSCRIPTION_ID,
             &selection,
+            visible,
             queue,
             &shared.router,
         );

@@ -147,20 +147,22 @@ pub async fn upgrade(
     let (filter, local) = query.filters()?;
     let upgrade = upgrade.map_err(not_websocket)?;
     let peer = peer(&extensions);
-    let upgrade = upgrade.max_message_size(ws::MAX_INCOMING_BYTES);
+    let access = super::caller::access(&extensions);
+    let upgrade = ws::accept(upgrade);
     Ok(upgrade.on_upgrade(move |socket| async move {
+        let visible = access.visible_subjects();
         let description = format!(
             "{}{}",
             describe(&filter, &ws::queue_config(&shared)),
             local.describe()
         );
-        let browser = Browser::open(shared, peer, description);
+        let browser = Browser::open(shared, peer, description, access);
         browser.shared.router.subscribe(Arc::new(Subscription {
             connection: browser.id(),
             id: ws::SUBSCRIPTION_ID,
             filter,
             queue: Arc::clone(&browser.queue),
-            visible: None,
+            visible,
         }));
         let render = RecordsRender {
             local,

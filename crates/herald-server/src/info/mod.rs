@@ -20,7 +20,7 @@ use herald_proto::frame::RawRecord;
 use herald_proto::info::{InfoReply, InfoRequest, SelectionData};
 use herald_proto::time::now_nanos;
 use herald_proto::{ErrorCode, Kind, Priority, Record};
-use herald_router::{Delivery, Queue, RouteContext, Router};
+use herald_router::{Delivery, GlobRules, Queue, RouteContext, Router};
 
 /// What a request did wrong: the code and message of the `ERROR` answering it.
 pub type InfoFailure = (ErrorCode, String);
@@ -35,7 +35,18 @@ struct Subscriber {
     connection: u64,
     id: u64,
     selection: Selection,
+    /// The names its identity may read, when not all.
+    visible: Option<Arc<GlobRules>>,
     queue: Arc<Queue>,
+}
+
+impl Subscriber {
+    fn wants(&self, object: &InfoObject, registry: &herald_info::TypeRegistry) -> bool {
+        self.visible.as_ref().is_none_or(|v| v.allows(&object.name))
+            && self
+                .selection
+                .matches(&object.name, &object.type_name, registry)
+    }
 }
 
 struct State {
@@ -197,7 +208,9 @@ impl InfoService {
         limit: usize,
     ) -> (Vec<herald_proto::info::ObjectData>, Option<String>) {
         let state = self.lock();
-        let (objects, next) = state.store.list_page(selection, after, limit, LIST_PAGE_SCAN);
+        let (objects, next) = state
+            .store
+            .list_page(selection, after, limit, LIST_PAGE_SCAN);
         let objects = objects.into_iter().map(|o| o.clone().into()).collect();
         (objects, next)
     }
@@ -212,12 +225,16 @@ impl InfoService {
         connection: u64,
         id: u64,
         data: &SelectionData,
+        visible: Option<Arc<GlobRules>>,
         queue: Arc<Queue>,
         router: &Router,
     ) -> Result<(), InfoFailure> {
         let selection = Selection::from_data(data).map_err(failure)?;
         let mut state = self.lock();
-        let objects = state.store.list(&selection);
+        let mut objects = state.store.list(&selection);
+        if let Some(visible) = &visible {
+            objects.retain(|object| visible.allows(&object.name));
+        }
         let first_seq = router.allocate_seq(objects.len() as u64);
         let received = now_nanos();
         let mut snapshot: Vec<Delivery> = objects
@@ -236,6 +253,7 @@ impl InfoService {
             connection,
             id,
             selection,
+            visible,
             queue,
         });
         Ok(())
@@ -321,10 +339,7 @@ fn publish(
         archive.offer(std::slice::from_ref(&raw), stats.first_seq, received, false);
     }
     for subscriber in &state.subscribers {
-        if subscriber
-            .selection
-            .matches(&object.name, &object.type_name, state.store.registry())
-        {
+        if subscriber.wants(object, state.store.registry()) {
             let delivery = Delivery {
                 seq: stats.first_seq,
                 received,

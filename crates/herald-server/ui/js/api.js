@@ -1,5 +1,8 @@
 // The HTTP API as the views use it: query strings, JSON fetches with the server's error text,
-// WebSocket URLs. Every request goes to the server that served this page.
+// WebSocket URLs. Every request goes to the server that served this page, with the token the
+// tab signed in with (auth.js); a 401 shows the sign-in box and the request is made again.
+
+import { authHeaders, signIn } from "./auth.js";
 
 /** Builds `?a=1&b=2` from an object, leaving out empty values. */
 export function queryString(params) {
@@ -22,7 +25,18 @@ export class ApiError extends Error {
 
 /** GETs `path` with `params` and returns the parsed JSON; throws ApiError on a non-2xx answer. */
 export async function getJSON(path, params, signal) {
-  const response = await fetch(path + queryString(params), { signal, cache: "no-store" });
+  for (;;) {
+    try {
+      return await fetchJSON(path, params, signal);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 401) throw err;
+      await signIn(err.message);
+    }
+  }
+}
+
+async function fetchJSON(path, params, signal) {
+  const response = await fetch(path + queryString(params), { signal, cache: "no-store", headers: authHeaders() });
   const text = await response.text();
   let body = null;
   try {

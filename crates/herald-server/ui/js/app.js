@@ -2,6 +2,7 @@
 // (`#/logs?priority=%3E%3DWARNING&subject=ANTENNA.*`) so a view can be shared and reloaded.
 
 import { queryString } from "./api.js";
+import { showSignOut } from "./auth.js";
 import { typing } from "./dom.js";
 import { LogsView } from "./logs.js";
 import { InfoView } from "./info.js";
@@ -75,3 +76,4 @@ class App {
 }
 
 window.herald = new App();
+showSignOut();

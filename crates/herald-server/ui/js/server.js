@@ -77,6 +77,7 @@ function clientRows(c) {
   const subs = c.subscriptions || [];
   const lead = (n) => [
     el("td", { rowspan: n }, c.name || `#${c.id}`,
+      c.identity ? el("div", { class: "muted identity", text: `identity ${c.identity}` }) : null,
       c.filtered ? el("div", { class: "muted", text: `${count(c.filtered)} held back by host/process/text` }) : null),
     el("td", { rowspan: n, text: c.peer }),
     el("td", { rowspan: n, class: "num", text: count(c.records_in) })];

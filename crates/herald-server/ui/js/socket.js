@@ -5,6 +5,7 @@
 // URL fetches the server's JSON error so the view can say what was wrong.
 
 import { getJSON, wsUrl } from "./api.js";
+import { wsProtocols } from "./auth.js";
 
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10000];
 
@@ -26,7 +27,7 @@ export class LiveSocket {
     if (this.closed) return;
     this.opened = false;
     this.handlers.state?.("connecting");
-    const ws = new WebSocket(wsUrl(this.path, this.params));
+    const ws = new WebSocket(wsUrl(this.path, this.params), wsProtocols());
     this.ws = ws;
     ws.onopen = () => {
       this.opened = true;
@@ -69,7 +70,7 @@ export class LiveSocket {
       await getJSON(this.path, this.params);
     } catch (err) {
       // Valid parameters without an upgrade answer `not_websocket`: that is no refusal.
-      if (err.status === 400 && err.code !== "not_websocket") return err.message;
+      if ((err.status === 400 && err.code !== "not_websocket") || err.status === 403) return err.message;
     }
     return null;
   }
