@@ -329,6 +329,7 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "rejected_frames",
             "refused_requests",
             "refused_records",
+            "denied",
             "rate_in",
             "rate_out",
             "closes",
