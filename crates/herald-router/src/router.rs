@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 use herald_proto::frame::RawRecord;
+use herald_proto::Kind;
 
 use crate::cache::MatchCache;
 use crate::index::Index;
@@ -140,6 +141,13 @@ impl Router {
             for subscription in &matched.channels[meta.priority as usize] {
                 let filter = &subscription.filter;
                 if !filter.matches_record(record) {
+                    continue;
+                }
+                // Only subscriptions of identities that may not read every object have this.
+                if subscription.visible_info.is_some()
+                    && meta.kind == Kind::Info
+                    && !subscription.may_read_info(record.subject())
+                {
                     continue;
                 }
                 let delivery = Delivery {

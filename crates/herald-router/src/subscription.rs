@@ -22,6 +22,9 @@ pub struct Subscription {
     /// The subjects its connection's identity may see, when it may not see all: the filter
     /// is narrowed to them (records outside were never owed, so they are not a loss).
     pub visible: Option<Arc<GlobRules>>,
+    /// The object names whose changes (records of kind `info`) its identity may read, when
+    /// not all: info records about other names are not delivered.
+    pub visible_info: Option<Arc<GlobRules>>,
 }
 
 impl Subscription {
@@ -34,6 +37,13 @@ impl Subscription {
     /// see it.
     pub fn wants_subject(&self, subject: &str) -> bool {
         self.filter.subject.matches(subject) && self.may_see(subject)
+    }
+
+    /// Returns true if the identity may read the change of information object `name`.
+    pub fn may_read_info(&self, name: &str) -> bool {
+        self.visible_info
+            .as_ref()
+            .is_none_or(|rules| rules.allows(name))
     }
 
     /// Returns true if the identity may see records about `subject`.

@@ -28,6 +28,7 @@ fn subscribe(router: &Router, id: u64, subject: &str, visible: Option<GlobRules>
         filter: Filter::subject(subject).unwrap(),
         queue: Arc::clone(&queue),
         visible: visible.map(Arc::new),
+        visible_info: None,
     }));
     queue
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use herald_server::auth::store::{self, Entry};
+use herald_server::config::ENV_CONFIG_FILE;
+use herald_server::Config;
 use serde_json::json;
 
 /// Manage identities: tokens and their permissions.
@@ -25,25 +27,42 @@ enum Command {
     Revoke(RevokeArgs),
 }
 
-/// Where the identities are.
+/// Where the identities are: found as `herald serve` finds them, from the same
+/// configuration file, `HERALD_*` variables and flags.
 #[derive(Debug, clap::Args)]
 struct Where {
+    /// The server's configuration file (TOML); `HERALD_CONFIG` names one too.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
     /// The identities file (default: identities.toml in the data directory).
-    #[arg(long, env = "HERALD_IDENTITIES")]
-    identities: Option<PathBuf>,
-    /// The server's data directory.
-    #[arg(long, env = "HERALD_DATA_DIR", default_value = "herald-data")]
-    data_dir: PathBuf,
+    #[arg(long)]
+    identities: Option<String>,
+    /// The server's data directory (default ./herald-data).
+    #[arg(long)]
+    data_dir: Option<String>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
 }
 
 impl Where {
-    fn path(&self) -> PathBuf {
-        self.identities
+    fn path(&self) -> anyhow::Result<PathBuf> {
+        let file = self
+            .config
             .clone()
-            .unwrap_or_else(|| store::default_path(&self.data_dir))
+            .or_else(|| std::env::var_os(ENV_CONFIG_FILE).map(PathBuf::from));
+        let mut flags = toml::Table::new();
+        for (key, value) in [
+            ("identities", &self.identities),
+            ("data_dir", &self.data_dir),
+        ] {
+            if let Some(value) = value {
+                flags.insert(key.to_string(), toml::Value::String(value.clone()));
+            }
+        }
+        let loaded = Config::load(file.as_deref(), std::env::vars(), flags)?;
+        let config = loaded.config;
+        Ok(config.security.identities_path(&config.data_dir))
     }
 }
 
@@ -78,7 +97,7 @@ struct NewArgs {
     /// It may query the archive.
     #[arg(long)]
     query: bool,
-    /// It may administer: thresholds, the monitor's connection details, tokens over HTTP.
+    /// It may administer: control messages (thresholds), the monitor's connection details.
     #[arg(long)]
     admin: bool,
     #[command(flatten)]
@@ -98,8 +117,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::New(new) => create(new),
         Command::Ls(place) => list(&place),
         Command::Revoke(revoke) => {
-            let path = revoke.place.path();
+            let path = revoke.place.path()?;
             store::revoke(&path, &revoke.name)?;
+            if store::list(&path)?.is_empty() && !revoke.place.json {
+                eprintln!(
+                    "that was the last identity: a running server that started with identities \
+                     now admits no one until one is added"
+                );
+            }
             if revoke.place.json {
                 println!("{}", json!({"revoked": revoke.name, "file": path}));
             } else {
@@ -115,7 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn create(new: NewArgs) -> anyhow::Result<ExitCode> {
-    let path = new.place.path();
+    let path = new.place.path()?;
     let entry = Entry {
         name: new.name.clone(),
         publish: new.publish,
@@ -149,7 +174,7 @@ fn create(new: NewArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn list(place: &Where) -> anyhow::Result<ExitCode> {
-    let path = place.path();
+    let path = place.path()?;
     let entries = store::list(&path)?;
     if place.json {
         let entries: Vec<serde_json::Value> = entries.iter().map(entry_json).collect();

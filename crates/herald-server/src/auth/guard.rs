@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::SystemTime;
 
 use super::store::{Identities, StoreError};
 use super::Access;
@@ -14,11 +13,13 @@ use super::Access;
 pub struct Guard {
     path: PathBuf,
     /// No identities means everyone may do everything: only where the server may be open
-    /// (loopback, or `insecure_open`).
+    /// (loopback, or `insecure_open`) and it started without identities. A server that
+    /// started with identities never becomes open while it runs: with the last one revoked
+    /// (or the file gone) it admits no one.
     open_allowed: bool,
     identities: RwLock<Arc<Identities>>,
-    /// The file's modification time and length when last read.
-    stamp: Mutex<Option<(SystemTime, u64)>>,
+    /// The file's bytes when last read (`None`: there was no file).
+    last: Mutex<Option<Vec<u8>>>,
 }
 
 impl Guard {
@@ -26,14 +27,14 @@ impl Guard {
     ///
     /// # Errors
     /// [`StoreError`]: the file is unreadable or not a valid identities file.
-    pub fn load(path: PathBuf, open_allowed: bool) -> Result<Guard, StoreError> {
-        let stamp = stamp(&path);
+    pub fn load(path: PathBuf, may_be_open: bool) -> Result<Guard, StoreError> {
+        let last = std::fs::read(&path).ok();
         let identities = Identities::load(&path)?;
         Ok(Guard {
             path,
-            open_allowed,
+            open_allowed: may_be_open && identities.is_empty(),
             identities: RwLock::new(Arc::new(identities)),
-            stamp: Mutex::new(stamp),
+            last: Mutex::new(last),
         })
     }
 
@@ -74,8 +75,8 @@ impl Guard {
                 return Ok(Access::Open);
             }
             return Err(
-                "this server has no identities left and is not open: ask its operator for a \
-                 token (`herald token new`)"
+                "this server has no identities left and admits no one until one is added: ask \
+                 its operator for a token (`herald token new`)"
                     .to_string(),
             );
         }
@@ -110,8 +111,10 @@ impl Guard {
     /// # Errors
     /// [`StoreError`] when the changed file is not valid.
     pub fn reload_if_changed(&self) -> Result<bool, StoreError> {
-        let now = stamp(&self.path);
-        let mut last = self.stamp.lock().unwrap_or_else(|p| p.into_inner());
+        // The file is small: comparing its bytes misses no change, whatever the clock's
+        // granularity or the file's length.
+        let now = std::fs::read(&self.path).ok();
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if *last == now {
             return Ok(false);
         }
@@ -120,9 +123,4 @@ impl Guard {
         *self.identities.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(identities);
         Ok(true)
     }
-}
-
-fn stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
-    let metadata = std::fs::metadata(path).ok()?;
-    Some((metadata.modified().ok()?, metadata.len()))
 }

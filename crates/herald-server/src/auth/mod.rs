@@ -26,7 +26,7 @@ pub struct Permissions {
     pub info_write: GlobRules,
     /// Archive queries.
     pub query: bool,
-    /// Threshold changes, other connections' details (the monitor), token management.
+    /// Control messages (threshold changes) and other connections' details (the monitor).
     pub admin: bool,
 }
 
@@ -51,6 +51,8 @@ pub struct Identity {
     pub name: String,
     /// What it may do.
     pub permissions: Permissions,
+    /// The SHA-256 of its secret: a new token under the same name is another identity.
+    pub hash: [u8; 32],
 }
 
 /// What a connection may do: everything (a server without identities), or what its
@@ -145,7 +147,10 @@ impl Access {
         };
         let allowed = match operation {
             Operation::Publish => permissions.publish.allows(what),
-            Operation::Subscribe => !permissions.subscribe.allows_none(),
+            // With no subscribe glob, only the control subjects (a logger's threshold).
+            Operation::Subscribe => {
+                !permissions.subscribe.allows_none() || what.starts_with(CONTROL_PREFIX)
+            }
             Operation::InfoRead => permissions.info_read.allows(what),
             Operation::InfoWrite => permissions.info_write.allows(what),
             Operation::Declare => !permissions.info_write.allows_none(),
@@ -208,7 +213,8 @@ impl Access {
             .is_none_or(|permissions| permissions.info_read.allows(name))
     }
 
-    /// The object names an info subscription of this connection may see, when not all.
+    /// The object names an info subscription of this connection may see (and whose change
+    /// records an ordinary subscription may receive), when not all.
     pub fn visible_objects(&self) -> Option<Arc<GlobRules>> {
         let permissions = self.permissions()?;
         let rules = &permissions.info_read;

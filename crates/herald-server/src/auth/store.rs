@@ -176,6 +176,7 @@ impl Identities {
             let identity = Identity {
                 name: entry.name,
                 permissions,
+                hash,
             };
             by_hash.insert(hash, Arc::new(identity));
         }
@@ -197,10 +198,12 @@ impl Identities {
         self.by_hash.get(&sha256(token)).cloned()
     }
 
-    /// Returns true if an identity named `name` has these permissions (it was not revoked
-    /// or changed).
+    /// Returns true if `identity` is still here as it was: same token, name and permissions
+    /// (not revoked, replaced or changed).
     pub fn still_grants(&self, identity: &Identity) -> bool {
-        self.by_hash.values().any(|known| **known == *identity)
+        self.by_hash
+            .get(&identity.hash)
+            .is_some_and(|known| **known == *identity)
     }
 }
 
@@ -224,6 +227,7 @@ pub fn list(path: &Path) -> Result<Vec<Entry>, StoreError> {
 pub fn add(path: &Path, mut entry: Entry) -> Result<String, StoreError> {
     check_name(&entry.name)?;
     entry.permissions().map_err(StoreError::Bad)?;
+    let _lock = lock(path)?;
     let mut file = read(path)?;
     if file.identities.iter().any(|e| e.name == entry.name) {
         return Err(StoreError::Exists(entry.name));
@@ -241,6 +245,7 @@ pub fn add(path: &Path, mut entry: Entry) -> Result<String, StoreError> {
 /// # Errors
 /// [`StoreError::NotFound`] if there is none, or the file's.
 pub fn revoke(path: &Path, name: &str) -> Result<(), StoreError> {
+    let _lock = lock(path)?;
     let mut file = read(path)?;
     let before = file.identities.len();
     file.identities.retain(|e| e.name != name);
@@ -296,8 +301,40 @@ fn read(path: &Path) -> Result<File, StoreError> {
     Ok(file)
 }
 
-/// Writes `file` to a temporary file beside `path`, readable by its owner only, and renames
-/// it over `path`: a server reading at the same time sees the old file or the new one.
+/// Takes the exclusive lock of `path`'s lock file (`identities.toml.lock` beside it), so
+/// that two `herald token` runs change the file one after the other, each seeing the other's
+/// change. Released when the returned file is dropped.
+fn lock(path: &Path) -> Result<std::fs::File, StoreError> {
+    let io = |what: &'static str| {
+        move |source| StoreError::Io {
+            what,
+            path: path.to_path_buf(),
+            source,
+        }
+    };
+    std::fs::create_dir_all(directory(path)).map_err(io("creating the directory of"))?;
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(PathBuf::from(name))
+        .map_err(io("locking"))?;
+    file.lock().map_err(io("locking"))?;
+    Ok(file)
+}
+
+fn directory(path: &Path) -> PathBuf {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => parent.to_path_buf(),
+        None => PathBuf::from("."),
+    }
+}
+
+/// Writes `file` to a new temporary file beside `path` (created readable by its owner only,
+/// removed on error) and renames it over `path`: a server reading at the same time sees the
+/// old file or the new one, never half of one.
 fn write(path: &Path, file: &File) -> Result<(), StoreError> {
     let io = |what: &'static str| {
         move |source| StoreError::Io {
@@ -306,25 +343,21 @@ fn write(path: &Path, file: &File) -> Result<(), StoreError> {
             source,
         }
     };
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(io("creating the directory of"))?;
-    }
     let text = format!(
         "# Herald identities, written by `herald token`. Only a SHA-256 hash of each secret \
          is kept.\n\n{}",
         toml::to_string_pretty(file).expect("identities serialize")
     );
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".new");
-    let temporary = PathBuf::from(temporary);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut out = options.open(&temporary).map_err(io("writing"))?;
-    out.write_all(text.as_bytes()).map_err(io("writing"))?;
-    out.sync_all().map_err(io("writing"))?;
-    std::fs::rename(&temporary, path).map_err(io("replacing"))
+    // tempfile creates the file with mode 0600 and O_EXCL, and deletes it if dropped.
+    let mut temporary = tempfile::NamedTempFile::new_in(directory(path)).map_err(io("writing"))?;
+    temporary
+        .write_all(text.as_bytes())
+        .and_then(|()| temporary.as_file().sync_all())
+        .map_err(io("writing"))?;
+    temporary
+        .persist(path)
+        .map_err(|err| io("replacing")(err.error))?;
+    Ok(())
 }
 
 /// A new secret: [`SECRET_PREFIX`] and 256 random bits, base64url without padding.

@@ -46,6 +46,7 @@ pub async fn check(
     if let Some((operation, what)) = operation(request.method(), path) {
         if let Err(message) = access.check(operation, &what) {
             events::denied(&shared.monitor, super::HTTP_CONNECTION_ID, &message);
+            events::request_refused(&shared.monitor, super::HTTP_CONNECTION_ID, &message);
             return HttpError::new(StatusCode::FORBIDDEN, "denied", message).into_response();
         }
     }

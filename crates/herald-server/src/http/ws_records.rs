@@ -150,7 +150,7 @@ pub async fn upgrade(
     let access = super::caller::access(&extensions);
     let upgrade = ws::accept(upgrade);
     Ok(upgrade.on_upgrade(move |socket| async move {
-        let visible = access.visible_subjects();
+        let (visible, visible_info) = (access.visible_subjects(), access.visible_objects());
         let description = format!(
             "{}{}",
             describe(&filter, &ws::queue_config(&shared)),
@@ -163,6 +163,7 @@ pub async fn upgrade(
             filter,
             queue: Arc::clone(&browser.queue),
             visible,
+            visible_info,
         }));
         let render = RecordsRender {
             local,

@@ -25,10 +25,13 @@ pub fn globs(patterns: &[&str]) -> Vec<String> {
 pub struct Secured {
     pub server: TestServer,
     pub identities: std::path::PathBuf,
-    /// Tokens of `ops` (may do everything), `daq` (its own corner) and `mute` (nothing).
+    /// Tokens of `ops` (may do everything), `daq` (its own corner), `watcher` and `mute`
+    /// (nothing).
     pub ops: String,
     pub daq: String,
     pub mute: String,
+    /// Subscribes to everything, reads only `DAQ.*` objects.
+    pub watcher: String,
     _dir: TempDirGuard,
 }
 
@@ -63,6 +66,16 @@ pub async fn secured() -> Secured {
         },
     )
     .unwrap();
+    let watcher = store::add(
+        &identities,
+        Entry {
+            name: "watcher".into(),
+            subscribe: globs(&["*"]),
+            info_read: globs(&["DAQ.*"]),
+            ..Entry::default()
+        },
+    )
+    .unwrap();
     let mute = store::add(
         &identities,
         Entry {
@@ -84,6 +97,7 @@ pub async fn secured() -> Secured {
         identities,
         ops,
         daq,
+        watcher,
         mute,
         _dir: TempDirGuard(dir),
     }

@@ -306,3 +306,107 @@ async fn a_server_reachable_from_the_network_refuses_to_start_open() {
     .unwrap();
     Server::start(exposed).await.unwrap().shutdown().await;
 }
+
+#[tokio::test]
+async fn object_changes_reach_an_ordinary_subscription_only_where_the_identity_may_read() {
+    let s = secured().await;
+    let mut watcher = signed_in(&s.server, "watcher-client", &s.watcher).await;
+    watcher.send(&subscribe(1, "*")).await;
+    assert_eq!(watcher.next_frame().await, Some(Frame::Ok { cid: 1 }));
+    let mut ops = signed_in(&s.server, "ops-client", &s.ops).await;
+    ops.send(&declare(1, "Run")).await;
+    assert!(matches!(
+        ops.next_frame().await,
+        Some(Frame::InfoReply { .. })
+    ));
+    for (cid, name) in [(2, "Magnet.Run"), (3, "DAQ.Run7")] {
+        ops.send(&update(cid, name)).await;
+        assert!(matches!(
+            ops.next_frame().await,
+            Some(Frame::InfoReply { .. })
+        ));
+    }
+    let records = [log(
+        "Magnet.Current",
+        Priority::Info,
+        "a log record: may see",
+    )];
+    ops.send_bytes(&publish_frame(&records, 9, AckLevel::Received))
+        .await;
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match watcher.next_frame().await {
+            Some(Frame::Deliver(entries)) => {
+                seen.extend(entries.iter().map(|e| e.record.subject().to_string()));
+            }
+            other => panic!("expected deliveries, got {other:?}"),
+        }
+    }
+    assert_eq!(seen, ["DAQ.Run7", "Magnet.Current"]);
+    s.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_token_replaced_under_the_same_name_closes_the_old_one() {
+    let s = secured().await;
+    let mut old = signed_in(&s.server, "old", &s.daq).await;
+    let same = Entry {
+        name: "daq".into(),
+        publish: globs(&["DAQ.*"]),
+        deny_publish: globs(&["DAQ.Secret"]),
+        subscribe: globs(&["DAQ.*"]),
+        info_read: globs(&["DAQ.*"]),
+        info_write: globs(&["DAQ.Run*"]),
+        ..Entry::default()
+    };
+    store::revoke(&s.identities, "daq").unwrap();
+    let new = store::add(&s.identities, same).unwrap();
+    let errors = old.errors_until_close().await;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].code, ErrorCode::Unauthorized);
+    let mut renewed = signed_in(&s.server, "renewed", &new).await;
+    lives(&mut renewed).await;
+    s.server.stop().await;
+}
+
+#[tokio::test]
+async fn with_every_identity_revoked_the_server_admits_no_one() {
+    let s = secured().await;
+    for name in ["ops", "daq", "watcher", "mute"] {
+        store::revoke(&s.identities, name).unwrap();
+    }
+    // Until the file is read again the answer is "needs a token"; never a WELCOME.
+    let deadline = tokio::time::Instant::now() + common::WAIT;
+    loop {
+        let (_, answer) = hello(&s.server, "anyone", "").await;
+        let Some(Frame::Error(error)) = answer else {
+            panic!("the server must not become open, got {answer:?}");
+        };
+        assert_eq!(error.code, ErrorCode::Unauthorized);
+        if error.message.contains("admits no one") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{}", error.message);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    s.server.stop().await;
+}
+
+#[tokio::test]
+async fn an_identity_that_may_receive_nothing_still_hears_its_threshold() {
+    let s = secured().await;
+    let mut mute = signed_in(&s.server, "mute-logger", &s.mute).await;
+    mute.send(&subscribe(1, "_HERALD.threshold")).await;
+    assert_eq!(mute.next_frame().await, Some(Frame::Ok { cid: 1 }));
+    let mut ops = signed_in(&s.server, "ops-admin", &s.ops).await;
+    let records = [log("_HERALD.threshold", Priority::Info, "DEBUG for all")];
+    ops.send_bytes(&publish_frame(&records, 1, AckLevel::Received))
+        .await;
+    match mute.next_frame().await {
+        Some(Frame::Deliver(entries)) => {
+            assert_eq!(entries[0].record.subject(), "_HERALD.threshold");
+        }
+        other => panic!("expected the threshold, got {other:?}"),
+    }
+    s.server.stop().await;
+}
