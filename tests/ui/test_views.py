@@ -294,8 +294,14 @@ def test_gap_notices_appear_inline(small_queue_server: Server, ui: UiPage) -> No
                 )
             )
         producer.flush(30)
+    # Counted as each message arrives, drawn into rows at the next render (≤ 100 ms later):
+    # wait for both, or the rows may lack the last gaps.
     wait_until(
-        "every record counted", lambda: ui.view("logs", "v.received + v.dropped") == total, 30
+        "every record counted and drawn",
+        lambda: ui.view(
+            "logs", "v.received + v.dropped === " + str(total) + " && !v.pending.length"
+        ),
+        30,
     )
     gaps = ui.view("logs", "v.rows.filter((r) => r.rowType === 'gap').map((r) => r.gap)")
     dropped = ui.view("logs", "v.dropped")
