@@ -10,7 +10,7 @@
 //! — pass `next` back as `after` for the following page. `format=ndjson` and `format=csv`
 //! stream the whole range, reading it page by page, so a year-long answer holds one page in
 //! memory at a time. Buckets and values at an instant larger than a part are streamed part
-//! by part ([`parts`]). Times are ISO 8601 (UTC when no zone is given) or relative (`-1h`).
+//! by part (`parts.rs`). Times are ISO 8601 (UTC when no zone is given) or relative (`-1h`).
 
 /// Public so that herald-testkit's `http_params` fuzz target runs exactly this parsing.
 pub mod params;
