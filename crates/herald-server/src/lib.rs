@@ -27,10 +27,11 @@
 //!
 //! let data_dir = std::env::temp_dir().join(format!("herald-doc-{}", std::process::id()));
 //! let loopback = "127.0.0.1:0".parse().unwrap();
-//! let config = Config { listen: loopback, http: loopback, data_dir, ..Config::default() };
+//! let config = Config { listen: loopback, http: loopback, data_dir: data_dir.clone(), ..Config::default() };
 //! let server = Server::start(config).await?;
 //! println!("listening on {}, HTTP on {}", server.local_addr(), server.http_addr());
 //! server.shutdown().await;
+//! # std::fs::remove_dir_all(&data_dir)?;
 //! # Ok(()) }
 //! ```
 

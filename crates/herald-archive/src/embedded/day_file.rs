@@ -28,12 +28,24 @@ CREATE TABLE IF NOT EXISTS logs(
 /// Opens (creating if needed) `path` for writing. Commits survive a crash of the process;
 /// the WAL is fsynced by the store's `sync`. The store sets its page cache size.
 ///
+/// The store's directories (`<root>/<keep>/`) are created as needed, but not the directory
+/// the store lives in: if that is gone (the data directory was removed under a running
+/// server), writing fails and says so instead of quietly making a new one.
+///
 /// # Errors
 /// [`ArchiveError`] naming the file.
 pub fn open_for_write(path: &Path) -> Result<Connection, ArchiveError> {
     let what = || format!("opening {}", path.display());
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|err| ArchiveError::io(&what(), err))?;
+    if let Some(keep_dir) = path.parent() {
+        let home = keep_dir.parent().and_then(Path::parent);
+        if let Some(home) = home.filter(|h| !h.as_os_str().is_empty() && !h.exists()) {
+            let gone = std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("the directory {} is gone", home.display()),
+            );
+            return Err(ArchiveError::io(&what(), gone));
+        }
+        std::fs::create_dir_all(keep_dir).map_err(|err| ArchiveError::io(&what(), err))?;
     }
     let connection = Connection::open(path).map_err(|err| ArchiveError::io(&what(), err))?;
     connection
