@@ -248,8 +248,7 @@ impl Monitor {
         let int = |v: u64| Value::Int(i64::try_from(v).unwrap_or(i64::MAX));
         let load = |counter: &AtomicU64| int(counter.load(Ordering::Relaxed));
         let sample = *lock(&self.sample);
-        let connections: Vec<Arc<ConnectionState>> =
-            lock(&self.connections).values().cloned().collect();
+        let connections = self.connections();
         let clients: Vec<Value> = connections
             .iter()
             .map(|c| Value::Map(connection_fields(c)))

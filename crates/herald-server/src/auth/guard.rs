@@ -38,11 +38,6 @@ impl Guard {
         })
     }
 
-    /// The identities file.
-    pub fn path(&self) -> &std::path::Path {
-        &self.path
-    }
-
     fn current(&self) -> Arc<Identities> {
         Arc::clone(&self.identities.read().unwrap_or_else(|p| p.into_inner()))
     }

@@ -30,20 +30,6 @@ pub struct Permissions {
     pub admin: bool,
 }
 
-impl Permissions {
-    /// Everything.
-    pub fn all() -> Permissions {
-        Permissions {
-            publish: GlobRules::all(),
-            subscribe: GlobRules::all(),
-            info_read: GlobRules::all(),
-            info_write: GlobRules::all(),
-            query: true,
-            admin: true,
-        }
-    }
-}
-
 /// A named identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {

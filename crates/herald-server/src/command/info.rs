@@ -18,10 +18,9 @@ pub(super) async fn apply(
     }
     let listing = matches!(request, InfoRequest::List(_));
     let shared = Arc::clone(&session.shared);
-    let answer = shared
+    let mut answer = shared
         .info
         .handle(request, &shared.router, &mut session.route);
-    let mut answer = answer;
     if let (true, Ok(reply)) = (listing, &mut answer) {
         // A list shows what the identity may read, and nothing else.
         let access = &session.access;

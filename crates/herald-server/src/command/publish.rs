@@ -117,11 +117,7 @@ async fn deny_records(session: &Session, publish: &mut Publish) {
     let Some(first) = first else {
         return;
     };
-    let others = match publish.records.len() {
-        0 => "nothing was routed".to_string(),
-        1 => "the other record was taken".to_string(),
-        n => format!("the other {n} records were taken"),
-    };
+    let others = others(publish.records.len());
     let message = match denied {
         1 => format!("{first}; {others}"),
         n => format!("{first}; {n} records refused, {others}"),
@@ -141,14 +137,18 @@ async fn deny_records(session: &Session, publish: &mut Publish) {
 
 /// Says which records of a batch were refused, why, and what became of the others.
 fn refusal(checked: &CheckedPublish) -> String {
-    let routed = checked.publish.records.len();
-    let others = match routed {
+    let others = others(checked.publish.records.len());
+    let text = checked.refusal().unwrap_or_default();
+    format!("{text}; {others}")
+}
+
+/// What became of the records of a batch that were not refused.
+fn others(routed: usize) -> String {
+    match routed {
         0 => "nothing was routed".to_string(),
         1 => "the other record was taken".to_string(),
         n => format!("the other {n} records were taken"),
-    };
-    let text = checked.refusal().unwrap_or_default();
-    format!("{text}; {others}")
+    }
 }
 
 /// Says why a `stored` acknowledgement cannot be promised for this batch, if it cannot:

@@ -35,6 +35,19 @@ pub struct Secured {
     _dir: TempDirGuard,
 }
 
+/// The identity `daq`: its own corner of subjects and objects.
+pub fn daq_entry() -> Entry {
+    Entry {
+        name: "daq".into(),
+        publish: globs(&["DAQ.*"]),
+        deny_publish: globs(&["DAQ.Secret"]),
+        subscribe: globs(&["DAQ.*"]),
+        info_read: globs(&["DAQ.*"]),
+        info_write: globs(&["DAQ.Run*"]),
+        ..Entry::default()
+    }
+}
+
 pub async fn secured() -> Secured {
     let dir = temp_dir("identities");
     let identities = dir.join("identities.toml");
@@ -53,19 +66,7 @@ pub async fn secured() -> Secured {
         },
     )
     .unwrap();
-    let daq = store::add(
-        &identities,
-        Entry {
-            name: "daq".into(),
-            publish: globs(&["DAQ.*"]),
-            deny_publish: globs(&["DAQ.Secret"]),
-            subscribe: globs(&["DAQ.*"]),
-            info_read: globs(&["DAQ.*"]),
-            info_write: globs(&["DAQ.Run*"]),
-            ..Entry::default()
-        },
-    )
-    .unwrap();
+    let daq = store::add(&identities, daq_entry()).unwrap();
     let watcher = store::add(
         &identities,
         Entry {

@@ -350,17 +350,8 @@ async fn object_changes_reach_an_ordinary_subscription_only_where_the_identity_m
 async fn a_token_replaced_under_the_same_name_closes_the_old_one() {
     let s = secured().await;
     let mut old = signed_in(&s.server, "old", &s.daq).await;
-    let same = Entry {
-        name: "daq".into(),
-        publish: globs(&["DAQ.*"]),
-        deny_publish: globs(&["DAQ.Secret"]),
-        subscribe: globs(&["DAQ.*"]),
-        info_read: globs(&["DAQ.*"]),
-        info_write: globs(&["DAQ.Run*"]),
-        ..Entry::default()
-    };
     store::revoke(&s.identities, "daq").unwrap();
-    let new = store::add(&s.identities, same).unwrap();
+    let new = store::add(&s.identities, daq_entry()).unwrap();
     let errors = old.errors_until_close().await;
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].code, ErrorCode::Unauthorized);
