@@ -46,6 +46,8 @@ enum Command {
     Threshold(cmd::threshold::Args),
     /// Manage identities: `new` (prints a token), `ls`, `revoke`.
     Token(cmd::token::Args),
+    /// Make a CA and certificates for TLS trials and tests: `dev DIR [--client NAME]`.
+    Cert(cmd::cert::Args),
     /// Measure throughput against a server.
     Bench(cmd::bench::Args),
     /// Simulate a radio telescope (logs, storms, commands, info objects) against a server.
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Query(args) => cmd::client_runtime(cmd::query::run(args)),
         Command::Threshold(args) => cmd::client_runtime(cmd::threshold::run(args)),
         Command::Token(args) => cmd::token::run(args),
+        Command::Cert(args) => cmd::cert::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Demo(args) => cmd::client_runtime(cmd::demo::run(args)),
     };

@@ -16,6 +16,8 @@ use crate::error::{ClientError, ConnectError};
 use crate::inbox::Inbox;
 use crate::outbox::{Outbox, DEFAULT_OUTBOX_BYTES};
 use crate::subscription::{Counters, Sink, Subscription};
+use crate::tls::{Tls, TlsOptions};
+use crate::transport::Transport;
 use crate::url::ServerUrl;
 
 /// Default events buffered per subscription before the client drops (and reports a gap).
@@ -38,6 +40,9 @@ pub struct ClientOptions {
     pub name: String,
     /// Authentication token; the URL's `?token=` overrides it.
     pub token: String,
+    /// TLS to every server: set by a `herald+tls://` URL (with its `?ca=`, `?cert=` and
+    /// `?key=`), or here for a `herald://` one.
+    pub tls: Option<TlsOptions>,
     /// Heartbeat interval asked of the server; the client pings as often.
     pub heartbeat_interval: Duration,
     /// Silence after which the server counts as dead.
@@ -59,6 +64,7 @@ impl Default for ClientOptions {
         ClientOptions {
             name: default_name(),
             token: String::new(),
+            tls: None,
             heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL,
             heartbeat_timeout: DEFAULT_HEARTBEAT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
@@ -132,6 +138,8 @@ pub(crate) struct Connected {
 /// State shared by the handles and the connection's tasks.
 pub(crate) struct Inner {
     pub(crate) options: ClientOptions,
+    /// TLS, built once from `options.tls`, for every connection and reconnection.
+    pub(crate) tls: Option<Tls>,
     /// Every server of the URL, in order.
     pub(crate) servers: Vec<String>,
     pub(crate) connected: Mutex<Connected>,
@@ -270,11 +278,17 @@ impl Client {
         if let Some(token) = &url.token {
             options.token = token.clone();
         }
+        if let Some(tls) = &url.tls {
+            options.tls = Some(tls.clone());
+        }
+        let tls = options.tls.as_ref().map(Tls::new).transpose();
+        let tls = tls.map_err(ConnectError::Tls)?;
         let mut attempts = Vec::new();
         for (index, server) in url.servers.iter().enumerate() {
-            match crate::io::connect(server, &options).await {
+            match crate::io::connect(server, &options, tls.as_ref()).await {
                 Ok((stream, welcome)) => {
-                    return Ok(Client::start(stream, &url.servers, index, welcome, options))
+                    let servers = &url.servers;
+                    return Ok(Client::start(stream, servers, index, welcome, options, tls));
                 }
                 Err(crate::io::HandshakeError::Refused { code, message }) => {
                     return Err(ConnectError::Refused {
@@ -292,11 +306,12 @@ impl Client {
     }
 
     fn start(
-        stream: tokio::net::TcpStream,
+        stream: Transport,
         servers: &[String],
         index: usize,
         welcome: Welcome,
         options: ClientOptions,
+        tls: Option<Tls>,
     ) -> Client {
         let (stop, _) = watch::channel(false);
         let max_frame = usize::try_from(welcome.max_frame_bytes).unwrap_or(usize::MAX);
@@ -308,6 +323,7 @@ impl Client {
         };
         let inner = Arc::new(Inner {
             options,
+            tls,
             servers: servers.to_vec(),
             connected: Mutex::new(connected),
             subscriptions: Mutex::new(HashMap::new()),

@@ -19,6 +19,10 @@ pub enum ConnectError {
         /// `server: why`, per server tried.
         attempts: Vec<String>,
     },
+    /// The TLS settings could not be used: a CA, certificate or key file that is missing
+    /// or not what it should be.
+    #[error("TLS: {0}")]
+    Tls(String),
     /// A server answered the handshake with an error.
     #[error("server {server} refused the connection: {message} ({})", .code.as_str())]
     Refused {

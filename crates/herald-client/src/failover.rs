@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use herald_proto::frame::Welcome;
 use herald_proto::{ErrorCode, Frame};
-use tokio::net::TcpStream;
 
 use crate::client::{lock, Connected, Inner};
 use crate::error::ClientError;
 use crate::io::{self, HandshakeError};
+use crate::transport::Transport;
 
 /// First pause between rounds of reconnection attempts; it doubles up to the maximum.
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
@@ -20,11 +20,11 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Starts the task that runs the connection and replaces it when it fails.
-pub(crate) fn spawn(stream: TcpStream, welcome: Welcome, inner: Arc<Inner>) {
+pub(crate) fn spawn(stream: Transport, welcome: Welcome, inner: Arc<Inner>) {
     tokio::spawn(supervise(stream, welcome, inner));
 }
 
-async fn supervise(mut stream: TcpStream, mut welcome: Welcome, inner: Arc<Inner>) {
+async fn supervise(mut stream: Transport, mut welcome: Welcome, inner: Arc<Inner>) {
     loop {
         let error = io::run_connection(stream, Arc::clone(&inner), welcome).await;
         if inner.is_stopping() || is_final(&error) || inner.options.reconnect_timeout.is_zero() {
@@ -62,7 +62,7 @@ fn is_final(error: &ClientError) -> bool {
 /// Tries the next servers, round after round with backoff, until one answers or the
 /// reconnect timeout passes. On success the subscriptions and unacknowledged records are
 /// queued for the new connection.
-async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(TcpStream, Welcome)> {
+async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(Transport, Welcome)> {
     let lost = lock(&inner.connected).server.clone();
     tracing::warn!(server = %lost, error = %error, "herald connection lost; failing over");
     inner.connection_lost(&format!(
@@ -78,7 +78,7 @@ async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(TcpStream, Wel
                 return None;
             }
             let index = (first + offset) % servers.len();
-            match io::connect(&servers[index], &inner.options).await {
+            match io::connect(&servers[index], &inner.options, inner.tls.as_ref()).await {
                 Ok((stream, welcome)) => {
                     resume(inner, index, &welcome);
                     return Some((stream, welcome));

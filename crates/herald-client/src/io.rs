@@ -10,14 +10,14 @@ use herald_proto::frame::{DeliverEntry, Hello, Welcome, PROTOCOL_VERSION};
 use herald_proto::frame_buffer::FrameBuffer;
 use herald_proto::{ErrorCode, Frame, FrameError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use crate::client::{lock, ClientOptions, Inner, Route};
 use crate::delivered::Delivered;
 use crate::error::ClientError;
 use crate::subscription::Event;
+use crate::tls::Tls;
+use crate::transport::{ReadHalf, Transport, WriteHalf};
 
 /// Slack over the server's frame limit for `DELIVER` frames, which add a small header to
 /// records that were each within the limit.
@@ -32,16 +32,24 @@ pub(crate) enum HandshakeError {
     Failed(String),
 }
 
-/// Connects to `server` and completes the handshake.
+/// A socket error during the handshake; with TLS 1.3 the server's verdict on a client
+/// certificate arrives here, after the TLS handshake, so TLS's hints apply too.
+fn failed(err: std::io::Error) -> HandshakeError {
+    let message = err.to_string();
+    let hint = crate::tls::hint(&message);
+    HandshakeError::Failed(format!("{message}{hint}"))
+}
+
+/// Connects to `server` (over TLS when `tls` is given) and completes the handshake.
 pub(crate) async fn connect(
     server: &str,
     options: &ClientOptions,
-) -> Result<(TcpStream, Welcome), HandshakeError> {
+    tls: Option<&Tls>,
+) -> Result<(Transport, Welcome), HandshakeError> {
     let attempt = async {
-        let mut stream = TcpStream::connect(server)
+        let mut stream = Transport::open(server, tls)
             .await
-            .map_err(|e| HandshakeError::Failed(e.to_string()))?;
-        let _ = stream.set_nodelay(true);
+            .map_err(HandshakeError::Failed)?;
         let hello = Hello {
             version: PROTOCOL_VERSION,
             name: options.name.clone(),
@@ -50,9 +58,10 @@ pub(crate) async fn connect(
             heartbeat_ms: options.heartbeat_interval.as_millis() as u64,
         };
         stream
+            .write
             .write_all(&Frame::Hello(hello).to_bytes())
             .await
-            .map_err(|e| HandshakeError::Failed(e.to_string()))?;
+            .map_err(failed)?;
         let mut buffer = FrameBuffer::new(herald_proto::frame::DEFAULT_MAX_FRAME_BYTES);
         let frame = loop {
             if let Some(frame) = buffer
@@ -61,10 +70,7 @@ pub(crate) async fn connect(
             {
                 break frame;
             }
-            let read = stream
-                .read_buf(buffer.spare())
-                .await
-                .map_err(|e| HandshakeError::Failed(e.to_string()))?;
+            let read = stream.read.read_buf(buffer.spare()).await.map_err(failed)?;
             if read == 0 {
                 return Err(HandshakeError::Failed(
                     "server closed the connection during the handshake".into(),
@@ -95,11 +101,11 @@ pub(crate) async fn connect(
 /// Runs one connection: a writer task and a reader task. Returns why it ended. When the
 /// client is closing on purpose, waits for the writer to flush first.
 pub(crate) async fn run_connection(
-    stream: TcpStream,
+    stream: Transport,
     inner: Arc<Inner>,
     welcome: Welcome,
 ) -> ClientError {
-    let (read, write) = stream.into_split();
+    let Transport { read, write } = stream;
     let mut writer = tokio::spawn(write_loop(write, Arc::clone(&inner)));
     let mut reader = tokio::spawn(read_loop(read, Arc::clone(&inner), welcome));
     let (error, writer_done) = tokio::select! {
@@ -126,7 +132,7 @@ const CLOSE_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Writes what the outbox holds and pings. Returns `None` after a clean close (everything
 /// written), or the write error.
-async fn write_loop(mut write: OwnedWriteHalf, inner: Arc<Inner>) -> Option<ClientError> {
+async fn write_loop(mut write: WriteHalf, inner: Arc<Inner>) -> Option<ClientError> {
     let mut frames = Vec::new();
     let mut small = Vec::new();
     let mut ping = tokio::time::interval(inner.options.heartbeat_interval);
@@ -160,7 +166,7 @@ const GATHER_BYTES: usize = 16 * 1024;
 
 /// Writes `frames` in order with few system calls and no copy of the large ones.
 async fn write_frames(
-    write: &mut OwnedWriteHalf,
+    write: &mut WriteHalf,
     frames: &mut Vec<Bytes>,
     small: &mut Vec<u8>,
 ) -> std::io::Result<()> {
@@ -183,7 +189,7 @@ async fn write_frames(
 }
 
 /// Reads and dispatches frames and watches the heartbeat; returns why it stopped.
-async fn read_loop(mut read: OwnedReadHalf, inner: Arc<Inner>, welcome: Welcome) -> ClientError {
+async fn read_loop(mut read: ReadHalf, inner: Arc<Inner>, welcome: Welcome) -> ClientError {
     let max_frame = welcome
         .max_frame_bytes
         .saturating_add(DELIVER_OVERHEAD_BYTES);

@@ -5,10 +5,12 @@
 //! - [`client`]: [`Client`] and [`ClientOptions`] — every operation.
 //! - [`subscription`]: [`Subscription`] and [`Event`]; [`delivered`]: [`Delivered`], decoded on first use.
 //! - [`info`]: information objects — types, values, selections, subscriptions.
-//! - [`url`]: [`ServerUrl`], `herald://h1:7400,h2:7400?name=…&token=…`.
+//! - [`url`]: [`ServerUrl`], `herald://h1:7400,h2:7400?name=…&token=…`, and
+//!   `herald+tls://…?ca=…&cert=…&key=…`; [`tls`]: [`TlsOptions`], TLS and mutual TLS.
 //! - [`error`]: [`ConnectError`] and [`ClientError`].
-//! - `outbox`, `io`, `failover`, `inbox`: the send buffer (kept until acknowledged), the
-//!   connection tasks, moving to the next server when one fails, request/reply.
+//! - `outbox`, `io`, `transport`, `failover`, `inbox`: the send buffer (kept until
+//!   acknowledged), the connection tasks, the byte stream (TCP or TLS), moving to the next
+//!   server when one fails, request/reply.
 //! - [`origin`]: the host/process/thread origin of this program's records.
 //! - [`logger`]: [`Logger`], the non-blocking logger with its flight recorder, and
 //!   [`logger::install_log`], the `log` crate facade.
@@ -41,6 +43,8 @@ pub mod logger;
 pub mod origin;
 mod outbox;
 pub mod subscription;
+pub mod tls;
+mod transport;
 pub mod url;
 
 pub use archive::Pages;
@@ -51,4 +55,5 @@ pub use herald_proto as proto;
 pub use info::InfoChange;
 pub use logger::{Logger, LoggerError, LoggerOptions, WhenFull};
 pub use subscription::{Event, Subscription};
+pub use tls::TlsOptions;
 pub use url::{ServerUrl, UrlError};

@@ -1,7 +1,11 @@
-//! Server URLs: `herald://host:port[,host2:port2…][?name=…&token=…]`.
+//! Server URLs: `herald://host:port[,host2:port2…][?name=…&token=…]`, and
+//! `herald+tls://…[?ca=…&cert=…&key=…]` for TLS (see [`TlsOptions`]).
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
+
+use crate::tls::TlsOptions;
 
 /// Port used when a server in the URL names none.
 pub const DEFAULT_PORT: u16 = 7400;
@@ -17,6 +21,8 @@ pub struct ServerUrl {
     pub name: Option<String>,
     /// Authentication token (`?token=`).
     pub token: Option<String>,
+    /// TLS to every server (`herald+tls://`, with `?ca=`, `?cert=` and `?key=`).
+    pub tls: Option<TlsOptions>,
 }
 
 /// Why a URL was refused.
@@ -37,10 +43,15 @@ impl FromStr for ServerUrl {
             url: url.to_string(),
             reason,
         };
-        let rest = match url.split_once("://") {
-            Some(("herald", rest)) => rest,
-            Some((scheme, _)) => return Err(bad(format!("scheme `{scheme}` is not herald://"))),
-            None => url,
+        let (tls, rest) = match url.split_once("://") {
+            Some(("herald", rest)) => (false, rest),
+            Some(("herald+tls", rest)) => (true, rest),
+            Some((scheme, _)) => {
+                return Err(bad(format!(
+                    "scheme `{scheme}` is not herald:// or herald+tls://"
+                )))
+            }
+            None => (false, url),
         };
         let (hosts, query) = rest.split_once('?').unwrap_or((rest, ""));
         let hosts = hosts.trim_end_matches('/');
@@ -57,18 +68,38 @@ impl FromStr for ServerUrl {
             servers,
             name: None,
             token: None,
+            tls: None,
         };
+        let (mut ca, mut cert, mut key) = (None, None, None);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match key {
+            let (option, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match option {
                 "name" => parsed.name = Some(value.to_string()),
                 "token" => parsed.token = Some(value.to_string()),
+                "ca" => ca = Some(PathBuf::from(value)),
+                "cert" => cert = Some(PathBuf::from(value)),
+                "key" => key = Some(PathBuf::from(value)),
                 _ => {
                     return Err(bad(format!(
-                        "unknown option `{key}` (expected name or token)"
+                        "unknown option `{option}` (expected name, token, ca, cert or key)"
                     )))
                 }
             }
+            if !tls && matches!(option, "ca" | "cert" | "key") {
+                return Err(bad(format!("`{option}` needs herald+tls://")));
+            }
+        }
+        let client_cert = match (cert, key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            (Some(_), None) => return Err(bad("`cert` needs its private key as `key`".into())),
+            (None, Some(_)) => return Err(bad("`key` needs its certificate as `cert`".into())),
+        };
+        if tls {
+            parsed.tls = Some(TlsOptions {
+                ca_file: ca,
+                client_cert,
+            });
         }
         Ok(parsed)
     }
@@ -111,7 +142,11 @@ fn parse_host(host: &str) -> Result<String, String> {
 
 impl fmt::Display for ServerUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "herald://{}", self.servers.join(","))
+        let scheme = match self.tls {
+            Some(_) => "herald+tls",
+            None => "herald",
+        };
+        write!(f, "{scheme}://{}", self.servers.join(","))
     }
 }
 
@@ -129,6 +164,19 @@ mod tests {
         assert_eq!(bare.servers, ["127.0.0.1:9000"]);
         let v6: ServerUrl = "herald://[::1]:7401".parse().unwrap();
         assert_eq!(v6.servers, ["[::1]:7401"]);
+        assert_eq!(url.tls, None);
+        let tls: ServerUrl = "herald+tls://h1?ca=/etc/ca.pem&cert=c.pem&key=k.pem&token=t"
+            .parse()
+            .unwrap();
+        let options = tls.tls.clone().unwrap();
+        assert_eq!(options.ca_file, Some(PathBuf::from("/etc/ca.pem")));
+        assert_eq!(
+            options.client_cert,
+            Some((PathBuf::from("c.pem"), PathBuf::from("k.pem")))
+        );
+        assert_eq!(tls.to_string(), "herald+tls://h1:7400");
+        let system: ServerUrl = "herald+tls://h1".parse().unwrap();
+        assert_eq!(system.tls, Some(TlsOptions::default()));
     }
 
     #[test]
@@ -136,7 +184,7 @@ mod tests {
         let err = "http://x:1".parse::<ServerUrl>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "bad server URL `http://x:1`: scheme `http` is not herald://"
+            "bad server URL `http://x:1`: scheme `http` is not herald:// or herald+tls://"
         );
         let err = "herald://x:port".parse::<ServerUrl>().unwrap_err();
         assert_eq!(
@@ -146,7 +194,18 @@ mod tests {
         let err = "herald://x?nmae=1".parse::<ServerUrl>().unwrap_err();
         assert!(err
             .to_string()
-            .ends_with("unknown option `nmae` (expected name or token)"));
+            .ends_with("unknown option `nmae` (expected name, token, ca, cert or key)"));
+        let err = "herald://x?ca=ca.pem".parse::<ServerUrl>().unwrap_err();
+        assert!(
+            err.to_string().ends_with("`ca` needs herald+tls://"),
+            "{err}"
+        );
+        let err = "herald+tls://x?cert=c.pem"
+            .parse::<ServerUrl>()
+            .unwrap_err();
+        assert!(err
+            .to_string()
+            .ends_with("`cert` needs its private key as `key`"));
         assert!("herald://".parse::<ServerUrl>().is_err());
         assert!("herald://a,,b".parse::<ServerUrl>().is_err());
     }

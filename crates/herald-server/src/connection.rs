@@ -19,6 +19,19 @@ pub enum ReadError {
     Io(#[from] std::io::Error),
 }
 
+/// Reads what is there into `buffer`; 0 at the end of the stream. A TLS peer that closes
+/// its socket without TLS's close_notify ends the stream too (rustls reports that as
+/// `UnexpectedEof`): frames carry their length, so a cut inside one is still seen.
+async fn read_some<R: AsyncRead + Unpin>(
+    read: &mut R,
+    buffer: &mut bytes::BytesMut,
+) -> std::io::Result<usize> {
+    match read.read_buf(buffer).await {
+        Err(err) if err.kind() == std::io::ErrorKind::UnexpectedEof => Ok(0),
+        other => other,
+    }
+}
+
 /// The read half of a connection, yielding whole frames.
 #[derive(Debug)]
 pub struct FrameReader<R> {
@@ -46,7 +59,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             if let Some(frame) = self.buffer.next_frame()? {
                 return Ok(Some(frame));
             }
-            if self.read.read_buf(self.buffer.spare()).await? == 0 {
+            if read_some(&mut self.read, self.buffer.spare()).await? == 0 {
                 return match self.buffer.pending() {
                     0 => Ok(None),
                     pending => Err(ReadError::Truncated(pending)),

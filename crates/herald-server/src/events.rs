@@ -33,11 +33,13 @@ pub enum CloseReason {
     Unauthorized,
     /// The connection's identity was revoked (or its permissions changed).
     Revoked,
+    /// The TLS handshake failed or timed out, or the client did not speak TLS.
+    TlsFailed,
 }
 
 impl CloseReason {
     /// Every reason, in the order of [`CloseReason::index`].
-    pub const ALL: [CloseReason; 11] = [
+    pub const ALL: [CloseReason; 12] = [
         CloseReason::ClientClosed,
         CloseReason::ProtocolError,
         CloseReason::FrameTooLarge,
@@ -49,6 +51,7 @@ impl CloseReason {
         CloseReason::SlowConsumer,
         CloseReason::Unauthorized,
         CloseReason::Revoked,
+        CloseReason::TlsFailed,
     ];
 
     /// Returns the snake-case name used by the monitor.
@@ -65,6 +68,7 @@ impl CloseReason {
             CloseReason::SlowConsumer => "slow_consumer",
             CloseReason::Unauthorized => "unauthorized",
             CloseReason::Revoked => "revoked",
+            CloseReason::TlsFailed => "tls_failed",
         }
     }
 

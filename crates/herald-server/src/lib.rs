@@ -18,6 +18,8 @@
 //! - [`monitor`]: counters and the connection registry; [`events`]: log-and-count events.
 //! - [`config`]: [`Config`] from file, `HERALD_*` and flags; [`units`] for `2s`, `64KiB`.
 //! - [`data_lock`]: [`DataDirGuard`](data_lock::DataDirGuard), one server per data directory.
+//! - [`tls`]: TLS on both front doors, mutual TLS, reloading the certificate files;
+//!   [`tls::peer`]: the name in a client certificate.
 //! - [`shutdown`]: the shutdown signal.
 //!
 //! # Example
@@ -51,6 +53,7 @@ pub mod revoke;
 pub mod server;
 pub mod session;
 pub mod shutdown;
+pub mod tls;
 pub mod units;
 pub mod writer;
 

@@ -113,6 +113,7 @@ pub struct Monitor {
     denied: AtomicU64,
     http_refused: AtomicU64,
     http_header_timeouts: AtomicU64,
+    http_tls_failed: AtomicU64,
     closes: [AtomicU64; CloseReason::ALL.len()],
     connections: Mutex<BTreeMap<u64, Arc<ConnectionState>>>,
     sample: Mutex<Sample>,
@@ -135,6 +136,7 @@ impl Monitor {
             denied: AtomicU64::new(0),
             http_refused: AtomicU64::new(0),
             http_header_timeouts: AtomicU64::new(0),
+            http_tls_failed: AtomicU64::new(0),
             closes: Default::default(),
             connections: Mutex::new(BTreeMap::new()),
             sample: Mutex::new(Sample::default()),
@@ -192,14 +194,21 @@ impl Monitor {
         self.http_header_timeouts.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The HTTP front door's counters: connections open, refused over a limit, and closed
-    /// because no request head came in time.
+    /// Counts an HTTPS connection whose TLS handshake failed, timed out, or never began
+    /// (the client spoke plain HTTP).
+    pub(crate) fn count_http_tls_failed(&self) {
+        self.http_tls_failed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The HTTP front door's counters: connections open, refused over a limit, closed
+    /// because no request head came in time, and failed TLS handshakes.
     pub fn http_value(&self, open: usize) -> Value {
         let load = |counter: &AtomicU64| Value::Int(counter.load(Ordering::Relaxed) as i64);
         Value::Map(vec![
             ("connections".into(), Value::Int(open as i64)),
             ("refused".into(), load(&self.http_refused)),
             ("header_timeouts".into(), load(&self.http_header_timeouts)),
+            ("tls_failed".into(), load(&self.http_tls_failed)),
         ])
     }
 

@@ -20,6 +20,7 @@ use crate::config::Config;
 use crate::info::InfoService;
 use crate::monitor::Monitor;
 use crate::shutdown::Shutdown;
+use crate::tls::Tls;
 
 /// How often the monitor's record rates are sampled.
 const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
@@ -49,6 +50,8 @@ pub struct Shared {
     pub queue_budget: Arc<QueueBudget>,
     /// Identities: who a token is, and whether the server is open.
     pub guard: Guard,
+    /// TLS on both front doors, if configured.
+    pub tls: Option<Arc<Tls>>,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -116,6 +119,12 @@ impl Server {
     pub async fn start(config: Config) -> std::io::Result<Server> {
         // Before binding: a server that refuses to be open leaves no port or directory.
         let guard = crate::revoke::open_guard(&config)?;
+        let tls = match &config.tls {
+            None => None,
+            Some(settings) => Some(Arc::new(Tls::load(settings).map_err(|err| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("TLS: {err}"))
+            })?)),
+        };
         let listener = bind(config.listen, "listen").await?;
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;
@@ -142,6 +151,7 @@ impl Server {
                 http_limits.max_connections_per_address,
             ),
             guard,
+            tls: tls.clone(),
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,
@@ -167,7 +177,15 @@ impl Server {
             Arc::clone(&shared),
             Shutdown::new(receiver.clone()),
         ));
-        let syncer = tokio::spawn(sync_info(Arc::clone(&shared), Shutdown::new(receiver)));
+        let mut tasks = vec![accept, sampler, watcher];
+        if let Some(tls) = tls {
+            let reload = crate::tls::watch(tls, Shutdown::new(receiver.clone()));
+            tasks.push(tokio::spawn(reload));
+        }
+        tasks.push(tokio::spawn(sync_info(
+            Arc::clone(&shared),
+            Shutdown::new(receiver),
+        )));
         tracing::info!(listen = %local_addr, http = %http_addr, "herald server ready");
         Ok(Server {
             shared,
@@ -175,7 +193,7 @@ impl Server {
             http_addr,
             shutdown,
             sessions_done,
-            tasks: vec![accept, sampler, syncer, watcher],
+            tasks,
             http,
             http_cut,
             _data_lock: data_lock,
@@ -195,6 +213,11 @@ impl Server {
     /// Returns the server's identities.
     pub fn guard(&self) -> &Guard {
         &self.shared.guard
+    }
+
+    /// Returns the server's TLS, if it has any.
+    pub fn tls(&self) -> Option<&Tls> {
+        self.shared.tls.as_deref()
     }
 
     /// Returns the server's counters.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use herald_proto::frame::{Hello, Welcome, PROTOCOL_VERSION};
 use herald_proto::{ErrorCode, ErrorFrame, Frame, FrameError};
 use herald_router::{DropReason, RouteContext};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -88,27 +88,54 @@ impl Session {
     }
 }
 
-/// Serves one accepted connection until it closes.
+/// Serves one accepted connection until it closes: over TLS when the server has it.
 pub async fn run(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, shutdown: Shutdown) {
     let id = shared.next_connection_id();
     let span = tracing::info_span!("connection", id, %peer);
-    serve(stream, peer, id, shared, shutdown)
-        .instrument(span)
-        .await;
+    let _ = stream.set_nodelay(true);
+    async move {
+        let Some(tls) = shared.tls.clone() else {
+            let (read, write) = stream.into_split();
+            return serve(read, write, None, peer, id, shared, shutdown).await;
+        };
+        let timeout = shared.config.handshake_timeout;
+        let answer = not_tls_answer(&shared.config.name);
+        match crate::tls::session::accept(&tls, stream, |s| s, &answer, timeout).await {
+            Ok((stream, certificate)) => {
+                let (read, write) = tokio::io::split(stream);
+                serve(read, write, certificate, peer, id, shared, shutdown).await;
+            }
+            Err(failure) => {
+                events::frame_rejected(&shared.monitor, id, peer, &failure.to_string());
+                events::connection_closed(
+                    &shared.monitor,
+                    id,
+                    peer,
+                    CloseReason::TlsFailed,
+                    "during the TLS handshake",
+                );
+            }
+        }
+    }
+    .instrument(span)
+    .await;
 }
 
-async fn serve(
-    stream: TcpStream,
+async fn serve<R, W>(
+    read: R,
+    mut write: W,
+    certificate: Option<String>,
     peer: SocketAddr,
     id: u64,
     shared: Arc<Shared>,
     mut shutdown: Shutdown,
-) {
-    let _ = stream.set_nodelay(true);
-    let (read, mut write) = stream.into_split();
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let mut reader = FrameReader::new(read, shared.config.max_frame_bytes);
     let state = Arc::new(ConnectionState::new(id, peer));
-    let (hello, access) = match handshake(&mut reader, &shared).await {
+    let (hello, access) = match handshake(&mut reader, &shared, certificate.as_deref()).await {
         Ok(handshaken) => handshaken,
         Err(close) => {
             if let Some(error) = &close.error {
@@ -226,6 +253,7 @@ fn close_detail(close: &Close) -> String {
 async fn handshake<R>(
     reader: &mut FrameReader<R>,
     shared: &Shared,
+    certificate: Option<&str>,
 ) -> Result<(Hello, Access), Close>
 where
     R: tokio::io::AsyncRead + Unpin,
@@ -268,9 +296,12 @@ where
             ))
         }
     };
-    let access = shared.guard.authenticate(&hello.token).map_err(|message| {
-        Close::with_error(CloseReason::Unauthorized, ErrorCode::Unauthorized, message)
-    })?;
+    let access = shared
+        .guard
+        .authenticate(&hello.token, certificate)
+        .map_err(|message| {
+            Close::with_error(CloseReason::Unauthorized, ErrorCode::Unauthorized, message)
+        })?;
     Ok((hello, access))
 }
 
@@ -346,6 +377,18 @@ fn revoked(access: &Access) -> Close {
         None => "this server now needs a token: connect again with one".to_string(),
     };
     Close::with_error(CloseReason::Revoked, ErrorCode::Unauthorized, message)
+}
+
+/// What a client that speaks plain TCP to a TLS port gets: an `ERROR` frame it can read.
+fn not_tls_answer(server: &str) -> Vec<u8> {
+    let message =
+        format!("server `{server}` speaks TLS on this port: connect with herald+tls://host:port");
+    Frame::Error(ErrorFrame {
+        cid: 0,
+        code: ErrorCode::Handshake,
+        message,
+    })
+    .to_bytes()
 }
 
 /// Returns an HTTP 400 response saying `message`, for an HTTP client on the native port.

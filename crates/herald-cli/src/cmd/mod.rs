@@ -1,6 +1,7 @@
 //! One module per subcommand, plus options they share.
 
 pub mod bench;
+pub mod cert;
 pub mod demo;
 pub mod info;
 pub mod log;
@@ -27,7 +28,8 @@ pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// The `--server` option every client command takes.
 #[derive(Debug, clap::Args)]
 pub struct ServerArgs {
-    /// Server URL: `herald://host:port[,host2:port2][?name=…&token=…]`
+    /// Server URL: `herald://host:port[,host2:port2][?name=…&token=…]`; over TLS
+    /// `herald+tls://host:port[?ca=CA.pem][&cert=CERT.pem&key=KEY.pem]`
     #[arg(long, env = "HERALD_SERVER", default_value = herald_client::url::DEFAULT_URL)]
     pub server: String,
 }

@@ -37,6 +37,21 @@ pub struct Args {
     /// The identities file (default: identities.toml in the data directory).
     #[arg(long)]
     identities: Option<String>,
+    /// TLS on both ports: the server's certificate chain (PEM). Needs --tls-key.
+    /// `herald cert dev DIR` makes a pair for trials.
+    #[arg(long, value_name = "PEM")]
+    tls_cert: Option<String>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "PEM")]
+    tls_key: Option<String>,
+    /// Mutual TLS: CA certificates (PEM) that sign client certificates; a client
+    /// certificate's name (CN, else first DNS name) acts as the identity of that name.
+    #[arg(long, value_name = "PEM")]
+    tls_client_ca: Option<String>,
+    /// With --tls-client-ca: `optional` (default; clients without a certificate use a
+    /// token) or `required` (the handshake fails without one).
+    #[arg(long, value_name = "WHEN")]
+    tls_client_auth: Option<String>,
     /// Validate the configuration, print it, and exit.
     #[arg(long)]
     check_config: bool,
@@ -88,6 +103,10 @@ fn load(args: &Args) -> anyhow::Result<Loaded> {
         ("log_level", &args.log_level),
         ("data_dir", &args.data_dir),
         ("identities", &args.identities),
+        ("tls_cert", &args.tls_cert),
+        ("tls_key", &args.tls_key),
+        ("tls_client_ca", &args.tls_client_ca),
+        ("tls_client_auth", &args.tls_client_auth),
     ];
     for (key, value) in given {
         if let Some(value) = value {
@@ -121,10 +140,23 @@ async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
     eprintln!("herald http on {}", server.http_addr());
     eprintln!("  files:  {open_files}");
     eprintln!("  access: {}", server.guard().describe());
-    eprintln!("  watch:  herald tail --server herald://{addr}");
-    eprintln!("  info:   curl http://{}/info", server.http_addr());
-    eprintln!("  send:   herald log --server herald://{addr} --priority WARNING --subject ANTENNA.DV01 \"encoder fault\"");
-    let demo = demo_seed.map(|seed| {
+    let (scheme, http) = match server.tls() {
+        Some(tls) => {
+            eprintln!("  tls:    {}", tls.describe());
+            eprintln!("          clients add ?ca=CA.pem unless the system trusts the certificate's CA");
+            ("herald+tls", "https")
+        }
+        None => ("herald", "http"),
+    };
+    eprintln!("  watch:  herald tail --server {scheme}://{addr}");
+    eprintln!("  info:   curl {http}://{}/info", server.http_addr());
+    eprintln!("  send:   herald log --server {scheme}://{addr} --priority WARNING --subject ANTENNA.DV01 \"encoder fault\"");
+    if demo_seed.is_some() && server.tls().is_some() {
+        eprintln!(
+            "  demo:   not started: it connects without TLS (try it on a server without TLS)"
+        );
+    }
+    let demo = demo_seed.filter(|_| server.tls().is_none()).map(|seed| {
         let simulation = Simulation::new(seed);
         eprintln!(
             "  demo:   a simulated radio telescope is running as client `{}`:",

@@ -59,11 +59,14 @@ impl Guard {
         self.current().is_empty()
     }
 
-    /// Who `token` (from `HELLO` or `Authorization: Bearer`) is.
+    /// Who the client is: the identity `token` (from `HELLO` or `Authorization: Bearer`)
+    /// belongs to, or else the one named by `certificate`, the name in a client certificate
+    /// the client CA signed (mutual TLS). Given both, they must name the same identity.
     ///
     /// # Errors
-    /// A message for the client: no token where one is needed, or an unknown one.
-    pub fn authenticate(&self, token: &str) -> Result<Access, String> {
+    /// A message for the client: no token where one is needed, an unknown one, a
+    /// certificate naming no identity, or a token and a certificate that disagree.
+    pub fn authenticate(&self, token: &str, certificate: Option<&str>) -> Result<Access, String> {
         let identities = self.current();
         if identities.is_empty() {
             if self.open_allowed {
@@ -76,18 +79,35 @@ impl Guard {
             );
         }
         if token.is_empty() {
+            if let Some(name) = certificate {
+                return identities
+                    .by_name(name)
+                    .map(Access::Identity)
+                    .ok_or_else(|| {
+                        format!(
+                            "the client certificate names `{name}`, which is no identity on this \
+                         server: ask its operator to add it (`herald token new {name} ...`), or \
+                         connect with a token"
+                        )
+                    });
+            }
             return Err(
                 "this server needs a token: give it in the URL (herald://host:7400?token=...) \
                  or as `Authorization: Bearer ...` over HTTP"
                     .to_string(),
             );
         }
-        identities
-            .authenticate(token)
-            .map(Access::Identity)
-            .ok_or_else(|| {
-                "unknown token: it was revoked, or mistyped (tokens start with `hrd_`)".to_string()
-            })
+        let identity = identities.authenticate(token).ok_or_else(|| {
+            "unknown token: it was revoked, or mistyped (tokens start with `hrd_`)".to_string()
+        })?;
+        match certificate {
+            Some(name) if name != identity.name => Err(format!(
+                "the token belongs to `{}` but the client certificate names `{name}`: present \
+                 one identity",
+                identity.name
+            )),
+            _ => Ok(Access::Identity(identity)),
+        }
     }
 
     /// Returns true if `access` still holds: its identity was not revoked or changed, or,

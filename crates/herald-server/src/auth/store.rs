@@ -198,6 +198,11 @@ impl Identities {
         self.by_hash.get(&sha256(token)).cloned()
     }
 
+    /// The identity called `name`: the one a verified client certificate naming it acts as.
+    pub fn by_name(&self, name: &str) -> Option<Arc<Identity>> {
+        self.by_hash.values().find(|i| i.name == name).cloned()
+    }
+
     /// Returns true if `identity` is still here as it was: same token, name and permissions
     /// (not revoked, replaced or changed).
     pub fn still_grants(&self, identity: &Identity) -> bool {

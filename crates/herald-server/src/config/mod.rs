@@ -20,10 +20,12 @@ pub mod archive;
 mod env;
 pub mod limits;
 pub mod security;
+pub mod tls;
 
 pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
 pub use limits::HttpLimits;
 pub use security::SecurityConfig;
+pub use tls::{ClientAuth, TlsConfig};
 
 /// Default data directory, relative to where the server starts.
 pub const DEFAULT_DATA_DIR: &str = "./herald-data";
@@ -62,7 +64,7 @@ pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 24] = [
+pub const KEYS: [&str; 28] = [
     "name",
     "listen",
     "http",
@@ -86,6 +88,10 @@ pub const KEYS: [&str; 24] = [
     "log_level",
     "identities",
     "insecure_open",
+    "tls_cert",
+    "tls_key",
+    "tls_client_ca",
+    "tls_client_auth",
     "archive",
 ];
 
@@ -187,6 +193,14 @@ pub struct RawConfig {
     pub identities: Option<String>,
     /// Serve a non-loopback address with no identities.
     pub insecure_open: Option<bool>,
+    /// The server's certificate chain (PEM): with `tls_key`, both front doors speak TLS.
+    pub tls_cert: Option<String>,
+    /// The certificate's private key (PEM).
+    pub tls_key: Option<String>,
+    /// CA certificates (PEM) that sign client certificates (mutual TLS).
+    pub tls_client_ca: Option<String>,
+    /// `optional` or `required`: whether clients must present a certificate.
+    pub tls_client_auth: Option<String>,
     /// The `[archive]` section.
     pub archive: Option<RawArchiveConfig>,
 }
@@ -240,6 +254,8 @@ pub struct Config {
     pub archive: ArchiveConfig,
     /// Identities and the refusing default.
     pub security: SecurityConfig,
+    /// TLS on both front doors, if configured.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for Config {
@@ -294,6 +310,7 @@ impl Config {
         )? as usize;
         let http_limits = limits::http(&raw)?;
         let security = security::from_raw(&raw);
+        let tls = tls::from_raw(&raw)?;
         let listen = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let max_frame_bytes = bytes(
             "max_frame_bytes",
@@ -402,6 +419,7 @@ impl Config {
             )?,
             log_level,
             security,
+            tls,
             data_dir: PathBuf::from(raw.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.to_string())),
             archive: archive::from_raw(raw.archive)?,
         })

@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::listener::ClientCertificate;
 use super::HttpError;
 use crate::auth::{Access, Operation};
 use crate::events;
@@ -33,7 +34,9 @@ pub async fn check(
         return next.run(request).await;
     }
     let token = token(request.headers()).unwrap_or_default();
-    let access = match shared.guard.authenticate(&token) {
+    let certificate = request.extensions().get::<ClientCertificate>();
+    let certificate = certificate.map(|c| c.0.as_str());
+    let access = match shared.guard.authenticate(&token, certificate) {
         Ok(access) => access,
         Err(message) => {
             let error = HttpError::new(StatusCode::UNAUTHORIZED, "unauthorized", message);

@@ -22,6 +22,12 @@ use tokio::sync::watch;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddr(pub SocketAddr);
 
+/// The name in the client certificate of an HTTPS connection (mutual TLS), put in each
+/// request's extensions when the client presented one; [`caller`](super::caller) takes it
+/// as the identity when no token is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCertificate(pub String);
+
 type CutFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// A TCP stream whose reads and writes fail once the cut signal is sent.

@@ -17,16 +17,21 @@ use axum::Router;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tower::ServiceExt;
 
-use super::listener::{CuttableStream, PeerAddr};
+use super::listener::{ClientCertificate, CuttableStream, PeerAddr};
 use crate::connection_limit::Refusal;
 use crate::server::Shared;
 use crate::shutdown::Shutdown;
+use crate::tls::Tls;
+
+/// What a browser or tool that speaks plain HTTP to the HTTPS port is told.
+const NOT_TLS_ANSWER: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n\
+    Content-Length: 56\r\nConnection: close\r\n\r\nthis port serves HTTPS: use https:// instead of http://\n";
 
 /// Accepts and serves until shutdown; then stops accepting, asks every connection to finish
 /// its request in flight, and returns once all have ended (or `cut` ended them).
@@ -70,7 +75,15 @@ pub async fn run(
         };
         let (stop, cut) = (stop.clone(), cut.clone());
         connections.spawn(async move {
-            connection.serve(stream, stop, cut).await;
+            let _ = stream.set_nodelay(true);
+            match connection.shared.tls.clone() {
+                None => {
+                    connection
+                        .serve(CuttableStream::new(stream, cut), None, stop)
+                        .await
+                }
+                Some(tls) => connection.serve_tls(&tls, stream, stop, cut).await,
+            }
             drop(permit);
         });
     }
@@ -86,17 +99,41 @@ struct Connection {
 }
 
 impl Connection {
-    async fn serve(
+    /// Serves HTTPS: the TLS handshake within the request-head deadline, then HTTP over it.
+    async fn serve_tls(
         self,
+        tls: &Tls,
         stream: TcpStream,
-        mut stop: watch::Receiver<bool>,
+        stop: watch::Receiver<bool>,
         cut: watch::Receiver<bool>,
     ) {
-        let _ = stream.set_nodelay(true);
-        let io = TokioIo::new(CuttableStream::new(stream, cut));
+        let timeout = self.shared.config.http_limits.header_timeout;
+        let wrap = |stream| CuttableStream::new(stream, cut);
+        match crate::tls::session::accept(tls, stream, wrap, NOT_TLS_ANSWER, timeout).await {
+            Ok((stream, certificate)) => self.serve(stream, certificate, stop).await,
+            Err(failure) => {
+                self.shared.monitor.count_http_tls_failed();
+                tracing::debug!(peer = %self.peer.0, "closing an HTTP connection: {failure}");
+            }
+        }
+    }
+
+    async fn serve<IO>(
+        self,
+        stream: IO,
+        certificate: Option<String>,
+        mut stop: watch::Receiver<bool>,
+    ) where
+        IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let io = TokioIo::new(stream);
         let (app, peer) = (self.app, self.peer);
+        let certificate = certificate.map(ClientCertificate);
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
+            if let Some(certificate) = &certificate {
+                request.extensions_mut().insert(certificate.clone());
+            }
             let response = app.clone().oneshot(request.map(Body::new));
             async move { Ok::<_, Infallible>(response.await.unwrap_or_else(|e| match e {})) }
         });

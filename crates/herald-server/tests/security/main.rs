@@ -9,6 +9,7 @@
 mod common;
 mod http;
 mod native;
+mod tls;
 
 use herald_proto::frame::{Hello, Subscribe, PROTOCOL_VERSION};
 use herald_proto::info::{AttributeData, InfoRequest, TypeData, UpdateMode};
