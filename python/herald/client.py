@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import itertools
+import ssl
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from .archive import ArchiveMixin
 from .connection import DEFAULT_RECONNECT_TIMEOUT, Connection
+from .dialer import Dialer
 from .errors import ConnectionClosed, HeraldError
 from .failover import first_link
 from .info import InfoMixin
 from .origin import process_name, shared_local_origin
 from .requests import RequestMixin, _Inbox
 from .subscription import Delivered, Subscription
+from .tls_context import tls_context
 from .url import DEFAULT_URL, parse_url
 from .wire.filter import KINDS_ALL, DeliveryOptions, Filter
 from .wire.frames import Ack, AckLevel, Frame, Subscribe
@@ -256,17 +259,29 @@ def connect(
     name: Optional[str] = None,
     timeout: float = 10.0,
     reconnect_timeout: float = DEFAULT_RECONNECT_TIMEOUT,
+    *,
+    ssl_context: Optional[ssl.SSLContext] = None,
 ) -> Client:
     """Connects to the first server of ``url`` that answers (``herald://h1:7400,h2:7400``,
     options ``?name=…&token=…``); raises ConnectError naming why each one failed.
+
+    ``herald+tls://`` reaches the servers over TLS and checks each one's certificate against
+    its host name (or address) in the URL: options ``ca=FILE`` (PEM CAs the certificate must
+    chain to; the system's trust store without it) and, for mutual TLS, ``cert=FILE&key=FILE``
+    (the client's PEM certificate chain and key). ``ssl_context`` is used instead of building
+    one from these (it needs ``herald+tls://``, and a URL without ``ca``, ``cert``, ``key``).
+    A file that cannot be used raises ConnectError naming it.
 
     When the connection is lost later the client fails over: it tries the next servers of
     the URL, round after round with backoff, for up to ``reconnect_timeout`` seconds (0 turns
     failover off), makes its subscriptions again and resends every record the lost server
     had not acknowledged. Requests waiting at that moment fail with ConnectionClosed."""
     parsed = parse_url(url)
-    client_name = name or parsed.name or process_name()
-    token = parsed.token or ""
-    index, link = first_link(parsed.servers, client_name, token, timeout)
-    conn = Connection(parsed.servers, index, link, client_name, token, timeout, reconnect_timeout)
+    dialer = Dialer(
+        name=name or parsed.name or process_name(),
+        token=parsed.token or "",
+        ssl_context=tls_context(parsed, ssl_context),
+    )
+    index, link = first_link(parsed.servers, dialer, timeout)
+    conn = Connection(parsed.servers, index, link, dialer, timeout, reconnect_timeout)
     return Client(conn, url)

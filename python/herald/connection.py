@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
+from .dialer import Dialer
 from .errors import ConnectionClosed, HeraldError, RequestTooLargeError, ServerError
 from .failover import Address, FailoverMixin
 from .link import Link
@@ -77,16 +78,14 @@ class Connection(FailoverMixin):
         servers: List[Address],
         index: int,
         link: Link,
-        name: str,
-        token: str,
+        dialer: Dialer,
         connect_timeout: float,
         reconnect_timeout: float = DEFAULT_RECONNECT_TIMEOUT,
     ) -> None:
         self._servers = servers
         self._index = index
         self._link = link
-        self._name = name
-        self._token = token
+        self._dialer = dialer
         self._connect_timeout = connect_timeout
         self.reconnect_timeout = reconnect_timeout
         self.failovers = 0

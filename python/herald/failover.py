@@ -9,6 +9,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Union
 
+from .dialer import Dialer
 from .errors import ConnectError, ConnectionClosed
 from .link import Link
 from .wire.frames import Frame, encode_frame
@@ -28,13 +29,13 @@ Address = Tuple[str, int]
 _log = logging.getLogger("herald.client")
 
 
-def first_link(servers: List[Address], name: str, token: str, timeout: float) -> Tuple[int, Link]:
+def first_link(servers: List[Address], dialer: Dialer, timeout: float) -> Tuple[int, Link]:
     """The first server of the list that completes the handshake, with its index; raises
     ConnectError naming why each one failed."""
     errors = []
     for index, address in enumerate(servers):
         try:
-            return index, Link(address, name, token, timeout)
+            return index, Link(address, dialer, timeout)
         except ConnectError as err:
             errors.append(str(err))
     raise ConnectError("; ".join(errors))
@@ -43,8 +44,7 @@ def first_link(servers: List[Address], name: str, token: str, timeout: float) ->
 def reconnect(
     servers: List[Address],
     start: int,
-    name: str,
-    token: str,
+    dialer: Dialer,
     connect_timeout: float,
     reconnect_timeout: float,
     stopping: threading.Event,
@@ -61,9 +61,8 @@ def reconnect(
             index = (start + offset) % len(servers)
             remaining = deadline - time.monotonic()
             try:
-                return index, Link(
-                    servers[index], name, token, max(0.1, min(connect_timeout, remaining))
-                )
+                timeout = max(0.1, min(connect_timeout, remaining))
+                return index, Link(servers[index], dialer, timeout)
             except ConnectError:
                 continue
         if time.monotonic() + backoff > deadline or stopping.wait(backoff):
@@ -77,8 +76,7 @@ class FailoverMixin:
     _servers: List[Address]
     _index: int
     _link: Link
-    _name: str
-    _token: str
+    _dialer: Dialer
     _connect_timeout: float
     reconnect_timeout: float
     failovers: int
@@ -111,8 +109,7 @@ class FailoverMixin:
         found = reconnect(
             self._servers,
             (self._index + 1) % len(self._servers),
-            self._name,
-            self._token,
+            self._dialer,
             self._connect_timeout,
             self.reconnect_timeout,
             self._stopping,

@@ -1,30 +1,36 @@
-"""One TCP link to one server: connect, shake hands (HELLO → WELCOME), read frames."""
+"""One link to one server: connect (over TLS if the dialer says so), shake hands (HELLO →
+WELCOME), read frames."""
 
 from __future__ import annotations
 
 import socket
+import ssl
 from typing import Tuple
 
+from .dialer import Dialer
 from .errors import ConnectError, ConnectionClosed
+from .tls import tls_failure
 from .wire.frames import Error, Frame, FrameBuffer, Hello, Welcome, encode_frame
 from .wire.msgpack_codec import DecodeError
 
 
 class Link:
-    """A socket that has completed the handshake, with the server's WELCOME."""
+    """A connection that has completed the handshake, with the server's WELCOME. ``sock`` is
+    a plain socket or a :class:`herald.tls.TlsSocket`; both read and write the same way."""
 
-    def __init__(self, address: Tuple[str, int], name: str, token: str, timeout: float) -> None:
+    def __init__(self, address: Tuple[str, int], dialer: Dialer, timeout: float) -> None:
         self.address = address
         self.where = f"{address[0]}:{address[1]}"
-        try:
-            self.sock = socket.create_connection(address, timeout=timeout)
-        except OSError as err:
-            raise ConnectError(f"cannot connect to herald server {self.where}: {err}") from None
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = dialer.open(address, timeout)
         self._buffer = FrameBuffer()
         try:
-            self.sock.sendall(encode_frame(Hello(name=name, token=token)))
+            self.sock.sendall(encode_frame(Hello(name=dialer.name, token=dialer.token)))
             first = self.read_frame()
+        except ssl.SSLError as err:
+            # TLS 1.3 ends the client's handshake before the server has checked the client's
+            # certificate: a refusal of it (or of none) is an alert read here.
+            self.sock.close()
+            raise ConnectError(tls_failure(self.where, err)) from None
         except (OSError, DecodeError, ConnectionClosed) as err:
             self.sock.close()
             raise ConnectError(f"handshake with herald server {self.where} failed: {err}") from None

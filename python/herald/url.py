@@ -1,4 +1,12 @@
-"""Server URLs: ``herald://host:port[,host2:port2][?name=…&token=…]`` (as the Rust client)."""
+"""Server URLs, as the Rust client reads them::
+
+    herald://host:port[,host2:port2…][?name=N&token=T]
+    herald+tls://host:port[,host2:port2…][?name=N&token=T&ca=FILE&cert=FILE&key=FILE]
+
+``herald+tls`` reaches every server of the URL over TLS, checking its certificate against the
+host name (or IP address) written in the URL; ``ca`` is a PEM file of the CAs it must chain to
+(the system's trust store without it); ``cert`` and ``key`` are the client's certificate chain
+and private key (PEM) for mutual TLS. Option values are taken as written."""
 
 from __future__ import annotations
 
@@ -9,6 +17,7 @@ from .errors import UrlError
 
 DEFAULT_PORT = 7400
 DEFAULT_URL = "herald://127.0.0.1:7400"
+_TLS_OPTIONS = ("ca", "cert", "key")
 
 
 @dataclass
@@ -16,10 +25,15 @@ class ServerUrl:
     servers: List[Tuple[str, int]] = field(default_factory=list)
     name: Optional[str] = None
     token: Optional[str] = None
+    tls: bool = False
+    ca: Optional[str] = None
+    cert: Optional[str] = None
+    key: Optional[str] = None
 
     def __str__(self) -> str:
+        """The scheme and servers, never the options (a token must not reach a log)."""
         hosts = [f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in self.servers]
-        return "herald://" + ",".join(hosts)
+        return ("herald+tls://" if self.tls else "herald://") + ",".join(hosts)
 
 
 def parse_url(url: str) -> ServerUrl:
@@ -27,15 +41,17 @@ def parse_url(url: str) -> ServerUrl:
         return UrlError(f"bad server URL `{url}`: {reason}")
 
     rest = url
+    tls = False
     if "://" in url:
         scheme, rest = url.split("://", 1)
-        if scheme != "herald":
-            raise bad(f"scheme `{scheme}` is not herald://")
+        if scheme not in ("herald", "herald+tls"):
+            raise bad(f"scheme `{scheme}` is not herald:// or herald+tls://")
+        tls = scheme == "herald+tls"
     hosts, _, query = rest.partition("?")
     hosts = hosts.rstrip("/")
     if not hosts:
         raise bad("no server named (expected herald://host:port)")
-    parsed = ServerUrl()
+    parsed = ServerUrl(tls=tls)
     for host in hosts.split(","):
         try:
             parsed.servers.append(_parse_host(host))
@@ -47,8 +63,15 @@ def parse_url(url: str) -> ServerUrl:
             parsed.name = value
         elif key == "token":
             parsed.token = value
+        elif key in _TLS_OPTIONS:
+            if not tls:
+                raise bad(f"`{key}` needs herald+tls://")
+            setattr(parsed, key, value)
         else:
-            raise bad(f"unknown option `{key}` (expected name or token)")
+            raise bad(f"unknown option `{key}` (expected name, token, ca, cert or key)")
+    if (parsed.cert is None) != (parsed.key is None):
+        given, missing = ("cert", "key") if parsed.key is None else ("key", "cert")
+        raise bad(f"`{given}` without `{missing}` (mutual TLS needs both)")
     return parsed
 
 
