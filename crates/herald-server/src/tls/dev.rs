@@ -166,12 +166,15 @@ fn common_name(name: &str) -> DistinguishedName {
 }
 
 fn issue(
-    params: CertificateParams,
+    mut params: CertificateParams,
     ca: &rcgen::Certificate,
     ca_key: &KeyPair,
     (cert_path, key_path): &(PathBuf, PathBuf),
     made: &mut Vec<PathBuf>,
 ) -> Result<(), DevError> {
+    // An authority key identifier: strict verifiers (OpenSSL 3 as Python 3.13 sets it up)
+    // refuse a certificate without one.
+    params.use_authority_key_identifier_extension = true;
     let key = KeyPair::generate()?;
     let cert = params.signed_by(&key, ca, ca_key)?;
     write(key_path, &key.serialize_pem(), made)?;
