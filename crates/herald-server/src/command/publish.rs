@@ -104,16 +104,27 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
 async fn deny_records(session: &Session, publish: &mut Publish) {
     let mut first = None;
     let mut denied = 0u64;
-    publish.records.retain(
-        |record| match session.access.check_publish(record.subject()) {
-            Ok(()) => true,
+    // A batch mostly repeats a few subjects: a record about the subject just allowed needs
+    // no second look at the globs.
+    let mut allowed = String::new();
+    publish.records.retain(|record| {
+        let subject = record.subject();
+        if !allowed.is_empty() && subject == allowed {
+            return true;
+        }
+        match session.access.check_publish(subject) {
+            Ok(()) => {
+                allowed.clear();
+                allowed.push_str(subject);
+                true
+            }
             Err(message) => {
                 denied += 1;
                 first.get_or_insert(message);
                 false
             }
-        },
-    );
+        }
+    });
     let Some(first) = first else {
         return;
     };
