@@ -205,8 +205,9 @@ fn bad_input_gets_a_clear_error_and_a_failing_exit() {
     let mut command = Command::new(HERALD);
     command.args(["log", "-s", "X", "t", "--server", "http://nowhere"]);
     let output = run_bounded(command);
-    assert!(text(&output.stderr)
-        .contains("bad server URL `http://nowhere`: scheme `http` is not herald://"));
+    assert!(text(&output.stderr).contains(
+        "bad server URL `http://nowhere`: scheme `http` is not herald:// or herald+tls://"
+    ));
 }
 
 #[test]

@@ -92,8 +92,12 @@ impl FromStr for ServerUrl {
         let client_cert = match (cert, key) {
             (Some(cert), Some(key)) => Some((cert, key)),
             (None, None) => None,
-            (Some(_), None) => return Err(bad("`cert` needs its private key as `key`".into())),
-            (None, Some(_)) => return Err(bad("`key` needs its certificate as `cert`".into())),
+            (Some(_), None) => {
+                return Err(bad("`cert` without `key` (mutual TLS needs both)".into()))
+            }
+            (None, Some(_)) => {
+                return Err(bad("`key` without `cert` (mutual TLS needs both)".into()))
+            }
         };
         if tls {
             parsed.tls = Some(TlsOptions {
@@ -205,7 +209,7 @@ mod tests {
             .unwrap_err();
         assert!(err
             .to_string()
-            .ends_with("`cert` needs its private key as `key`"));
+            .ends_with("`cert` without `key` (mutual TLS needs both)"));
         assert!("herald://".parse::<ServerUrl>().is_err());
         assert!("herald://a,,b".parse::<ServerUrl>().is_err());
     }

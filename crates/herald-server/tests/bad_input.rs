@@ -490,14 +490,17 @@ async fn connections_over_the_limit_are_refused_with_the_limit() {
 #[tokio::test]
 async fn bad_urls_are_connect_errors_naming_the_url() {
     for (url, reason) in [
-        ("http://x", "scheme `http` is not herald://"),
+        (
+            "http://x",
+            "scheme `http` is not herald:// or herald+tls://",
+        ),
         ("herald://x:port", "bad port `port` in `x:port`"),
         ("herald://x:0", "bad port `0` in `x:0`"),
         ("herald://", "no server named (expected herald://host:port)"),
         ("herald://a,,b", "empty server between commas"),
         (
             "herald://x?nmae=me",
-            "unknown option `nmae` (expected name or token)",
+            "unknown option `nmae` (expected name, token, ca, cert or key)",
         ),
         (
             "herald://::1:7400",

@@ -143,7 +143,9 @@ async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
     let (scheme, http) = match server.tls() {
         Some(tls) => {
             eprintln!("  tls:    {}", tls.describe());
-            eprintln!("          clients add ?ca=CA.pem unless the system trusts the certificate's CA");
+            eprintln!(
+                "          clients add ?ca=CA.pem unless the system trusts the certificate's CA"
+            );
             ("herald+tls", "https")
         }
         None => ("herald", "http"),
