@@ -59,6 +59,8 @@ pub enum FrameType {
     Ping = 0x40,
     /// Either way: yes.
     Pong = 0x41,
+    /// Between cluster members, over a route: who is in the cluster.
+    Members = 0x70,
     /// Either way: something was wrong.
     Error = 0x7f,
 }
@@ -89,6 +91,7 @@ impl FrameType {
             QueryReply,
             Ping,
             Pong,
+            Members,
             Error,
         ]
         .into_iter()
@@ -117,6 +120,7 @@ impl FrameType {
             FrameType::QueryReply => "QUERY_REPLY",
             FrameType::Ping => "PING",
             FrameType::Pong => "PONG",
+            FrameType::Members => "MEMBERS",
             FrameType::Error => "ERROR",
         }
     }
@@ -482,6 +486,8 @@ pub enum Frame {
     Ping,
     /// Heartbeat answer.
     Pong,
+    /// Who is in the cluster (routes only): see [`crate::route::Members`].
+    Members(crate::route::Members),
     /// See [`ErrorFrame`].
     Error(ErrorFrame),
 }
@@ -574,6 +580,7 @@ impl Frame {
             Frame::QueryReply { .. } => FrameType::QueryReply,
             Frame::Ping => FrameType::Ping,
             Frame::Pong => FrameType::Pong,
+            Frame::Members(_) => FrameType::Members,
             Frame::Error(_) => FrameType::Error,
         }
     }

@@ -132,6 +132,7 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             selection.encode(out);
         }
         Frame::Ping | Frame::Pong => {}
+        Frame::Members(members) => members.encode(out),
         Frame::Error(error) => {
             msgpack::write_array_len(out, 3);
             msgpack::write_uint(out, error.cid);
@@ -248,6 +249,7 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
             }
         }
         FrameType::Ping => Frame::Ping,
+        FrameType::Members => Frame::Members(crate::route::Members::decode(&mut reader)?),
         FrameType::Pong => Frame::Pong,
         FrameType::Error => {
             expect_array(&mut reader, "ERROR", 3)?;

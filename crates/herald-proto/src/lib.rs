@@ -46,6 +46,7 @@ pub mod origin;
 pub mod priority;
 pub mod record;
 pub mod request;
+pub mod route;
 pub mod time;
 pub mod value;
 

@@ -83,6 +83,7 @@ fn route(c: &mut Criterion) {
             queue: Arc::clone(&queue),
             visible: visible.map(Arc::new),
             visible_info: None,
+            route: false,
         }));
         let mut context = RouteContext::default();
         let mut drained = Vec::new();

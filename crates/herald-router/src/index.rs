@@ -34,7 +34,7 @@ impl Index {
     pub fn rebuild(
         &self,
         added: Option<Arc<Subscription>>,
-        remove: impl Fn(&Subscription) -> bool,
+        remove: &impl Fn(&Subscription) -> bool,
     ) -> Index {
         let mut next = Index {
             generation: self.generation + 1,

@@ -21,7 +21,7 @@
 //! let router = Router::new();
 //! let queue = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));
 //! let filter = Filter::subject("ANTENNA.*").unwrap();
-//! router.subscribe(Arc::new(Subscription { connection: 1, id: 1, filter, queue: queue.clone(), visible: None, visible_info: None }));
+//! router.subscribe(Arc::new(Subscription { connection: 1, id: 1, filter, queue: queue.clone(), visible: None, visible_info: None, route: false }));
 //!
 //! let mut publish = Vec::new();
 //! herald_proto::frame::write_publish_header(&mut publish, 0, Default::default(), 1);
@@ -44,6 +44,6 @@ pub mod subscription;
 pub use cache::MatchCache;
 pub use index::{Index, Matched};
 pub use queue::{Delivery, DropCounters, DropReason, Drops, Gap, Queue, QueueBudget, QueueConfig};
-pub use router::{RouteContext, RouteStats, Router};
+pub use router::{InterestListener, RouteContext, RouteStats, Router};
 pub use rules::GlobRules;
 pub use subscription::Subscription;

@@ -12,6 +12,15 @@ use crate::index::Index;
 use crate::queue::{Delivery, Drops, Queue};
 use crate::subscription::Subscription;
 
+/// Hears of this server's own subscriptions as they come and go (not of routes' interests):
+/// a cluster tells the other members what this one's subscribers want.
+pub trait InterestListener: Send + Sync + std::fmt::Debug {
+    /// `subscription` was added.
+    fn added(&self, subscription: &Arc<Subscription>);
+    /// `subscription` was removed.
+    fn removed(&self, subscription: &Arc<Subscription>);
+}
+
 /// Routes records to subscriptions. Cheap to share: clone the `Arc`.
 #[derive(Debug, Default)]
 pub struct Router {
@@ -19,6 +28,7 @@ pub struct Router {
     /// Serializes index rebuilds; never taken on the routing path.
     rebuild: Mutex<()>,
     next_seq: AtomicU64,
+    listener: std::sync::OnceLock<Arc<dyn InterestListener>>,
 }
 
 /// What routing one batch did.
@@ -41,9 +51,23 @@ pub struct RouteContext {
     cache: MatchCache,
     pending: Vec<(Arc<Queue>, Vec<Delivery>)>,
     blocked: Vec<(Arc<Queue>, Vec<Delivery>)>,
+    /// Records routed through this context came over a route: local subscribers only.
+    from_route: bool,
+    /// Route queues one record was queued on already (a route's interests share a queue),
+    /// by address: only compared, cleared before each record.
+    routed: Vec<usize>,
 }
 
 impl RouteContext {
+    /// A context for the records a member receives over a route: they reach this member's
+    /// own subscribers and are never sent over another route.
+    pub fn from_route() -> RouteContext {
+        RouteContext {
+            from_route: true,
+            ..RouteContext::default()
+        }
+    }
+
     /// Returns (hits, misses) of the match cache.
     pub fn cache_stats(&self) -> (u64, u64) {
         self.cache.stats()
@@ -91,13 +115,39 @@ impl Router {
         self.change(None, |s| s.connection == connection);
     }
 
+    /// Sets who hears of local subscriptions coming and going; told at once of those there
+    /// are. Only the first listener set is kept (returns false for a later one).
+    pub fn set_listener(&self, listener: Arc<dyn InterestListener>) -> bool {
+        let _guard = self
+            .rebuild
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if self.listener.set(Arc::clone(&listener)).is_err() {
+            return false;
+        }
+        for subscription in self.index.load().iter().filter(|s| !s.route) {
+            listener.added(subscription);
+        }
+        true
+    }
+
     fn change(&self, added: Option<Arc<Subscription>>, remove: impl Fn(&Subscription) -> bool) {
         let _guard = self
             .rebuild
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let next = self.index.load().rebuild(added, remove);
+        let current = self.index.load();
+        let next = current.rebuild(added.clone(), &remove);
         self.index.store(Arc::new(next));
+        // Told under the lock, so a listener hears of changes in the order they were made.
+        if let Some(listener) = self.listener.get() {
+            for gone in current.iter().filter(|s| !s.route && remove(s)) {
+                listener.removed(gone);
+            }
+            if let Some(added) = added.filter(|s| !s.route) {
+                listener.added(&added);
+            }
+        }
     }
 
     /// Returns the current snapshot of subscriptions.
@@ -138,9 +188,19 @@ impl Router {
         for (offset, record) in records.iter().enumerate() {
             let matched = context.cache.lookup(&index, record.subject());
             let meta = &record.meta;
+            context.routed.clear();
             for subscription in &matched.channels[meta.priority as usize] {
-                let filter = &subscription.filter;
-                if !filter.matches_record(record) {
+                if subscription.route {
+                    // One hop, and once per route however many of its interests match.
+                    let queue = Arc::as_ptr(&subscription.queue) as usize;
+                    if context.from_route || context.routed.contains(&queue) {
+                        continue;
+                    }
+                    if !subscription.filter.matches_record(record) {
+                        continue;
+                    }
+                    context.routed.push(queue);
+                } else if !subscription.filter.matches_record(record) {
                     continue;
                 }
                 // Only subscriptions of identities that may not read every object have this.

@@ -25,6 +25,10 @@ pub struct Subscription {
     /// The object names whose changes (records of kind `info`) its identity may read, when
     /// not all: info records about other names are not delivered.
     pub visible_info: Option<Arc<GlobRules>>,
+    /// A far member's interest, held for a route to it (a cluster): its queue is the
+    /// route's, shared by every interest of that member, and records that came in over a
+    /// route never go to one (one hop).
+    pub route: bool,
 }
 
 impl Subscription {

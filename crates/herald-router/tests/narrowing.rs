@@ -29,6 +29,7 @@ fn subscribe(router: &Router, id: u64, subject: &str, visible: Option<GlobRules>
         queue: Arc::clone(&queue),
         visible: visible.map(Arc::new),
         visible_info: None,
+        route: false,
     }));
     queue
 }

@@ -1,0 +1,77 @@
+//! What cluster members say to each other over a route beyond the client frames they
+//! reuse: `MEMBERS`, who is in the cluster. A route connection starts with `MEMBERS` both
+//! ways (the sender, its cluster's name and the members it knows) and sends it again when
+//! the members it knows change; far subscribers' interests travel as `SUBSCRIBE` and
+//! `UNSUBSCRIBE`, records as `DELIVER` (docs/cluster.md).
+
+use crate::error::DecodeError;
+use crate::msgpack::{self, Reader};
+
+/// One member of a cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Member {
+    /// Chosen at random when the member starts: a restarted member is a new one.
+    pub id: u64,
+    /// Its server name, for people.
+    pub name: String,
+    /// `host:port` of its route listener, as the others reach it.
+    pub address: String,
+}
+
+/// The body of a `MEMBERS` frame.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Members {
+    /// The cluster's name: a route between members of different clusters is refused.
+    pub cluster: String,
+    /// The sender.
+    pub me: Member,
+    /// Every other member the sender knows of (routed to or not).
+    pub known: Vec<Member>,
+}
+
+impl Members {
+    /// Appends `[cluster, member, [member, …]]`, each member `[id, name, address]`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        msgpack::write_array_len(out, 3);
+        msgpack::write_str(out, &self.cluster);
+        self.me.encode(out);
+        msgpack::write_array_len(out, msgpack::len_u32(self.known.len()));
+        for member in &self.known {
+            member.encode(out);
+        }
+    }
+
+    /// Reads what [`Members::encode`] writes.
+    ///
+    /// # Errors
+    /// [`DecodeError`] for anything else.
+    pub fn decode(reader: &mut Reader<'_>) -> Result<Members, DecodeError> {
+        crate::frame_body::expect_array(reader, "MEMBERS", 3)?;
+        let cluster = reader.read_str()?.to_string();
+        let me = Member::decode(reader)?;
+        let count = reader.read_array_len()?;
+        let mut known = Vec::with_capacity((count as usize).min(1024));
+        for _ in 0..count {
+            known.push(Member::decode(reader)?);
+        }
+        Ok(Members { cluster, me, known })
+    }
+}
+
+impl Member {
+    fn encode(&self, out: &mut Vec<u8>) {
+        msgpack::write_array_len(out, 3);
+        msgpack::write_uint(out, self.id);
+        msgpack::write_str(out, &self.name);
+        msgpack::write_str(out, &self.address);
+    }
+
+    fn decode(reader: &mut Reader<'_>) -> Result<Member, DecodeError> {
+        crate::frame_body::expect_array(reader, "MEMBERS member", 3)?;
+        Ok(Member {
+            id: reader.read_uint()?,
+            name: reader.read_str()?.to_string(),
+            address: reader.read_str()?.to_string(),
+        })
+    }
+}
