@@ -8,6 +8,7 @@
 //! - [`auth`]: identities (the file `herald token` writes), [`Access`](auth::Access) and the
 //!   permission checks; [`revoke`]: the refusing default, reloading the file, closing
 //!   revoked connections.
+//! - [`cluster`]: this server as a member of a cluster — routes, interests, dialers.
 //! - [`command`]: one file per client operation (publish, subscribe, unsubscribe, monitor).
 //! - [`connection`]: [`FrameReader`], frames from a socket.
 //! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
@@ -39,6 +40,7 @@
 
 pub mod archive;
 pub mod auth;
+pub mod cluster;
 pub mod command;
 pub mod config;
 pub mod connection;

@@ -52,6 +52,8 @@ pub struct Shared {
     pub guard: Guard,
     /// TLS on both front doors, if configured.
     pub tls: Option<Arc<Tls>>,
+    /// The cluster this server is a member of, once its route listener is up.
+    pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -77,6 +79,9 @@ impl Shared {
                 "archive".into(),
                 crate::archive::stats_value(&archive.stats()),
             ));
+        }
+        if let Some(cluster) = self.cluster.get() {
+            data.push(("cluster".into(), cluster.snapshot()));
         }
         data.push((
             "http".into(),
@@ -152,6 +157,7 @@ impl Server {
             ),
             guard,
             tls: tls.clone(),
+            cluster: std::sync::OnceLock::new(),
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,
@@ -178,6 +184,11 @@ impl Server {
             Shutdown::new(receiver.clone()),
         ));
         let mut tasks = vec![accept, sampler, watcher];
+        if let Some(config) = shared.config.cluster.clone() {
+            let (cluster, started) = crate::cluster::start(&shared, &config).await?;
+            let _ = shared.cluster.set(cluster);
+            tasks.extend(started);
+        }
         if let Some(tls) = tls {
             let reload = crate::tls::watch(tls, Shutdown::new(receiver.clone()));
             tasks.push(tokio::spawn(reload));
@@ -213,6 +224,11 @@ impl Server {
     /// Returns the server's identities.
     pub fn guard(&self) -> &Guard {
         &self.shared.guard
+    }
+
+    /// Returns the server's cluster, if it is a member of one.
+    pub fn cluster(&self) -> Option<&crate::cluster::Cluster> {
+        self.shared.cluster.get().map(|c| c.as_ref())
     }
 
     /// Returns the server's TLS, if it has any.

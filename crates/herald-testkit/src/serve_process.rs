@@ -13,6 +13,8 @@ pub struct ServeProcess {
     pub addr: String,
     /// The address it serves HTTP on, `127.0.0.1:<port>`.
     pub http_addr: String,
+    /// The address of its route listener, when started with `--cluster`.
+    pub route_addr: Option<String>,
     /// Its data directory (fresh for each process).
     pub data_dir: std::path::PathBuf,
     /// Whether the directory was made for this process (and goes with it).
@@ -83,12 +85,20 @@ impl ServeProcess {
         };
         let addr = line_after("herald serving on ");
         let http_addr = line_after("herald http on ");
+        let route_addr = extra.contains(&"--cluster").then(|| {
+            let line = line_after("  cluster: ");
+            line.rsplit(" routes on ")
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        });
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
         ServeProcess {
             child,
             addr,
             http_addr,
+            route_addr,
             data_dir,
             owns_data_dir: false,
         }

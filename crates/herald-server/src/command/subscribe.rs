@@ -44,6 +44,7 @@ fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, Strin
         // Narrowed to what the identity may see (docs/security.md).
         visible: session.access.visible_subjects(),
         visible_info: session.access.visible_objects(),
+        route: false,
     }));
     Ok(())
 }

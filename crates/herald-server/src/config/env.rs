@@ -1,9 +1,11 @@
 //! `HERALD_*` environment variables as settings: `HERALD_<KEY>` sets the file's `<key>`,
-//! `HERALD_ARCHIVE_<KEY>` the `[archive]` section's. A variable that names no setting is
+//! `HERALD_ARCHIVE_<KEY>` the `[archive]` section's, `HERALD_CLUSTER_<KEY>` the
+//! `[cluster]` section's. A variable that names no setting is
 //! ignored with a warning (a test script's `HERALD_BIN` is not a mistake in the server's
 //! configuration); a known setting with a bad value is still an error.
 
 use super::archive::ARCHIVE_KEYS;
+use super::cluster::CLUSTER_KEYS;
 use super::{invalid, ConfigError, CLIENT_ENV_VARS, ENV_PREFIX, KEYS, SCRIPT_ENV_PREFIX};
 
 /// Sets the keys `env` names in `table`; returns a warning for each variable ignored.
@@ -23,9 +25,19 @@ pub(super) fn apply(
             continue;
         }
         let key = key.to_ascii_lowercase();
+        if let Some(sub) = key.strip_prefix("cluster_") {
+            if CLUSTER_KEYS.contains(&sub) {
+                set_section_key(table, "cluster", sub, &value)?;
+            } else {
+                let known = CLUSTER_KEYS;
+                let setting = format!("cluster.{sub}");
+                warnings.push(unknown(&name, &setting, sub, &known, "cluster."));
+            }
+            continue;
+        }
         if let Some(sub) = key.strip_prefix("archive_") {
             if ARCHIVE_KEYS.contains(&sub) && sub != "rules" {
-                set_archive_key(table, sub, &value)?;
+                set_section_key(table, "archive", sub, &value)?;
                 continue;
             }
             let known: Vec<&str> = ARCHIVE_KEYS
@@ -42,7 +54,7 @@ pub(super) fn apply(
             ));
             continue;
         }
-        if !KEYS.contains(&key.as_str()) || key == "archive" {
+        if !KEYS.contains(&key.as_str()) || key == "archive" || key == "cluster" {
             warnings.push(unknown(&name, &key, &key, &KEYS, ""));
             continue;
         }
@@ -80,23 +92,27 @@ fn edit_distance(a: &str, b: &str) -> usize {
     previous[b.len()]
 }
 
-/// Sets `[archive]`'s `key` from a variable (`HERALD_ARCHIVE_KEYSPACE=site_a`);
-/// `contact_points` takes a comma-separated list. Rules only come from the file.
-fn set_archive_key(table: &mut toml::Table, key: &str, value: &str) -> Result<(), ConfigError> {
+/// Sets `[section]`'s `key` from a variable (`HERALD_ARCHIVE_KEYSPACE=site_a`);
+/// `contact_points` and `routes` take a comma-separated list. Rules only come from the file.
+fn set_section_key(
+    table: &mut toml::Table,
+    name: &'static str,
+    key: &str,
+    value: &str,
+) -> Result<(), ConfigError> {
     let section = table
-        .entry("archive")
+        .entry(name)
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
     let Some(section) = section.as_table_mut() else {
-        return Err(invalid(
-            "archive",
-            "must be a table (`[archive]`)".to_string(),
-        ));
+        return Err(invalid(name, format!("must be a table (`[{name}]`)")));
     };
     let parsed = match key {
-        "contact_points" => toml::Value::Array(
+        "contact_points" | "routes" => toml::Value::Array(
             value
                 .split(',')
-                .map(|point| toml::Value::String(point.trim().to_string()))
+                .map(str::trim)
+                .filter(|point| !point.is_empty())
+                .map(|point| toml::Value::String(point.to_string()))
                 .collect(),
         ),
         _ => env_value(value),

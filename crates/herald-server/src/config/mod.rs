@@ -17,12 +17,14 @@ use serde::Deserialize;
 use crate::units::{parse_bytes, parse_duration};
 
 pub mod archive;
+pub mod cluster;
 mod env;
 pub mod limits;
 pub mod security;
 pub mod tls;
 
 pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
+pub use cluster::{ClusterConfig, RawClusterConfig, CLUSTER_KEYS};
 pub use limits::HttpLimits;
 pub use security::SecurityConfig;
 pub use tls::{ClientAuth, TlsConfig};
@@ -64,7 +66,7 @@ pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 28] = [
+pub const KEYS: [&str; 29] = [
     "name",
     "listen",
     "http",
@@ -93,6 +95,7 @@ pub const KEYS: [&str; 28] = [
     "tls_client_ca",
     "tls_client_auth",
     "archive",
+    "cluster",
 ];
 
 /// Why the configuration was refused.
@@ -203,6 +206,8 @@ pub struct RawConfig {
     pub tls_client_auth: Option<String>,
     /// The `[archive]` section.
     pub archive: Option<RawArchiveConfig>,
+    /// The `[cluster]` section.
+    pub cluster: Option<RawClusterConfig>,
 }
 
 /// A loaded configuration and what was ignored on the way.
@@ -256,6 +261,8 @@ pub struct Config {
     pub security: SecurityConfig,
     /// TLS on both front doors, if configured.
     pub tls: Option<TlsConfig>,
+    /// This server's cluster, if it is a member of one.
+    pub cluster: Option<ClusterConfig>,
 }
 
 impl Default for Config {
@@ -422,6 +429,7 @@ impl Config {
             tls,
             data_dir: PathBuf::from(raw.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.to_string())),
             archive: archive::from_raw(raw.archive)?,
+            cluster: cluster::from_raw(raw.cluster)?,
         })
     }
 }

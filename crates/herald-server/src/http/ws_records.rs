@@ -164,6 +164,7 @@ pub async fn upgrade(
             queue: Arc::clone(&browser.queue),
             visible,
             visible_info,
+            route: false,
         }));
         let render = RecordsRender {
             local,

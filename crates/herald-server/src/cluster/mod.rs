@@ -1,0 +1,276 @@
+//! This server as a member of a cluster (`[cluster]`, docs/cluster.md): a route listener,
+//! dialers to seeds and to the members they tell of (a full mesh, one route per pair of
+//! members), and the interests of local subscribers announced over every route, so that a
+//! member sends a record over a route only when a subscriber on the far side wants it. A
+//! record that came over a route goes to local subscribers only: one hop, exactly once.
+//!
+//! - [`interest`]: local interests and their announcement.
+//! - [`route`]: one route connection: handshake, the far side's interests, records both ways.
+//! - [`dial`]: the route listener and the dialers, with backoff.
+
+pub mod dial;
+pub mod interest;
+pub mod route;
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use herald_proto::route::{Member, Members};
+use herald_proto::value::{Field, Value};
+use herald_proto::Frame;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+use crate::config::ClusterConfig;
+use crate::server::Shared;
+
+pub use interest::Interests;
+pub use route::RouteHandle;
+
+/// The cluster as this member sees it.
+#[derive(Debug)]
+pub struct Cluster {
+    /// The cluster's name.
+    pub name: String,
+    /// This member.
+    pub me: Member,
+    /// Local interests, announced over the routes.
+    pub interests: Arc<Interests>,
+    state: Mutex<State>,
+    /// Told when a route comes or goes, so dialers look again.
+    pub changed: Notify,
+    /// Members to start a dialer for (started by [`start`]'s task, not by a route's).
+    dials: tokio::sync::mpsc::UnboundedSender<Member>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Every other member known, by id.
+    known: BTreeMap<u64, Member>,
+    /// The open routes, by the far member's id.
+    routes: HashMap<u64, Arc<RouteHandle>>,
+    /// Members a dialer already runs for.
+    dialing: std::collections::HashSet<u64>,
+}
+
+impl Cluster {
+    /// A cluster member named `server` whose route listener others reach at `address`, and
+    /// the receiver of the members it asks to dial.
+    pub fn new(
+        config: &ClusterConfig,
+        server: &str,
+        address: String,
+    ) -> (Cluster, tokio::sync::mpsc::UnboundedReceiver<Member>) {
+        let (dials, requests) = tokio::sync::mpsc::unbounded_channel();
+        let id = loop {
+            let mut bytes = [0u8; 8];
+            ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
+                .expect("the operating system's random source");
+            let id = u64::from_be_bytes(bytes);
+            if id != 0 {
+                break id;
+            }
+        };
+        let cluster = Cluster {
+            dials,
+            name: config.name.clone(),
+            me: Member {
+                id,
+                name: server.to_string(),
+                address,
+            },
+            interests: Arc::new(Interests::default()),
+            state: Mutex::new(State::default()),
+            changed: Notify::new(),
+        };
+        (cluster, requests)
+    }
+
+    /// Asks for a dialer to `member`.
+    pub fn request_dial(&self, member: Member) {
+        let _ = self.dials.send(member);
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The `MEMBERS` frame this member sends.
+    pub fn members_frame(&self) -> Frame {
+        Frame::Members(Members {
+            cluster: self.name.clone(),
+            me: self.me.clone(),
+            known: self.state().known.values().cloned().collect(),
+        })
+    }
+
+    /// Learns of `members` (from a route's `MEMBERS`); returns those new to it, which this
+    /// member should dial (those with a greater id: the smaller id dials).
+    pub fn learn(&self, members: &[Member]) -> Vec<Member> {
+        let mut state = self.state();
+        let mut dial = Vec::new();
+        let mut changed = false;
+        for member in members.iter().filter(|m| m.id != self.me.id) {
+            if state.known.insert(member.id, member.clone()).is_none() {
+                changed = true;
+                let routed = state.routes.contains_key(&member.id);
+                if member.id > self.me.id && !routed && state.dialing.insert(member.id) {
+                    dial.push(member.clone());
+                }
+            }
+        }
+        drop(state);
+        if changed {
+            self.broadcast(self.members_frame());
+        }
+        dial
+    }
+
+    /// Marks that a dialer runs for `id` (a seed, once its id is known).
+    pub fn dialing(&self, id: u64) -> bool {
+        !self.state().dialing.insert(id)
+    }
+
+    /// Returns true if a route to member `id` is open.
+    pub fn has_route(&self, id: u64) -> bool {
+        self.state().routes.contains_key(&id)
+    }
+
+    /// Registers a route to `handle.member`. Between two members only one route stays: the
+    /// one the member with the smaller id dialed. Returns the route it replaced, to close,
+    /// or `Err(())` if this one is the one to close.
+    #[allow(clippy::result_unit_err)]
+    pub fn register(&self, handle: Arc<RouteHandle>) -> Result<Option<Arc<RouteHandle>>, ()> {
+        let preferred = |h: &RouteHandle| h.outbound == (self.me.id < h.member.id);
+        let mut state = self.state();
+        let replaced = match state.routes.get(&handle.member.id) {
+            Some(existing) if preferred(existing) || !preferred(&handle) => return Err(()),
+            Some(existing) => Some(Arc::clone(existing)),
+            None => None,
+        };
+        state.routes.insert(handle.member.id, Arc::clone(&handle));
+        drop(state);
+        self.changed.notify_waiters();
+        Ok(replaced)
+    }
+
+    /// Forgets route `handle` (if it is still the registered one).
+    pub fn unregister(&self, handle: &RouteHandle) {
+        let mut state = self.state();
+        if state
+            .routes
+            .get(&handle.member.id)
+            .is_some_and(|h| h.connection == handle.connection)
+        {
+            state.routes.remove(&handle.member.id);
+        }
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// Sends `frame` over every route.
+    pub fn broadcast(&self, frame: Frame) {
+        for route in self.state().routes.values() {
+            let _ = route.control.send(frame.clone());
+        }
+    }
+
+    /// The cluster for the monitor: its name, this member, the others and each route.
+    pub fn snapshot(&self) -> Value {
+        let state = self.state();
+        let member = |m: &Member| {
+            Value::Map(vec![
+                ("id".into(), Value::Str(format!("{:016x}", m.id))),
+                ("name".into(), Value::Str(m.name.clone())),
+                ("address".into(), Value::Str(m.address.clone())),
+                (
+                    "routed".into(),
+                    Value::Bool(state.routes.contains_key(&m.id)),
+                ),
+            ])
+        };
+        let routes = state.routes.values().map(|r| r.snapshot()).collect();
+        let fields: Vec<Field> = vec![
+            ("name".into(), Value::Str(self.name.clone())),
+            ("me".into(), member(&self.me)),
+            (
+                "members".into(),
+                Value::Array(state.known.values().map(member).collect()),
+            ),
+            ("routes".into(), Value::Array(routes)),
+            ("interests".into(), Value::Int(self.interests.len() as i64)),
+        ];
+        Value::Map(fields)
+    }
+}
+
+/// Binds the route listener, and starts it and the dialers to the seeds.
+///
+/// # Errors
+/// The bind error, naming the address.
+pub async fn start(
+    shared: &Arc<Shared>,
+    config: &ClusterConfig,
+) -> std::io::Result<(Arc<Cluster>, Vec<tokio::task::JoinHandle<()>>)> {
+    let listener = TcpListener::bind(config.listen).await.map_err(|err| {
+        std::io::Error::new(
+            err.kind(),
+            format!("cannot listen for routes on {}: {err}", config.listen),
+        )
+    })?;
+    let bound: SocketAddr = listener.local_addr()?;
+    let address = config
+        .advertise
+        .clone()
+        .unwrap_or_else(|| bound.to_string());
+    let (cluster, mut requests) = Cluster::new(config, &shared.config.name, address);
+    let cluster = Arc::new(cluster);
+    shared
+        .router
+        .set_listener(Arc::clone(&cluster.interests) as Arc<dyn herald_router::InterestListener>);
+    let mut tasks = vec![tokio::spawn(dial::listen(
+        listener,
+        Arc::clone(shared),
+        Arc::clone(&cluster),
+        shared.shutdown_signal(),
+    ))];
+    let (dialing_shared, dialing_cluster) = (Arc::clone(shared), Arc::clone(&cluster));
+    let mut stop = shared.shutdown_signal();
+    tasks.push(tokio::spawn(async move {
+        loop {
+            let member = tokio::select! {
+                member = requests.recv() => match member {
+                    Some(member) => member,
+                    None => return,
+                },
+                () = stop.recv() => return,
+            };
+            tokio::spawn(dial::dial(
+                member.address,
+                Some(member.id),
+                Arc::clone(&dialing_shared),
+                Arc::clone(&dialing_cluster),
+                dialing_shared.shutdown_signal(),
+            ));
+        }
+    }));
+    for seed in &config.routes {
+        tasks.push(tokio::spawn(dial::dial(
+            seed.clone(),
+            None,
+            Arc::clone(shared),
+            Arc::clone(&cluster),
+            shared.shutdown_signal(),
+        )));
+    }
+    Ok((cluster, tasks))
+}
+
+/// Returns the route listener's bound address, for the banner.
+pub fn describe(cluster: &Cluster) -> String {
+    format!(
+        "member {} ({:016x}) of cluster `{}`, routes on {}",
+        cluster.me.name, cluster.me.id, cluster.name, cluster.me.address
+    )
+}
