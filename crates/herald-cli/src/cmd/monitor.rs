@@ -72,6 +72,38 @@ fn nonzero_line(label: &str, map: Option<&Value>) -> Option<String> {
     (!nonzero.is_empty()).then(|| format!("{label}: {}\n", nonzero.join(", ")))
 }
 
+/// Renders the cluster: this member, the members known, and each route.
+fn render_cluster(cluster: &[Field], out: &mut String) {
+    let members = match monitor_value(cluster, "members") {
+        Some(Value::Array(members)) => members.len(),
+        _ => 0,
+    };
+    out.push_str(&format!(
+        "cluster {}: {} other members known, {} local interests announced
+",
+        text(cluster, "name"),
+        members,
+        int(cluster, "interests"),
+    ));
+    let Some(Value::Array(routes)) = monitor_value(cluster, "routes") else {
+        return;
+    };
+    for route in routes {
+        let Value::Map(r) = route else { continue };
+        out.push_str(&format!(
+            "  route {} {:<3} {:<21} records in {:<10} out {:<10} queue {:<8} dropped {:<8} far interests {}\n",
+            text(r, "member"),
+            text(r, "direction"),
+            text(r, "address"),
+            int(r, "records_in"),
+            int(r, "records_out"),
+            int(r, "queue"),
+            int(r, "dropped"),
+            int(r, "interests"),
+        ));
+    }
+}
+
 /// Renders monitor data for people.
 pub fn render(data: &[Field]) -> String {
     let mut out = format!(
@@ -124,6 +156,9 @@ pub fn render(data: &[Field]) -> String {
         if let Some(Value::Str(error)) = monitor_value(archive, "last_error") {
             out.push_str(&format!("archive last error: {error}\n"));
         }
+    }
+    if let Some(Value::Map(cluster)) = monitor_value(data, "cluster") {
+        render_cluster(cluster, &mut out);
     }
     let Some(Value::Array(clients)) = monitor_value(data, "clients") else {
         return out;

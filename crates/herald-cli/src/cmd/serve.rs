@@ -52,6 +52,16 @@ pub struct Args {
     /// token) or `required` (the handshake fails without one).
     #[arg(long, value_name = "WHEN")]
     tls_client_auth: Option<String>,
+    /// Join or start a cluster of this name (`[cluster] name`, docs/cluster.md).
+    #[arg(long, value_name = "NAME")]
+    cluster: Option<String>,
+    /// With --cluster: the route listener's address (default 127.0.0.1:7401).
+    #[arg(long, value_name = "ADDR", requires = "cluster")]
+    cluster_listen: Option<String>,
+    /// With --cluster: a member to join through, `herald://host:port` of its route
+    /// listener; repeat for more.
+    #[arg(long = "route", value_name = "URL", requires = "cluster")]
+    routes: Vec<String>,
     /// Validate the configuration, print it, and exit.
     #[arg(long)]
     check_config: bool,
@@ -113,6 +123,23 @@ fn load(args: &Args) -> anyhow::Result<Loaded> {
             flags.insert(key.to_string(), toml::Value::String(value.clone()));
         }
     }
+    if let Some(name) = &args.cluster {
+        let mut section = toml::Table::new();
+        section.insert("name".into(), toml::Value::String(name.clone()));
+        if let Some(listen) = &args.cluster_listen {
+            section.insert("listen".into(), toml::Value::String(listen.clone()));
+        }
+        if !args.routes.is_empty() {
+            let routes = args
+                .routes
+                .iter()
+                .cloned()
+                .map(toml::Value::String)
+                .collect();
+            section.insert("routes".into(), toml::Value::Array(routes));
+        }
+        flags.insert("cluster".to_string(), toml::Value::Table(section));
+    }
     if args.insecure_open {
         flags.insert("insecure_open".to_string(), toml::Value::Boolean(true));
     }
@@ -140,6 +167,9 @@ async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
     eprintln!("herald http on {}", server.http_addr());
     eprintln!("  files:  {open_files}");
     eprintln!("  access: {}", server.guard().describe());
+    if let Some(cluster) = server.cluster() {
+        eprintln!("  cluster: {}", herald_server::cluster::describe(cluster));
+    }
     let (scheme, http) = match server.tls() {
         Some(tls) => {
             eprintln!("  tls:    {}", tls.describe());

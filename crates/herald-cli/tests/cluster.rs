@@ -1,0 +1,191 @@
+//! A cluster of three real `herald serve` processes: the second and third join through the
+//! first, and all three form a full mesh. Records published on any member reach the
+//! subscribers of every member exactly once, and a member sends over a route only what the
+//! far side's subscribers want.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use herald_client::{Client, Subscription};
+use herald_proto::{Filter, Kind, Record, Value};
+use herald_testkit::ServeProcess;
+
+const HERALD: &str = env!("CARGO_BIN_EXE_herald");
+const PER_MEMBER: usize = 1_000;
+const WAIT: Duration = Duration::from_secs(10);
+
+fn member(name: &str, seed: Option<&ServeProcess>) -> ServeProcess {
+    let mut args = vec![
+        "--name",
+        name,
+        "--cluster",
+        "test",
+        "--cluster-listen",
+        "127.0.0.1:0",
+    ];
+    let seed_url = seed.map(|s| format!("herald://{}", s.route_addr.as_deref().unwrap()));
+    if let Some(url) = &seed_url {
+        args.extend(["--route", url]);
+    }
+    ServeProcess::start(HERALD, &args)
+}
+
+fn field<'a>(value: &'a Value, key: &str) -> &'a Value {
+    match value {
+        Value::Map(fields) => fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("no `{key}` in {value:?}")),
+        other => panic!("not a map: {other:?}"),
+    }
+}
+
+fn int(value: &Value) -> i64 {
+    match value {
+        Value::Int(n) => *n,
+        other => panic!("not an int: {other:?}"),
+    }
+}
+
+/// The routes of `client`'s server, as the monitor shows them.
+async fn routes(client: &Client) -> Vec<Value> {
+    let data = client.monitor().await.unwrap();
+    let cluster = herald_client::monitor_value(&data, "cluster")
+        .expect("a cluster")
+        .clone();
+    match field(&cluster, "routes") {
+        Value::Array(routes) => routes.clone(),
+        other => panic!("routes: {other:?}"),
+    }
+}
+
+/// Waits until every member has a route to both others carrying at least `interests`
+/// interests of the far side.
+async fn wait_for_mesh(clients: &[Client], interests: i64) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let mut ready = true;
+        for client in clients {
+            let routes = routes(client).await;
+            ready &= routes.len() == 2
+                && routes
+                    .iter()
+                    .all(|r| int(field(r, "interests")) >= interests);
+        }
+        if ready {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the mesh did not form in time"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn numbered(from: &str, n: usize) -> Record {
+    Record {
+        text: format!("{from} {n}"),
+        ..Record::new(Kind::Message, "T.numbers")
+    }
+}
+
+/// Reads until `expected` records came (or the wait ends), then a little longer to catch
+/// duplicates; returns how often each text came.
+async fn collect(subscription: &mut Subscription, expected: usize) -> BTreeMap<String, usize> {
+    let mut seen = BTreeMap::new();
+    let mut total = 0;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while total < expected && tokio::time::Instant::now() < deadline {
+        if let Ok(delivered) = subscription
+            .next_record_timeout(Duration::from_millis(200))
+            .await
+        {
+            *seen.entry(delivered.record().text.clone()).or_insert(0) += 1;
+            total += 1;
+        }
+    }
+    while let Ok(delivered) = subscription
+        .next_record_timeout(Duration::from_millis(300))
+        .await
+    {
+        *seen.entry(delivered.record().text.clone()).or_insert(0) += 1;
+    }
+    seen
+}
+
+#[tokio::test]
+async fn records_reach_every_member_once_and_only_where_wanted() {
+    let a = member("a", None);
+    let b = member("b", Some(&a));
+    let c = member("c", Some(&a));
+    let mut clients = Vec::new();
+    for server in [&a, &b, &c] {
+        clients.push(Client::connect(&server.url()).await.unwrap());
+    }
+    let mut subscriptions = Vec::new();
+    for client in &clients {
+        subscriptions.push(
+            client
+                .subscribe(Filter::subject("T.*").unwrap())
+                .await
+                .unwrap(),
+        );
+    }
+    wait_for_mesh(&clients, 1).await;
+
+    // Nobody wants `U.*`: it must not cross any route.
+    for n in 0..500 {
+        let record = Record::new(Kind::Message, "U.unwanted");
+        clients[0]
+            .publish(&Record {
+                text: format!("u {n}"),
+                ..record
+            })
+            .await
+            .unwrap();
+    }
+    for (client, from) in clients.iter().zip(["a", "b", "c"]) {
+        for n in 0..PER_MEMBER {
+            client.publish(&numbered(from, n)).await.unwrap();
+        }
+        client.flush(WAIT).await.unwrap();
+    }
+    for (subscription, at) in subscriptions.iter_mut().zip(["a", "b", "c"]) {
+        let seen = collect(subscription, 3 * PER_MEMBER).await;
+        assert_eq!(seen.len(), 3 * PER_MEMBER, "member {at} missed records");
+        let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(
+            twice.is_empty(),
+            "member {at} got records more than once: {twice:?}"
+        );
+    }
+    for route in routes(&clients[0]).await {
+        let out = int(field(&route, "records_out"));
+        assert_eq!(out, PER_MEMBER as i64, "a's route sent {out}: {route:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_member_of_another_cluster_is_refused() {
+    let a = member("a", None);
+    let seed = format!("herald://{}", a.route_addr.as_deref().unwrap());
+    let stranger = ServeProcess::start(
+        HERALD,
+        &[
+            "--cluster",
+            "other",
+            "--cluster-listen",
+            "127.0.0.1:0",
+            "--route",
+            &seed,
+        ],
+    );
+    let a_client = Client::connect(&a.url()).await.unwrap();
+    let stranger_client = Client::connect(&stranger.url()).await.unwrap();
+    // The stranger dials at once; give it a few attempts.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(routes(&a_client).await.is_empty());
+    assert!(routes(&stranger_client).await.is_empty());
+}
