@@ -530,3 +530,14 @@ def test_info_reply_parts_carry_a_third_element_only_when_more_follow() -> None:
     joined = InfoReply([obj], [])
     joined.extend(InfoReply([None], [TypeData("RunInfo")]))
     assert joined == InfoReply([obj, None], [TypeData("RunInfo")])
+
+
+def test_a_gap_may_name_the_cluster_member_whose_route_lost_the_records() -> None:
+    local = fr.Gap(1, 3, 7, 9, [(Priority.INFO, 3)])
+    remote = fr.Gap(1, 2, 40, 41, [(Priority.DEBUG, 2)], member="b")
+    assert decode_frame(encode_frame(local)) == local
+    assert decode_frame(encode_frame(remote)) == remote
+    # Five elements without the member, six with it; nothing else.
+    assert encode_frame(local)[5] == 0x95 and encode_frame(remote)[5] == 0x96
+    with pytest.raises(DecodeError, match="GAP must be an array of 5 or 6"):
+        decode_frame(b"\x00\x00\x00\x06\x13\x94\x01\x01\x01\x01")

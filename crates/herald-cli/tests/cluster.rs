@@ -15,6 +15,10 @@ const PER_MEMBER: usize = 1_000;
 const WAIT: Duration = Duration::from_secs(10);
 
 fn member(name: &str, seed: Option<&ServeProcess>) -> ServeProcess {
+    member_with(name, seed, &[])
+}
+
+fn member_with(name: &str, seed: Option<&ServeProcess>, env: &[(&str, &str)]) -> ServeProcess {
     let mut args = vec![
         "--name",
         name,
@@ -27,7 +31,7 @@ fn member(name: &str, seed: Option<&ServeProcess>) -> ServeProcess {
     if let Some(url) = &seed_url {
         args.extend(["--route", url]);
     }
-    ServeProcess::start(HERALD, &args)
+    ServeProcess::start_with_env(HERALD, &args, env)
 }
 
 fn field<'a>(value: &'a Value, key: &str) -> &'a Value {
@@ -63,12 +67,18 @@ async fn routes(client: &Client) -> Vec<Value> {
 /// Waits until every member has a route to both others carrying at least `interests`
 /// interests of the far side.
 async fn wait_for_mesh(clients: &[Client], interests: i64) {
+    wait_for_routes(clients, 2, interests).await;
+}
+
+/// Waits until each of `clients`' servers has `count` routes, each with at least
+/// `interests` interests of the far side.
+async fn wait_for_routes(clients: &[Client], count: usize, interests: i64) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let mut ready = true;
         for client in clients {
             let routes = routes(client).await;
-            ready &= routes.len() == 2
+            ready &= routes.len() == count
                 && routes
                     .iter()
                     .all(|r| int(field(r, "interests")) >= interests);
@@ -78,7 +88,7 @@ async fn wait_for_mesh(clients: &[Client], interests: i64) {
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the mesh did not form in time"
+            "the routes did not come in time"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -188,4 +198,85 @@ async fn a_member_of_another_cluster_is_refused() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(routes(&a_client).await.is_empty());
     assert!(routes(&stranger_client).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_hung_member_is_dropped_by_heartbeat_and_the_mesh_heals_when_it_wakes() {
+    let fast = [
+        ("HERALD_HEARTBEAT_INTERVAL", "200ms"),
+        ("HERALD_HEARTBEAT_TIMEOUT", "1s"),
+    ];
+    let a = member_with("a", None, &fast);
+    let b = member_with("b", Some(&a), &fast);
+    let c = member_with("c", Some(&a), &fast);
+    let (a_client, b_client) = (
+        Client::connect(&a.url()).await.unwrap(),
+        Client::connect(&b.url()).await.unwrap(),
+    );
+    let mut on_b = b_client
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    let both = [a_client.clone(), b_client.clone()];
+    wait_for_routes(&both, 2, 0).await;
+
+    let signal = |signal: &str| {
+        let status = std::process::Command::new("kill")
+            .args([signal, &c.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    signal("-STOP");
+    // a and b each drop their route to the hung member; the one between them stays.
+    wait_for_routes(&both, 1, 0).await;
+    a_client.publish(&numbered("a", 1)).await.unwrap();
+    a_client.flush(WAIT).await.unwrap();
+    let delivered = on_b.next_record_timeout(WAIT).await.unwrap();
+    assert_eq!(delivered.record().text, "a 1");
+
+    signal("-CONT");
+    wait_for_routes(&both, 2, 0).await;
+    let c_client = Client::connect(&c.url()).await.unwrap();
+    wait_for_routes(&[c_client], 2, 0).await;
+}
+
+#[tokio::test]
+async fn a_loss_on_a_route_reaches_the_far_subscribers_as_a_gap_naming_the_member() {
+    // a's queues, its route to b among them, hold 8 records: a burst overflows the route.
+    let a = member_with("a", None, &[("HERALD_QUEUE_RECORDS", "8")]);
+    let b = member("b", Some(&a));
+    let (a_client, b_client) = (
+        Client::connect(&a.url()).await.unwrap(),
+        Client::connect(&b.url()).await.unwrap(),
+    );
+    let mut on_b = b_client
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    wait_for_routes(std::slice::from_ref(&a_client), 1, 1).await;
+    const BURST: u64 = 20_000;
+    for n in 0..BURST as usize {
+        a_client.publish(&numbered("a", n)).await.unwrap();
+    }
+    a_client.flush(WAIT).await.unwrap();
+    let (mut records, mut lost, mut named) = (0u64, 0u64, true);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while records + lost < BURST && tokio::time::Instant::now() < deadline {
+        match tokio::time::timeout(Duration::from_millis(500), on_b.next()).await {
+            Ok(Some(herald_client::Event::Record(_))) => records += 1,
+            Ok(Some(herald_client::Event::Gap(gap))) => {
+                lost += gap.count;
+                named &= gap.member.as_deref() == Some("a");
+            }
+            _ => {}
+        }
+    }
+    assert!(lost > 0, "the route lost nothing: make the burst larger");
+    assert!(named, "every gap names member a");
+    assert_eq!(
+        records + lost,
+        BURST,
+        "{records} records and {lost} reported lost"
+    );
 }

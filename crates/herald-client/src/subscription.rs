@@ -71,6 +71,7 @@ impl LocalGap {
             first_seq: self.first_seq,
             last_seq: self.last_seq,
             by_priority,
+            member: None,
         }
     }
 }

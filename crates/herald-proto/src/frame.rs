@@ -285,6 +285,9 @@ pub struct GapNotice {
     pub last_seq: u64,
     /// Lost records per priority, ascending by priority, zero counts left out.
     pub by_priority: Vec<(crate::Priority, u64)>,
+    /// The cluster member whose route to this server lost them (then the sequence numbers
+    /// are that member's); `None` for losses on this server.
+    pub member: Option<String>,
 }
 
 /// `SUBSCRIBE`: start receiving records that pass a filter.

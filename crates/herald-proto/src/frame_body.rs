@@ -50,7 +50,8 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             }
         }
         Frame::Gap(gap) => {
-            msgpack::write_array_len(out, 5);
+            let len = if gap.member.is_some() { 6 } else { 5 };
+            msgpack::write_array_len(out, len);
             msgpack::write_uint(out, gap.subscription);
             msgpack::write_uint(out, gap.count);
             msgpack::write_uint(out, gap.first_seq);
@@ -59,6 +60,9 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             for (priority, count) in &gap.by_priority {
                 msgpack::write_uint(out, *priority as u64);
                 msgpack::write_uint(out, *count);
+            }
+            if let Some(member) = &gap.member {
+                msgpack::write_str(out, member);
             }
         }
         Frame::Subscribe(subscribe) => {
@@ -363,13 +367,22 @@ fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEn
 }
 
 fn decode_gap(reader: &mut Reader<'_>) -> Result<GapNotice, DecodeError> {
-    expect_array(reader, "GAP", 5)?;
+    // Five elements, or six with the member whose route lost the records.
+    let found = reader.read_array_len()?;
+    if found != 5 && found != 6 {
+        return Err(DecodeError::WrongLength {
+            message: "GAP",
+            expected: 5,
+            found,
+        });
+    }
     let mut gap = GapNotice {
         subscription: reader.read_uint()?,
         count: reader.read_uint()?,
         first_seq: reader.read_uint()?,
         last_seq: reader.read_uint()?,
         by_priority: Vec::new(),
+        member: None,
     };
     for _ in 0..reader.read_map_len()? {
         let number = reader.read_uint()?;
@@ -381,6 +394,9 @@ fn decode_gap(reader: &mut Reader<'_>) -> Result<GapNotice, DecodeError> {
                 reason: format!("priority {number} is not defined"),
             })?;
         gap.by_priority.push((priority, reader.read_uint()?));
+    }
+    if found == 6 {
+        gap.member = Some(reader.read_str()?.to_string());
     }
     Ok(gap)
 }
@@ -560,6 +576,15 @@ mod tests {
                 first_seq: 100,
                 last_seq: 102,
                 by_priority: vec![(Priority::Debug, 2), (Priority::Error, 1)],
+                member: None,
+            }),
+            Frame::Gap(GapNotice {
+                subscription: 1,
+                count: 1,
+                first_seq: 7,
+                last_seq: 7,
+                by_priority: vec![(Priority::Info, 1)],
+                member: Some("b".into()),
             }),
             Frame::Subscribe(Subscribe {
                 cid: 1,

@@ -1,24 +1,13 @@
 //! A subscription whose identity may see only some subjects gets only those, whatever its
 //! filter asks, on the exact and the pattern path, and the cached path too.
 
+mod common;
+
 use std::sync::Arc;
 
-use herald_proto::{Filter, Frame, Kind, Record};
+use common::batch;
+use herald_proto::Filter;
 use herald_router::{GlobRules, Queue, QueueConfig, RouteContext, Router, Subscription};
-
-fn batch(subjects: &[&str]) -> Vec<herald_proto::frame::RawRecord> {
-    let mut publish = Vec::new();
-    let count = u32::try_from(subjects.len()).unwrap();
-    herald_proto::frame::write_publish_header(&mut publish, 0, Default::default(), count);
-    for subject in subjects {
-        Record::new(Kind::Log, *subject).encode(&mut publish);
-    }
-    publish.insert(0, herald_proto::FrameType::Publish as u8);
-    let Ok(Frame::Publish(batch)) = Frame::decode(publish.into()) else {
-        panic!("a PUBLISH")
-    };
-    batch.records
-}
 
 fn subscribe(router: &Router, id: u64, subject: &str, visible: Option<GlobRules>) -> Arc<Queue> {
     let queue = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));

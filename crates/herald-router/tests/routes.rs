@@ -2,24 +2,13 @@
 //! once; records that came over a route reach local subscriptions only (one hop); and the
 //! listener hears of local subscriptions, never of route interests.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
-use herald_proto::{Filter, Frame, Kind, Record};
+use common::batch;
+use herald_proto::Filter;
 use herald_router::{InterestListener, Queue, QueueConfig, RouteContext, Router, Subscription};
-
-fn batch(subjects: &[&str]) -> Vec<herald_proto::frame::RawRecord> {
-    let mut publish = Vec::new();
-    let count = u32::try_from(subjects.len()).unwrap();
-    herald_proto::frame::write_publish_header(&mut publish, 0, Default::default(), count);
-    for subject in subjects {
-        Record::new(Kind::Log, *subject).encode(&mut publish);
-    }
-    publish.insert(0, herald_proto::FrameType::Publish as u8);
-    let Ok(Frame::Publish(batch)) = Frame::decode(publish.into()) else {
-        panic!("a PUBLISH")
-    };
-    batch.records
-}
 
 fn add(router: &Router, connection: u64, id: u64, subject: &str, queue: &Arc<Queue>, route: bool) {
     router.subscribe(Arc::new(Subscription {

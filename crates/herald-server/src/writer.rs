@@ -123,6 +123,13 @@ fn drain_queue(
     buffer: &mut Vec<u8>,
     budget: usize,
 ) {
+    for (member, gap) in queue.take_remote_gaps() {
+        let notice = GapNotice {
+            member: Some(member),
+            ..gap_notice(subscription, &gap)
+        };
+        Frame::Gap(notice).encode(buffer);
+    }
     if let Some(gap) = queue.drain(scratch, DRAIN_BYTES) {
         Frame::Gap(gap_notice(subscription, &gap)).encode(buffer);
     }
@@ -173,6 +180,7 @@ pub(crate) fn gap_notice(subscription: u64, gap: &Gap) -> GapNotice {
         first_seq: gap.first_seq,
         last_seq: gap.last_seq,
         by_priority,
+        member: None,
     }
 }
 

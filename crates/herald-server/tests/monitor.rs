@@ -205,6 +205,7 @@ async fn a_full_queue_drops_counts_and_sends_a_gap_notice() {
             (Priority::Warning, 1),
             (Priority::Error, 1),
         ],
+        member: None,
     };
     let summary: Vec<String> = events
         .iter()

@@ -119,6 +119,9 @@ class Gap:
     first_seq: int
     last_seq: int
     by_priority: List[Tuple[Priority, int]] = field(default_factory=list)
+    # The cluster member whose route to the server lost the records (its sequence numbers);
+    # None for losses on the server itself.
+    member: Optional[str] = None
 
 
 @dataclass
@@ -309,13 +312,15 @@ def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per fr
             w.sint(e.received)
             e.record.encode(w)
     elif isinstance(f, Gap):
-        w.array_len(5)
+        w.array_len(5 if f.member is None else 6)
         for number in (f.subscription, f.count, f.first_seq, f.last_seq):
             w.uint(number)
         w.map_len(len(f.by_priority))
         for priority, count in f.by_priority:
             w.uint(int(priority))
             w.uint(count)
+        if f.member is not None:
+            w.string(f.member)
     elif isinstance(f, Subscribe):
         w.array_len(4)
         w.uint(f.cid)
@@ -435,7 +440,10 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
                 deliver.undecodable.append(UndecodableEntry(sub, seq, received, record))
         f = deliver
     elif ft == FrameType.GAP:
-        r.expect_array("GAP", 5)
+        # Five elements, or six with the cluster member whose route lost the records.
+        length = r.read_array_len()
+        if length not in (5, 6):
+            raise DecodeError(f"GAP must be an array of 5 or 6, found {length}")
         gap = Gap(r.read_uint(), r.read_uint(), r.read_uint(), r.read_uint())
         for _ in range(r.read_map_len()):
             number = r.read_uint()
@@ -444,6 +452,8 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
             except ValueError:
                 raise DecodeError(f"invalid gap priority: {number} is not defined") from None
             gap.by_priority.append((priority, r.read_uint()))
+        if length == 6:
+            gap.member = r.read_str()
         f = gap
     elif ft == FrameType.SUBSCRIBE:
         r.expect_array("SUBSCRIBE", 4)

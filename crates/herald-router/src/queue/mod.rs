@@ -102,6 +102,8 @@ struct Inner {
     lanes: Lanes,
     latest: Option<Latest>,
     gap: Gap,
+    /// Losses of other cluster members' routes owed to this subscriber, by member.
+    remote: Vec<(String, Gap)>,
 }
 
 /// A bounded queue of deliveries for one subscriber. Publishers push, the subscriber's
@@ -137,6 +139,7 @@ impl Queue {
                 lanes: Lanes::default(),
                 latest,
                 gap: Gap::default(),
+                remote: Vec::new(),
             }),
             config,
             writer,
@@ -454,6 +457,33 @@ impl Queue {
             self.space.notify_waiters();
         }
         (gap.count > 0).then_some(gap)
+    }
+
+    /// Owes the subscriber a gap notice for records that cluster member `member` lost on its
+    /// route to this server (`gap` in that member's sequence numbers), and wakes the writer.
+    pub fn note_remote_gap(&self, member: &str, gap: Gap) {
+        if gap.count == 0 {
+            return;
+        }
+        let mut inner = self.lock();
+        match inner.remote.iter_mut().find(|(m, _)| m == member) {
+            Some((_, owed)) => {
+                owed.count += gap.count;
+                owed.first_seq = owed.first_seq.min(gap.first_seq);
+                owed.last_seq = owed.last_seq.max(gap.last_seq);
+                for (owed, lost) in owed.by_priority.iter_mut().zip(gap.by_priority) {
+                    *owed += lost;
+                }
+            }
+            None => inner.remote.push((member.to_string(), gap)),
+        }
+        drop(inner);
+        self.writer.notify_one();
+    }
+
+    /// Takes the gap notices owed for other members' routes (see [`Queue::note_remote_gap`]).
+    pub fn take_remote_gaps(&self) -> Vec<(String, Gap)> {
+        std::mem::take(&mut self.lock().remote)
     }
 
     /// Latest-only delivery: returns when the next waiting record may be sent.

@@ -9,11 +9,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use herald_proto::frame::{DeliverEntry, RawRecord};
+use herald_proto::frame::{DeliverEntry, GapNotice, RawRecord};
 use herald_proto::route::Member;
 use herald_proto::value::Value;
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
-use herald_router::{DropReason, Queue, RouteContext, Subscription};
+use herald_router::{DropReason, Gap, Queue, RouteContext, Subscription};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -281,7 +281,8 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 tracing::warn!(member = %handle.member.name, "route error from the other member: {}", error.message);
                 return "the other member sent an error";
             }
-            // Gap notices of the far side's route queue, pongs: nothing to do yet.
+            Frame::Gap(gap) => owe_gap(shared, &handle.member.name, &gap),
+            // Pongs: the reading above was the point.
             _ => {}
         }
     }
@@ -317,6 +318,28 @@ async fn deliver(
         if stats.dropped.total() > 0 {
             crate::events::records_dropped(&shared.monitor, handle.connection, &stats.dropped);
         }
+    }
+}
+
+/// Passes a loss on the far member's route queue on to the local subscribers it may have
+/// hit: each whose filter takes any of the priorities lost gets a gap notice naming the
+/// member, counting the records of those priorities. Which subjects the lost records had
+/// is not known here, so a subscriber may hear of records its subject pattern would not
+/// have matched: a loss is never left unreported.
+fn owe_gap(shared: &Shared, member: &str, notice: &GapNotice) {
+    for subscription in shared.router.index().iter().filter(|s| !s.route) {
+        let mut gap = Gap {
+            first_seq: notice.first_seq,
+            last_seq: notice.last_seq,
+            ..Gap::default()
+        };
+        for (priority, count) in &notice.by_priority {
+            if subscription.filter.priorities.contains(*priority) {
+                gap.by_priority[*priority as usize] += count;
+                gap.count += count;
+            }
+        }
+        subscription.queue.note_remote_gap(member, gap);
     }
 }
 

@@ -118,6 +118,11 @@ pub async fn apply(session: &mut Session, request: Request) -> Result<(), Close>
             ErrorCode::Handshake,
             "HELLO sent twice".to_string(),
         )),
+        Frame::Members(_) => Err(protocol_error(
+            ErrorCode::BadFrame,
+            "MEMBERS is spoken between cluster members on the route port, not by clients"
+                .to_string(),
+        )),
         Frame::Error(error) => {
             tracing::debug!(code = error.code.as_str(), message = %error.message, "client reported an error");
             Err(Close::quiet(CloseReason::ClientClosed))

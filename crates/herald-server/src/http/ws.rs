@@ -212,6 +212,9 @@ async fn write(
     ping.tick().await;
     loop {
         loop {
+            for (member, gap) in browser.queue.take_remote_gaps() {
+                texts.push(remote_gap_message(&member, &gap));
+            }
             let gap = browser
                 .queue
                 .drain(&mut scratch, crate::writer::DRAIN_BYTES);
@@ -251,6 +254,14 @@ pub fn accept(upgrade: WebSocketUpgrade) -> WebSocketUpgrade {
 
 /// The WebSocket subprotocol Herald's browser routes speak.
 pub const PROTOCOL: &str = "herald";
+
+/// Returns the `gap` message for records cluster member `member` lost on its route to this
+/// server: as [`gap_message`], with `member` (and that member's sequence numbers).
+pub fn remote_gap_message(member: &str, gap: &Gap) -> String {
+    let mut message: Json = serde_json::from_str(&gap_message(gap)).expect("JSON we made");
+    message["member"] = json!(member);
+    message.to_string()
+}
 
 /// Returns the `gap` message: how many records were lost, of which priorities, between
 /// which sequence numbers — what a native `GAP` frame says.

@@ -461,6 +461,7 @@ fn deliver() -> Vec<Json> {
         first_seq: 2000,
         last_seq: 2010,
         by_priority: vec![(Priority::Debug, 3), (Priority::Info, 2)],
+        member: None,
     };
     vec![
         case(
