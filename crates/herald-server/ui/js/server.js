@@ -1,5 +1,6 @@
 // The Server view: the /monitor snapshot every 2 s — rates, connections, closes, the archive
-// writer, and every client's subscriptions with queue depth, deliveries and drops.
+// writer, the cluster's routes (on a member of one), and every client's subscriptions with
+// queue depth, deliveries and drops.
 
 import { getJSON } from "./api.js";
 import { el } from "./dom.js";
@@ -13,13 +14,20 @@ export class ServerView {
     this.summary = el("div", { class: "cards" });
     this.archive = el("div", { class: "cards" });
     this.closes = el("div", { class: "cards" });
+    this.routes = el("tbody");
+    this.clusterTitle = el("h3", { text: "Cluster" });
+    this.cluster = el("div", { class: "cluster" }, this.clusterTitle,
+      el("table", { class: "grid routes" },
+        el("thead", {}, el("tr", {}, ["route to member", "address", "direction", "records in", "records out",
+          "queue", "dropped", "their interests"].map((h) => el("th", { text: h })))),
+        this.routes));
     this.clients = el("tbody");
     this.updated = el("span", { class: "status" });
     this.error = el("div", { class: "error-bar", hidden: true });
     root.append(
       el("div", { class: "toolbar" }, el("h2", { text: "Server" }), el("span", { class: "spacer" }), this.updated),
       this.error, this.summary, el("h3", { text: "Archive" }), this.archive,
-      el("h3", { text: "Connections closed, by reason" }), this.closes,
+      el("h3", { text: "Connections closed, by reason" }), this.closes, this.cluster,
       el("h3", { text: "Clients and subscriptions" }),
       el("table", { class: "grid clients" },
         el("thead", {}, el("tr", {}, ["client", "peer", "records in", "sub", "filter", "policy", "depth",
@@ -64,7 +72,23 @@ export class ServerView {
       card(k, typeof v === "number" ? count(v) : String(v), /dropped|error|failed/.test(k) && v > 0))
       : [el("span", { class: "muted", text: "no archive section in the monitor" })]));
     this.closes.replaceChildren(...Object.entries(m.closes || {}).map(([k, v]) => card(k, count(v), v > 0 && k !== "client_closed" && k !== "closed")));
+    this.renderCluster(m.cluster);
     this.clients.replaceChildren(...(m.clients || []).flatMap(clientRows));
+  }
+
+  renderCluster(cluster) {
+    this.cluster.hidden = !cluster;
+    if (!cluster) return;
+    const known = (cluster.members || []).length;
+    this.clusterTitle.textContent = `Cluster ${cluster.name}: member ${cluster.me?.name} · ${known} others known · ${count(cluster.interests)} local interests announced`;
+    const routes = cluster.routes || [];
+    this.routes.replaceChildren(...(routes.length ? routes.map((r) =>
+      el("tr", { class: r.dropped > 0 ? "drops" : "", "data-member": r.member },
+        el("td", { text: r.member }), el("td", { text: r.address }), el("td", { text: r.direction }),
+        el("td", { class: "num", text: count(r.records_in) }), el("td", { class: "num", text: count(r.records_out) }),
+        el("td", { class: "num", text: count(r.queue) }), el("td", { class: "num dropped", text: count(r.dropped) }),
+        el("td", { class: "num", text: count(r.interests) })))
+      : [el("tr", {}, el("td", { colspan: 8, class: "muted", text: "no route up: no other member reached yet" }))]));
   }
 }
 

@@ -1,0 +1,75 @@
+"""The server page of a cluster member (docs/cluster.md): the cluster's name and this member,
+and a row for each route with its far member, direction and traffic; a single server shows
+no cluster section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import herald
+import pytest
+from conftest import Server, UiPage, wait_until
+
+
+def member(data_dir: Path, name: str, seed: str = "") -> Server:
+    settings = {
+        "HERALD_NAME": name,
+        "HERALD_CLUSTER_NAME": "ui-test",
+        "HERALD_CLUSTER_LISTEN": "127.0.0.1:0",
+    }
+    if seed:
+        settings["HERALD_CLUSTER_ROUTES"] = f"herald://{seed}"
+    return Server(data_dir, settings)
+
+
+def route_address(server: Server) -> str:
+    """The route listener's address, from the `cluster:` line of the serve banner."""
+    line = wait_until(
+        "the cluster line of the banner",
+        lambda: next((x for x in server.lines if x.startswith("  cluster: ")), None),
+    )
+    return str(line.rsplit(" routes on ", 1)[1].strip())
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    """Overrides conftest's: member-a of a cluster, the one the UI shows."""
+    s = member(tmp_path / "a", "member-a")
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_the_server_page_shows_each_route_of_the_member(
+    ui: UiPage, server: Server, tmp_path: Path
+) -> None:
+    b = member(tmp_path / "b", "member-b", route_address(server))
+    try:
+        with herald.connect(b.url, name="ui-test-subscriber") as subscriber:
+            subscriber.subscribe("CLUSTER.*")
+            page = ui.open("server")
+            row = page.locator("table.routes tr[data-member='member-b']")
+            row.wait_for()
+            page.get_by_text("Cluster ui-test: member member-a").wait_for()
+            # b's subscriber is an interest of b on a's route to it.
+            wait_until(
+                "b's interest on the route",
+                lambda: row.locator("td").nth(7).text_content() == "1",
+                details=lambda: row.inner_text(),
+            )
+            assert row.locator("td").nth(2).text_content() in ("in", "out")
+    finally:
+        b.stop()
+
+
+def test_a_single_server_shows_no_cluster(ui: UiPage, tmp_path: Path) -> None:
+    single = Server(tmp_path / "single")
+    try:
+        ui.server = single
+        page = ui.open("server")
+        page.locator("table.clients").wait_for()
+        page.wait_for_function("() => document.querySelector('div.cluster')?.hidden === true")
+    finally:
+        single.stop()
