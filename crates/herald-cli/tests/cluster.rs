@@ -70,14 +70,19 @@ async fn wait_for_mesh(clients: &[Client], interests: i64) {
     wait_for_routes(clients, 2, interests).await;
 }
 
-/// Waits until each of `clients`' servers has `count` routes, each with at least
-/// `interests` interests of the far side.
+/// Waits until each of `clients`' servers has `count` routes up, each with at least
+/// `interests` interests of the far side (links of routes that went down stay listed for a
+/// while, as down).
 async fn wait_for_routes(clients: &[Client], count: usize, interests: i64) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let mut ready = true;
         for client in clients {
-            let routes = routes(client).await;
+            let routes: Vec<Value> = routes(client)
+                .await
+                .into_iter()
+                .filter(|r| matches!(field(r, "up"), Value::Bool(true)))
+                .collect();
             ready &= routes.len() == count
                 && routes
                     .iter()
@@ -279,4 +284,46 @@ async fn a_loss_on_a_route_reaches_the_far_subscribers_as_a_gap_naming_the_membe
         BURST,
         "{records} records and {lost} reported lost"
     );
+}
+
+#[tokio::test]
+async fn records_published_while_a_route_is_down_arrive_when_it_is_back() {
+    let fast = [
+        ("HERALD_HEARTBEAT_INTERVAL", "200ms"),
+        ("HERALD_HEARTBEAT_TIMEOUT", "1s"),
+    ];
+    let a = member_with("a", None, &fast);
+    let b = member_with("b", Some(&a), &fast);
+    let (a_client, b_client) = (
+        Client::connect(&a.url()).await.unwrap(),
+        Client::connect(&b.url()).await.unwrap(),
+    );
+    let mut on_b = b_client
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    wait_for_routes(std::slice::from_ref(&a_client), 1, 1).await;
+
+    let signal = |signal: &str| {
+        let status = std::process::Command::new("kill")
+            .args([signal, &b.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    signal("-STOP");
+    wait_for_routes(std::slice::from_ref(&a_client), 0, 0).await;
+    // a holds b's link: what b's subscriber wants queues for it.
+    for n in 0..100 {
+        a_client.publish(&numbered("a", n)).await.unwrap();
+    }
+    a_client.flush(WAIT).await.unwrap();
+    signal("-CONT");
+    let seen = collect(&mut on_b, 100).await;
+    assert_eq!(
+        seen.len(),
+        100,
+        "records held for the route while it was down"
+    );
+    assert!(seen.values().all(|n| *n == 1), "none twice: {seen:?}");
 }

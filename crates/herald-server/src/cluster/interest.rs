@@ -59,9 +59,17 @@ impl Interests {
         table.routes.insert(route, sender);
     }
 
-    /// Stops telling route `route`.
-    pub fn remove_route(&self, route: u64) {
-        self.table().routes.remove(&route);
+    /// Stops telling route `route` through `sender` (a newer connection of the same route
+    /// may have replaced it: then nothing changes).
+    pub fn remove_route(&self, route: u64, sender: &UnboundedSender<Frame>) {
+        let mut table = self.table();
+        if table
+            .routes
+            .get(&route)
+            .is_some_and(|s| s.same_channel(sender))
+        {
+            table.routes.remove(&route);
+        }
     }
 
     /// Returns the number of distinct interests.

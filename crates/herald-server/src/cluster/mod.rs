@@ -5,11 +5,13 @@
 //! record that came over a route goes to local subscribers only: one hop, exactly once.
 //!
 //! - [`interest`]: local interests and their announcement.
+//! - [`link`]: what is kept for one other member across its route's connections.
 //! - [`route`]: one route connection: handshake, the far side's interests, records both ways.
 //! - [`dial`]: the route listener and the dialers, with backoff.
 
 pub mod dial;
 pub mod interest;
+pub mod link;
 pub mod route;
 
 use std::collections::{BTreeMap, HashMap};
@@ -26,7 +28,7 @@ use crate::config::ClusterConfig;
 use crate::server::Shared;
 
 pub use interest::Interests;
-pub use route::RouteHandle;
+pub use link::Link;
 
 /// The cluster as this member sees it.
 #[derive(Debug)]
@@ -48,8 +50,8 @@ pub struct Cluster {
 struct State {
     /// Every other member known, by id.
     known: BTreeMap<u64, Member>,
-    /// The open routes, by the far member's id.
-    routes: HashMap<u64, Arc<RouteHandle>>,
+    /// The links to other members, up or down (for [`link::HOLD`]), by the far member's id.
+    links: HashMap<u64, Arc<Link>>,
     /// Members a dialer already runs for.
     dialing: std::collections::HashSet<u64>,
 }
@@ -98,11 +100,7 @@ impl Cluster {
 
     /// The `MEMBERS` frame this member sends.
     pub fn members_frame(&self) -> Frame {
-        Frame::Members(Members {
-            cluster: self.name.clone(),
-            me: self.me.clone(),
-            known: self.state().known.values().cloned().collect(),
-        })
+        members_frame(&self.name, &self.me, &self.state())
     }
 
     /// Learns of `members` (from a route's `MEMBERS`); returns those new to it, which this
@@ -114,7 +112,7 @@ impl Cluster {
         for member in members.iter().filter(|m| m.id != self.me.id) {
             if state.known.insert(member.id, member.clone()).is_none() {
                 changed = true;
-                let routed = state.routes.contains_key(&member.id);
+                let routed = state.links.get(&member.id).is_some_and(|l| l.is_up());
                 if member.id > self.me.id && !routed && state.dialing.insert(member.id) {
                     dial.push(member.clone());
                 }
@@ -132,47 +130,95 @@ impl Cluster {
         !self.state().dialing.insert(id)
     }
 
-    /// Returns true if a route to member `id` is open.
+    /// Returns true if a route to member `id` is up.
     pub fn has_route(&self, id: u64) -> bool {
-        self.state().routes.contains_key(&id)
+        self.state().links.get(&id).is_some_and(|l| l.is_up())
     }
 
-    /// Registers a route to `handle.member`. Between two members only one route stays: the
-    /// one the member with the smaller id dialed. Returns the route it replaced, to close,
-    /// or `Err(())` if this one is the one to close.
-    #[allow(clippy::result_unit_err)]
-    pub fn register(&self, handle: Arc<RouteHandle>) -> Result<Option<Arc<RouteHandle>>, ()> {
-        let preferred = |h: &RouteHandle| h.outbound == (self.me.id < h.member.id);
+    /// Attaches a route connection to `far` to its link (made if there is none), and starts
+    /// announcing local interests over it: all of them, then `MEMBERS`, which tells the far
+    /// side the announcement is whole. Between two members only one connection stays: the one
+    /// the member with the smaller id dialed. Returns the link and the connection's token, or
+    /// `None` if this connection is the one to close.
+    pub fn attach(
+        &self,
+        shared: &Shared,
+        far: &Member,
+        peer: SocketAddr,
+        outbound: bool,
+        control: &tokio::sync::mpsc::UnboundedSender<Frame>,
+        close: &Arc<Notify>,
+    ) -> Option<(Arc<Link>, u64)> {
         let mut state = self.state();
-        let replaced = match state.routes.get(&handle.member.id) {
-            Some(existing) if preferred(existing) || !preferred(&handle) => return Err(()),
-            Some(existing) => Some(Arc::clone(existing)),
-            None => None,
+        let link = match state.links.get(&far.id) {
+            Some(link) => {
+                let keeps_old = link.outbound().is_some_and(|old| {
+                    link.preferred(self.me.id, old) || !link.preferred(self.me.id, outbound)
+                });
+                if keeps_old {
+                    return None;
+                }
+                Arc::clone(link)
+            }
+            None => {
+                let link = Link::new(shared, far.clone(), peer);
+                state.links.insert(far.id, Arc::clone(&link));
+                link
+            }
         };
-        state.routes.insert(handle.member.id, Arc::clone(&handle));
+        let token = link.attach(far.clone(), outbound, control.clone(), Arc::clone(close));
+        // Under the lock, so no `MEMBERS` of another task slips in before the snapshot ends.
+        self.interests.add_route(link.connection, control.clone());
+        let _ = control.send(members_frame(&self.name, &self.me, &state));
         drop(state);
         self.changed.notify_waiters();
-        Ok(replaced)
+        Some((link, token))
     }
 
-    /// Forgets route `handle` (if it is still the registered one).
-    pub fn unregister(&self, handle: &RouteHandle) {
-        let mut state = self.state();
-        if state
-            .routes
-            .get(&handle.member.id)
-            .is_some_and(|h| h.connection == handle.connection)
-        {
-            state.routes.remove(&handle.member.id);
+    /// Detaches connection `token` from `link`: the link is down, and holds for a while.
+    pub fn detach(
+        &self,
+        link: &Link,
+        token: u64,
+        control: &tokio::sync::mpsc::UnboundedSender<Frame>,
+    ) {
+        self.interests.remove_route(link.connection, control);
+        link.detach(token);
+        self.changed.notify_waiters();
+    }
+
+    /// Ends the links down for longer than [`link::HOLD`]; what they held is counted lost.
+    pub fn expire(&self, shared: &Shared) {
+        let expired: Vec<Arc<Link>> = {
+            let mut state = self.state();
+            let gone: Vec<u64> = state
+                .links
+                .iter()
+                .filter(|(_, l)| l.expired(link::HOLD))
+                .map(|(id, _)| *id)
+                .collect();
+            gone.iter()
+                .filter_map(|id| state.links.remove(id))
+                .collect()
+        };
+        for link in expired {
+            let lost = link.end(shared);
+            let member = link.member();
+            tracing::warn!(member = %member.name, lost, "route down for longer than the hold time: its link is dropped");
+            crate::events::queue_discarded(
+                &shared.monitor,
+                link.connection,
+                0,
+                herald_router::DropReason::Closed,
+                lost,
+            );
         }
-        drop(state);
-        self.changed.notify_waiters();
     }
 
-    /// Sends `frame` over every route.
+    /// Sends `frame` over every route that is up.
     pub fn broadcast(&self, frame: Frame) {
-        for route in self.state().routes.values() {
-            let _ = route.control.send(frame.clone());
+        for link in self.state().links.values() {
+            link.send(frame.clone());
         }
     }
 
@@ -186,11 +232,11 @@ impl Cluster {
                 ("address".into(), Value::Str(m.address.clone())),
                 (
                     "routed".into(),
-                    Value::Bool(state.routes.contains_key(&m.id)),
+                    Value::Bool(state.links.get(&m.id).is_some_and(|l| l.is_up())),
                 ),
             ])
         };
-        let routes = state.routes.values().map(|r| r.snapshot()).collect();
+        let routes = state.links.values().map(|l| l.snapshot()).collect();
         let fields: Vec<Field> = vec![
             ("name".into(), Value::Str(self.name.clone())),
             ("me".into(), member(&self.me)),
@@ -205,7 +251,16 @@ impl Cluster {
     }
 }
 
-/// Binds the route listener, and starts it and the dialers to the seeds.
+fn members_frame(cluster: &str, me: &Member, state: &State) -> Frame {
+    Frame::Members(Members {
+        cluster: cluster.to_string(),
+        me: me.clone(),
+        known: state.known.values().cloned().collect(),
+    })
+}
+
+/// Binds the route listener, and starts it, the dialers to the seeds, and the task that drops
+/// links down for too long.
 ///
 /// # Errors
 /// The bind error, naming the address.
@@ -253,6 +308,17 @@ pub async fn start(
                 Arc::clone(&dialing_cluster),
                 dialing_shared.shutdown_signal(),
             ));
+        }
+    }));
+    let (expiring, mut stop) = (Arc::clone(&cluster), shared.shutdown_signal());
+    let expiring_shared = Arc::clone(shared);
+    tasks.push(tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                _ = tick.tick() => expiring.expire(&expiring_shared),
+                () = stop.recv() => return,
+            }
         }
     }));
     for seed in &config.routes {

@@ -1,85 +1,29 @@
-//! One route: a TCP connection between two members. Each side first sends `MEMBERS` and
-//! reads the other's; then it announces its local interests (`SUBSCRIBE`/`UNSUBSCRIBE`,
-//! [`super::interest`]), registers the far side's as subscriptions that share one bounded
-//! queue (the route's, drained into `DELIVER` frames by the ordinary writer task, with
-//! priority-aware shedding), and routes the records that come in to local subscribers only.
+//! One route connection between two members. Each side first sends `MEMBERS` and reads the
+//! other's; then the connection is attached to the far member's [`Link`] (made on the first
+//! one), announces the local interests (`SUBSCRIBE`/`UNSUBSCRIBE`, [`super::interest`]),
+//! registers the far side's on the link, drains the link's queue into `DELIVER` frames with
+//! the ordinary writer task, and routes the records that come in to local subscribers only.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use herald_proto::frame::{DeliverEntry, GapNotice, RawRecord};
-use herald_proto::route::Member;
-use herald_proto::value::Value;
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
-use herald_router::{DropReason, Gap, Queue, RouteContext, Subscription};
+use herald_router::{Gap, RouteContext};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::Cluster;
+use super::{Cluster, Link};
 use crate::connection::FrameReader;
-use crate::monitor::{ConnectionState, SubscriptionState};
 use crate::server::Shared;
 use crate::shutdown::Shutdown;
 
 /// Frames waiting for a route's writer.
 const CONTROL_QUEUE_FRAMES: usize = 1024;
-
-/// A registered route, as the cluster and the monitor see it.
-#[derive(Debug)]
-pub struct RouteHandle {
-    /// The far member.
-    pub member: Member,
-    /// The router connection id of the far member's interests.
-    pub connection: u64,
-    /// This member dialed it.
-    pub outbound: bool,
-    /// Frames for the far side (interests, members), forwarded to the writer in order.
-    pub control: mpsc::UnboundedSender<Frame>,
-    /// The queue of records for the far side, and what the writer has sent.
-    pub state: Arc<ConnectionState>,
-    /// Records received over the route.
-    pub records_in: AtomicU64,
-    /// The far side's interests registered here.
-    pub interests: AtomicU64,
-    /// Told to close the route (it was replaced by the other one between the same members).
-    pub close: tokio::sync::Notify,
-}
-
-impl RouteHandle {
-    /// The route for the monitor.
-    pub fn snapshot(&self) -> Value {
-        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        let (depth, delivered, dropped) = self
-            .state
-            .subscriptions()
-            .first()
-            .map(|s| (s.queue.depth(), s.queue.delivered(), s.queue.dropped()))
-            .unwrap_or_default();
-        Value::Map(vec![
-            ("member".into(), Value::Str(self.member.name.clone())),
-            ("address".into(), Value::Str(self.member.address.clone())),
-            (
-                "direction".into(),
-                Value::Str(if self.outbound { "out" } else { "in" }.into()),
-            ),
-            (
-                "records_in".into(),
-                int(self.records_in.load(Ordering::Relaxed)),
-            ),
-            ("records_out".into(), int(delivered)),
-            ("queue".into(), int(depth)),
-            ("dropped".into(), int(dropped)),
-            (
-                "interests".into(),
-                int(self.interests.load(Ordering::Relaxed)),
-            ),
-        ])
-    }
-}
 
 /// Why a route ended.
 #[derive(Debug)]
@@ -140,44 +84,20 @@ pub async fn run(
         return Ended::Refused(message);
     }
     let far = members.me.clone();
-    let connection = shared.next_connection_id();
-    let state = Arc::new(ConnectionState::new(connection, peer));
-    *state.name.lock().unwrap_or_else(|p| p.into_inner()) = format!("route:{}", far.name);
-    let queue = Queue::with_budget(
-        shared.config.queue,
-        Arc::clone(&state.writer),
-        Arc::clone(&shared.queue_budget),
-    );
-    state.subscriptions().push(SubscriptionState {
-        id: 0,
-        filter: format!("route to {}", far.name),
-        queue: Arc::clone(&queue),
-    });
     let (control, mut pending) = mpsc::unbounded_channel();
-    let handle = Arc::new(RouteHandle {
-        member: far.clone(),
-        connection,
-        outbound,
-        control: control.clone(),
-        state: Arc::clone(&state),
-        records_in: AtomicU64::new(0),
-        interests: AtomicU64::new(0),
-        close: tokio::sync::Notify::new(),
-    });
-    match cluster.register(Arc::clone(&handle)) {
-        Err(()) => return Ended::Closed(far.id),
-        Ok(Some(replaced)) => replaced.close.notify_one(),
-        Ok(None) => {}
-    }
+    let close = Arc::new(tokio::sync::Notify::new());
+    let attached = cluster.attach(&shared, &far, peer, outbound, &control, &close);
+    let Some((link, token)) = attached else {
+        return Ended::Closed(far.id);
+    };
     tracing::info!(member = %far.name, address = %far.address, outbound, "route up");
-    // Interests first (all of them, then each change), then the members this one knows.
-    cluster.interests.add_route(connection, control.clone());
-    let _ = control.send(cluster.members_frame());
     let mut all = members.known.clone();
     all.push(far.clone());
     for member in cluster.learn(&all) {
         cluster.request_dial(member);
     }
+    // One writer drains the link's queue at a time: wait for the last connection's to end.
+    let turn = Arc::clone(&link.turn).lock_owned().await;
     let (frames, control_rx) = mpsc::channel(CONTROL_QUEUE_FRAMES);
     let pump = tokio::spawn(async move {
         while let Some(frame) = pending.recv().await {
@@ -186,30 +106,22 @@ pub async fn run(
             }
         }
     });
-    let writer = tokio::spawn(crate::writer::run(
-        write,
-        Arc::clone(&state),
-        control_rx,
-        shared.config.heartbeat_interval,
-        shared.config.max_frame_bytes,
-    ));
-    let why = read_loop(
-        &shared,
-        &cluster,
-        &handle,
-        &queue,
-        &mut reader,
-        &mut shutdown,
-    )
-    .await;
+    let writer = tokio::spawn({
+        let writing = crate::writer::run(
+            write,
+            Arc::clone(&link.state),
+            control_rx,
+            shared.config.heartbeat_interval,
+            shared.config.max_frame_bytes,
+        );
+        async move {
+            let _turn = turn;
+            writing.await
+        }
+    });
+    let why = read_loop(&shared, &cluster, &link, &close, &mut reader, &mut shutdown).await;
     tracing::info!(member = %far.name, why, "route down");
-    cluster.interests.remove_route(connection);
-    cluster.unregister(&handle);
-    shared.router.remove_connection(connection);
-    let discarded = queue.discard(DropReason::Closed);
-    if discarded > 0 {
-        tracing::warn!(member = %far.name, records = discarded, "records queued for a route lost with it");
-    }
+    cluster.detach(&link, token, &control);
     pump.abort();
     writer.abort();
     Ended::Closed(far.id)
@@ -218,8 +130,8 @@ pub async fn run(
 async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
     shared: &Arc<Shared>,
     cluster: &Arc<Cluster>,
-    handle: &Arc<RouteHandle>,
-    queue: &Arc<Queue>,
+    link: &Arc<Link>,
+    close: &tokio::sync::Notify,
     reader: &mut FrameReader<R>,
     shutdown: &mut Shutdown,
 ) -> &'static str {
@@ -227,6 +139,9 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
     let mut check = tokio::time::interval(shared.config.heartbeat_interval);
     let mut last_heard = Instant::now();
     let mut context = RouteContext::from_route();
+    // The far side announces its interests, then sends `MEMBERS`: interests of an earlier
+    // connection it did not announce again are gone.
+    let mut announced = false;
     loop {
         let frame = tokio::select! {
             read = reader.read_frame() => match read {
@@ -240,7 +155,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 }
                 continue;
             }
-            () = handle.close.notified() => return "replaced by the route the other way",
+            () = close.notified() => return "replaced by another connection between the two members",
             () = shutdown.recv() => return "server shutting down",
         };
         last_heard = Instant::now();
@@ -248,40 +163,29 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
             return "a frame that does not decode";
         };
         match frame {
-            Frame::Deliver(entries) => deliver(shared, handle, &mut context, entries).await,
+            Frame::Deliver(entries) => deliver(shared, link, &mut context, entries).await,
             Frame::Subscribe(subscribe) => {
-                shared.router.subscribe(Arc::new(Subscription {
-                    connection: handle.connection,
-                    id: subscribe.subscription,
-                    filter: subscribe.filter,
-                    queue: Arc::clone(queue),
-                    visible: None,
-                    visible_info: None,
-                    route: true,
-                }));
-                handle.interests.fetch_add(1, Ordering::Relaxed);
+                link.add_interest(shared, subscribe.subscription, subscribe.filter);
             }
-            Frame::Unsubscribe { subscription, .. } => {
-                let removed = shared.router.unsubscribe(handle.connection, subscription);
-                handle
-                    .interests
-                    .fetch_sub(u64::from(removed), Ordering::Relaxed);
-            }
+            Frame::Unsubscribe { subscription, .. } => link.remove_interest(shared, subscription),
             Frame::Members(members) => {
+                if !announced {
+                    announced = true;
+                    link.drop_stale(shared);
+                }
                 let mut all = members.known;
                 all.push(members.me);
                 for member in cluster.learn(&all) {
                     cluster.request_dial(member);
                 }
             }
-            Frame::Ping => {
-                let _ = handle.control.send(Frame::Pong);
-            }
+            Frame::Ping => link.send(Frame::Pong),
             Frame::Error(error) => {
-                tracing::warn!(member = %handle.member.name, "route error from the other member: {}", error.message);
+                let member = link.member().name;
+                tracing::warn!(%member, "route error from the other member: {}", error.message);
                 return "the other member sent an error";
             }
-            Frame::Gap(gap) => owe_gap(shared, &handle.member.name, &gap),
+            Frame::Gap(gap) => owe_gap(shared, &link.member().name, &gap),
             // Pongs: the reading above was the point.
             _ => {}
         }
@@ -292,12 +196,11 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
 /// time the first member received them.
 async fn deliver(
     shared: &Arc<Shared>,
-    handle: &RouteHandle,
+    link: &Link,
     context: &mut RouteContext,
     entries: Vec<DeliverEntry>,
 ) {
-    handle
-        .records_in
+    link.records_in
         .fetch_add(entries.len() as u64, Ordering::Relaxed);
     let mut entries = entries.into_iter().peekable();
     let mut records: Vec<RawRecord> = Vec::new();
@@ -316,7 +219,7 @@ async fn deliver(
         let queued = stats.deliveries.saturating_sub(stats.dropped.total());
         shared.monitor.count_batch(0, 0, queued);
         if stats.dropped.total() > 0 {
-            crate::events::records_dropped(&shared.monitor, handle.connection, &stats.dropped);
+            crate::events::records_dropped(&shared.monitor, link.connection, &stats.dropped);
         }
     }
 }

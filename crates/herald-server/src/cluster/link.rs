@@ -1,0 +1,237 @@
+//! What this member keeps for one other member, across the connections of their route: the
+//! far side's interests (router subscriptions that share one queue) and that queue. When the
+//! route's connection ends the link stays for [`HOLD`]: records the far side wants keep
+//! queuing (bounded, shedding by priority and counting what it sheds), and a connection that
+//! comes back in time drains them and reports the losses as a gap; a link down longer is
+//! dropped, and what it held is counted as lost.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use herald_proto::route::Member;
+use herald_proto::value::Value;
+use herald_proto::{Filter, Frame};
+use herald_router::{DropReason, Queue, Subscription};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::monitor::{ConnectionState, SubscriptionState};
+use crate::server::Shared;
+
+/// How long a link outlives its route's connection, waiting for the member to come back.
+pub const HOLD: Duration = Duration::from_secs(30);
+
+/// The current connection of a link.
+#[derive(Debug)]
+struct Current {
+    /// Which attachment this is: a connection that ended detaches only its own.
+    token: u64,
+    outbound: bool,
+    control: mpsc::UnboundedSender<Frame>,
+    close: Arc<tokio::sync::Notify>,
+}
+
+/// This member's state for one other member.
+#[derive(Debug)]
+pub struct Link {
+    /// The far member as it last introduced itself.
+    member: Mutex<Member>,
+    /// The router connection id of the far member's interests (stable for the link's life).
+    pub connection: u64,
+    /// The queue of records for the far member, drained by the current connection's writer.
+    pub state: Arc<ConnectionState>,
+    queue: Arc<Queue>,
+    /// One writer drains the queue at a time: a new connection waits for the last one's.
+    pub turn: Arc<tokio::sync::Mutex<()>>,
+    current: Mutex<Option<Current>>,
+    down_since: Mutex<Option<Instant>>,
+    /// The far side's interests registered here, by id, and whether each was announced again
+    /// since the last reattachment.
+    interests: Mutex<HashMap<u64, (Filter, bool)>>,
+    next_token: AtomicU64,
+    /// Records received over the route.
+    pub records_in: AtomicU64,
+}
+
+impl Link {
+    /// A new link to `member`, whose connection came from `peer`.
+    pub fn new(shared: &Shared, member: Member, peer: SocketAddr) -> Arc<Link> {
+        let connection = shared.next_connection_id();
+        let state = Arc::new(ConnectionState::new(connection, peer));
+        *state.name.lock().unwrap_or_else(|p| p.into_inner()) = format!("route:{}", member.name);
+        let queue = Queue::with_budget(
+            shared.config.queue,
+            Arc::clone(&state.writer),
+            Arc::clone(&shared.queue_budget),
+        );
+        state.subscriptions().push(SubscriptionState {
+            id: 0,
+            filter: format!("route to {}", member.name),
+            queue: Arc::clone(&queue),
+        });
+        Arc::new(Link {
+            member: Mutex::new(member),
+            connection,
+            state,
+            queue,
+            turn: Arc::default(),
+            current: Mutex::new(None),
+            down_since: Mutex::new(None),
+            interests: Mutex::new(HashMap::new()),
+            next_token: AtomicU64::new(1),
+            records_in: AtomicU64::new(0),
+        })
+    }
+
+    /// The far member.
+    pub fn member(&self) -> Member {
+        lock(&self.member).clone()
+    }
+
+    /// Returns true while a connection is attached.
+    pub fn is_up(&self) -> bool {
+        lock(&self.current).is_some()
+    }
+
+    /// Returns true if the attached connection is the one the smaller id dialed: the one both
+    /// members keep when they dialed each other at once.
+    pub fn preferred(&self, my_id: u64, outbound: bool) -> bool {
+        outbound == (my_id < lock(&self.member).id)
+    }
+
+    /// Returns whether the attached connection, if any, was dialed by this member.
+    pub fn outbound(&self) -> Option<bool> {
+        lock(&self.current).as_ref().map(|c| c.outbound)
+    }
+
+    /// Attaches a connection: it receives the frames sent through `control`, and `close` ends
+    /// it. Returns its token. The far side's interests are then to be announced again: those
+    /// not announced by the end of the snapshot are stale ([`Link::drop_stale`]).
+    pub fn attach(
+        &self,
+        member: Member,
+        outbound: bool,
+        control: mpsc::UnboundedSender<Frame>,
+        close: Arc<tokio::sync::Notify>,
+    ) -> u64 {
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        *lock(&self.member) = member;
+        if let Some(old) = lock(&self.current).replace(Current {
+            token,
+            outbound,
+            control,
+            close,
+        }) {
+            old.close.notify_one();
+        }
+        *lock(&self.down_since) = None;
+        for (_, announced) in lock(&self.interests).values_mut() {
+            *announced = false;
+        }
+        token
+    }
+
+    /// Detaches connection `token`, if it is still the attached one: the link is down.
+    pub fn detach(&self, token: u64) {
+        let mut current = lock(&self.current);
+        if current.as_ref().is_some_and(|c| c.token == token) {
+            *current = None;
+            *lock(&self.down_since) = Some(Instant::now());
+        }
+    }
+
+    /// Sends `frame` over the attached connection, if any.
+    pub fn send(&self, frame: Frame) {
+        if let Some(current) = lock(&self.current).as_ref() {
+            let _ = current.control.send(frame);
+        }
+    }
+
+    /// Registers the far side's interest `id` (again, after a reattachment: kept as it is).
+    pub fn add_interest(&self, shared: &Shared, id: u64, filter: Filter) {
+        let mut interests = lock(&self.interests);
+        if let Some((known, announced)) = interests.get_mut(&id) {
+            if *known == filter {
+                *announced = true;
+                return;
+            }
+            shared.router.unsubscribe(self.connection, id);
+        }
+        shared.router.subscribe(Arc::new(Subscription {
+            connection: self.connection,
+            id,
+            filter: filter.clone(),
+            queue: Arc::clone(&self.queue),
+            visible: None,
+            visible_info: None,
+            route: true,
+        }));
+        interests.insert(id, (filter, true));
+    }
+
+    /// Removes the far side's interest `id`.
+    pub fn remove_interest(&self, shared: &Shared, id: u64) {
+        if lock(&self.interests).remove(&id).is_some() {
+            shared.router.unsubscribe(self.connection, id);
+        }
+    }
+
+    /// Removes the interests the far side did not announce again since the last attachment
+    /// (it dropped them while the route was down).
+    pub fn drop_stale(&self, shared: &Shared) {
+        let mut interests = lock(&self.interests);
+        interests.retain(|id, (_, announced)| {
+            if !*announced {
+                shared.router.unsubscribe(self.connection, *id);
+            }
+            *announced
+        });
+    }
+
+    /// Returns true if the link has been down for longer than `hold`.
+    pub fn expired(&self, hold: Duration) -> bool {
+        lock(&self.down_since).is_some_and(|since| since.elapsed() > hold)
+    }
+
+    /// Ends the link: its interests leave the router and what its queue held is counted as
+    /// lost; returns how many records that was.
+    pub fn end(&self, shared: &Shared) -> u64 {
+        lock(&self.interests).clear();
+        shared.router.remove_connection(self.connection);
+        self.queue.discard(DropReason::Closed)
+    }
+
+    /// The link for the monitor.
+    pub fn snapshot(&self) -> Value {
+        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        let member = self.member();
+        let direction = match self.outbound() {
+            Some(true) => "out",
+            Some(false) => "in",
+            None => "down",
+        };
+        let down_ms = lock(&self.down_since).map_or(0, |since| since.elapsed().as_millis() as u64);
+        Value::Map(vec![
+            ("member".into(), Value::Str(member.name)),
+            ("address".into(), Value::Str(member.address)),
+            ("direction".into(), Value::Str(direction.into())),
+            ("up".into(), Value::Bool(self.is_up())),
+            ("down_ms".into(), int(down_ms)),
+            (
+                "records_in".into(),
+                int(self.records_in.load(Ordering::Relaxed)),
+            ),
+            ("records_out".into(), int(self.queue.delivered())),
+            ("queue".into(), int(self.queue.depth())),
+            ("dropped".into(), int(self.queue.dropped())),
+            ("interests".into(), int(lock(&self.interests).len() as u64)),
+        ])
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
