@@ -9,8 +9,12 @@ use crate::system::{Publisher, Received, Subscriber, System};
 /// Herald at `url`.
 #[derive(Debug, Clone)]
 pub struct Herald {
-    /// `herald://host:port`.
+    /// `herald://host:port`: publishers connect here (subscribers too, unless
+    /// `subscriber_url` says otherwise).
     pub url: String,
+    /// Where subscribers connect, when not to `url`: another member of a cluster, to
+    /// measure delivery across a route.
+    pub subscriber_url: Option<String>,
 }
 
 async fn connect(url: &str, name: &str) -> anyhow::Result<Client> {
@@ -44,7 +48,8 @@ impl System for Herald {
     }
 
     async fn subscriber(&self, subject: &str) -> anyhow::Result<HeraldSubscriber> {
-        let client = connect(&self.url, "bench-sub").await?;
+        let url = self.subscriber_url.as_deref().unwrap_or(&self.url);
+        let client = connect(url, "bench-sub").await?;
         let subscription = client.subscribe(Filter::subject(subject)?).await?;
         Ok(HeraldSubscriber {
             _client: client,

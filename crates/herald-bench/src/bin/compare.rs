@@ -69,7 +69,13 @@ fn main() -> anyhow::Result<ExitCode> {
     };
     let report = runtime.block_on(async {
         match args.system {
-            SystemName::Herald => scenarios::run(&Herald { url }, args.scenario, &workload).await,
+            SystemName::Herald => {
+                let herald = Herald {
+                    url,
+                    subscriber_url: None,
+                };
+                scenarios::run(&herald, args.scenario, &workload).await
+            }
             SystemName::Nats => scenarios::run(&Nats { url }, args.scenario, &workload).await,
             SystemName::Redis => scenarios::run(&Redis { url }, args.scenario, &workload).await,
         }

@@ -22,6 +22,10 @@ pub struct Args {
     /// Server URL; without it, a server is started in this process.
     #[arg(long)]
     server: Option<String>,
+    /// Subscribers connect to this server instead (with --server: another member of its
+    /// cluster, to measure delivery across a route).
+    #[arg(long, value_name = "URL", requires = "server")]
+    subscriber_server: Option<String>,
     /// Records to send.
     #[arg(long, short = 'n', default_value_t = 1_000_000)]
     records: u64,
@@ -116,7 +120,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (format!("herald://{}", server.local_addr()), Some(server))
         }
     };
-    let herald = Herald { url };
+    let herald = Herald {
+        url,
+        subscriber_url: args.subscriber_server.clone(),
+    };
     let workload = Workload {
         messages: args.records,
         size: args.size,
