@@ -34,6 +34,22 @@ fn member_with(name: &str, seed: Option<&ServeProcess>, env: &[(&str, &str)]) ->
     ServeProcess::start_with_env(HERALD, &args, env)
 }
 
+/// Heartbeats fast enough that a hung member is noticed within a second.
+const FAST_HEARTBEAT: [(&str, &str); 2] = [
+    ("HERALD_HEARTBEAT_INTERVAL", "200ms"),
+    ("HERALD_HEARTBEAT_TIMEOUT", "1s"),
+];
+
+/// Sends `signal` (`-STOP`, `-CONT`) to `process`.
+fn signal(process: &ServeProcess, signal: &str) {
+    let pid = process.id().to_string();
+    let status = std::process::Command::new("kill")
+        .args([signal, &pid])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 fn field<'a>(value: &'a Value, key: &str) -> &'a Value {
     match value {
         Value::Map(fields) => fields
@@ -207,13 +223,9 @@ async fn a_member_of_another_cluster_is_refused() {
 
 #[tokio::test]
 async fn a_hung_member_is_dropped_by_heartbeat_and_the_mesh_heals_when_it_wakes() {
-    let fast = [
-        ("HERALD_HEARTBEAT_INTERVAL", "200ms"),
-        ("HERALD_HEARTBEAT_TIMEOUT", "1s"),
-    ];
-    let a = member_with("a", None, &fast);
-    let b = member_with("b", Some(&a), &fast);
-    let c = member_with("c", Some(&a), &fast);
+    let a = member_with("a", None, &FAST_HEARTBEAT);
+    let b = member_with("b", Some(&a), &FAST_HEARTBEAT);
+    let c = member_with("c", Some(&a), &FAST_HEARTBEAT);
     let (a_client, b_client) = (
         Client::connect(&a.url()).await.unwrap(),
         Client::connect(&b.url()).await.unwrap(),
@@ -225,14 +237,7 @@ async fn a_hung_member_is_dropped_by_heartbeat_and_the_mesh_heals_when_it_wakes(
     let both = [a_client.clone(), b_client.clone()];
     wait_for_routes(&both, 2, 0).await;
 
-    let signal = |signal: &str| {
-        let status = std::process::Command::new("kill")
-            .args([signal, &c.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    };
-    signal("-STOP");
+    signal(&c, "-STOP");
     // a and b each drop their route to the hung member; the one between them stays.
     wait_for_routes(&both, 1, 0).await;
     a_client.publish(&numbered("a", 1)).await.unwrap();
@@ -240,7 +245,7 @@ async fn a_hung_member_is_dropped_by_heartbeat_and_the_mesh_heals_when_it_wakes(
     let delivered = on_b.next_record_timeout(WAIT).await.unwrap();
     assert_eq!(delivered.record().text, "a 1");
 
-    signal("-CONT");
+    signal(&c, "-CONT");
     wait_for_routes(&both, 2, 0).await;
     let c_client = Client::connect(&c.url()).await.unwrap();
     wait_for_routes(&[c_client], 2, 0).await;
@@ -288,12 +293,8 @@ async fn a_loss_on_a_route_reaches_the_far_subscribers_as_a_gap_naming_the_membe
 
 #[tokio::test]
 async fn records_published_while_a_route_is_down_arrive_when_it_is_back() {
-    let fast = [
-        ("HERALD_HEARTBEAT_INTERVAL", "200ms"),
-        ("HERALD_HEARTBEAT_TIMEOUT", "1s"),
-    ];
-    let a = member_with("a", None, &fast);
-    let b = member_with("b", Some(&a), &fast);
+    let a = member_with("a", None, &FAST_HEARTBEAT);
+    let b = member_with("b", Some(&a), &FAST_HEARTBEAT);
     let (a_client, b_client) = (
         Client::connect(&a.url()).await.unwrap(),
         Client::connect(&b.url()).await.unwrap(),
@@ -304,21 +305,14 @@ async fn records_published_while_a_route_is_down_arrive_when_it_is_back() {
         .unwrap();
     wait_for_routes(std::slice::from_ref(&a_client), 1, 1).await;
 
-    let signal = |signal: &str| {
-        let status = std::process::Command::new("kill")
-            .args([signal, &b.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    };
-    signal("-STOP");
+    signal(&b, "-STOP");
     wait_for_routes(std::slice::from_ref(&a_client), 0, 0).await;
     // a holds b's link: what b's subscriber wants queues for it.
     for n in 0..100 {
         a_client.publish(&numbered("a", n)).await.unwrap();
     }
     a_client.flush(WAIT).await.unwrap();
-    signal("-CONT");
+    signal(&b, "-CONT");
     let seen = collect(&mut on_b, 100).await;
     assert_eq!(
         seen.len(),
