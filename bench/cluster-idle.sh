@@ -11,7 +11,7 @@ N=${N:-2000000}
 cargo build --release -q -p herald-cli
 H=$PWD/target/release/herald
 W=$(mktemp -d /tmp/herald-bench-cluster.XXXXXX)
-export HERALD_CLUSTER_DIR=$W/cluster HERALD_CLUSTER_BIN=$H
+export CLUSTER_SH_DIR=$W/cluster CLUSTER_SH_BIN=$H
 SINGLE=""
 cleanup() { [ -n "$SINGLE" ] && kill "$SINGLE" 2>/dev/null; bash scripts/cluster.sh stop >/dev/null 2>&1 || true; rm -rf "$W"; }
 trap cleanup EXIT

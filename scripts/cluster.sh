@@ -10,12 +10,14 @@
 #   stop      stop the members by their PIDs (SIGTERM, then SIGKILL after 10 s) and remove the
 #             directory
 #
-# Environment: HERALD_CLUSTER_DIR, where the state goes [${TMPDIR:-/tmp}/herald-cluster];
-# HERALD_CLUSTER_BIN, the herald binary [<repo>/target/release/herald, built if missing].
+# Environment (not HERALD_*, which herald serve reads as its settings; those pass through to the
+# members, e.g. HERALD_ARCHIVE_BACKEND=none): CLUSTER_SH_DIR, where the state goes
+# [${TMPDIR:-/tmp}/herald-cluster];
+# CLUSTER_SH_BIN, the herald binary [<repo>/target/release/herald, built if missing].
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DIR=${HERALD_CLUSTER_DIR:-${TMPDIR:-/tmp}/herald-cluster}
-BIN=${HERALD_CLUSTER_BIN:-$PWD/target/release/herald}
+DIR=${CLUSTER_SH_DIR:-${TMPDIR:-/tmp}/herald-cluster}
+BIN=${CLUSTER_SH_BIN:-$PWD/target/release/herald}
 
 running() { [ -f "$DIR/pids" ] && while read -r pid; do kill -0 "$pid" 2>/dev/null && return 0; done < "$DIR/pids"; return 1; }
 
