@@ -73,3 +73,46 @@ def test_a_single_server_shows_no_cluster(ui: UiPage, tmp_path: Path) -> None:
         page.wait_for_function("() => document.querySelector('div.cluster')?.hidden === true")
     finally:
         single.stop()
+
+
+def test_a_loss_on_a_route_shows_in_the_logs_view_naming_the_member(
+    ui: UiPage, tmp_path: Path
+) -> None:
+    # The publisher's member holds 8 records per queue: a burst overflows its route.
+    source = Server(
+        tmp_path / "source",
+        {
+            "HERALD_NAME": "member-src",
+            "HERALD_QUEUE_RECORDS": "8",
+            "HERALD_CLUSTER_NAME": "ui-gap",
+            "HERALD_CLUSTER_LISTEN": "127.0.0.1:0",
+        },
+    )
+    viewer = Server(
+        tmp_path / "viewer",
+        {
+            "HERALD_NAME": "member-view",
+            "HERALD_CLUSTER_NAME": "ui-gap",
+            "HERALD_CLUSTER_LISTEN": "127.0.0.1:0",
+            "HERALD_CLUSTER_ROUTES": f"herald://{route_address(source)}",
+        },
+    )
+    try:
+        ui.server = viewer
+        page = ui.open("logs")
+        page.wait_for_function("() => window.herald.views.get('logs')?.liveStartMs > 0")
+        # The view's live tail is an interest of the viewer's on the source's route.
+        wait_until(
+            "the view's interest on the source's route",
+            lambda: any(r["interests"] >= 1 for r in source.get("/monitor")["cluster"]["routes"]),
+        )
+        with herald.connect(source.url, name="ui-test-burst") as client:
+            for i in range(20_000):
+                client.log(herald.Priority.INFO, "BURST.x", f"burst {i}")
+            client.flush()
+        page.locator(".gap-row").get_by_text(
+            "lost on the route from cluster member member-src"
+        ).first.wait_for()
+    finally:
+        viewer.stop()
+        source.stop()
