@@ -23,7 +23,7 @@ use crate::server::Shared;
 use crate::shutdown::Shutdown;
 
 /// Control frames waiting for the writer; a client that never reads only blocks itself.
-const CONTROL_QUEUE_FRAMES: usize = 1024;
+pub(crate) const CONTROL_QUEUE_FRAMES: usize = 1024;
 /// How long the writer may take to flush after the session ends.
 const WRITER_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -394,12 +394,7 @@ fn not_tls_answer(server: &str) -> Vec<u8> {
 /// Returns an HTTP 400 response saying `message`, for an HTTP client on the native port.
 fn http_answer(message: &str) -> Vec<u8> {
     let body = format!("{message}; connect with a Herald client (herald://host:port)\n");
-    let head = format!(
-        "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    [head.into_bytes(), body.into_bytes()].concat()
+    crate::http::error::plain_bad_request(&body)
 }
 
 fn read_close(err: ReadError) -> Close {

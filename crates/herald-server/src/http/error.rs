@@ -66,6 +66,18 @@ impl From<InfoError> for HttpError {
 }
 
 /// Returns the innermost cause's message: axum's rejections prefix their own sentence.
+/// A whole `400 Bad Request` response with a plain-text `body`, for a peer that speaks
+/// HTTP where the server cannot answer through axum (on the native port, in plain HTTP to
+/// the HTTPS port).
+pub fn plain_bad_request(body: &str) -> Vec<u8> {
+    let head = format!(
+        "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    [head.into_bytes(), body.as_bytes().to_vec()].concat()
+}
+
 fn cause(error: &(dyn std::error::Error + 'static)) -> String {
     let mut innermost = error;
     while let Some(source) = innermost.source() {

@@ -30,8 +30,7 @@ use crate::shutdown::Shutdown;
 use crate::tls::Tls;
 
 /// What a browser or tool that speaks plain HTTP to the HTTPS port is told.
-const NOT_TLS_ANSWER: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n\
-    Content-Length: 56\r\nConnection: close\r\n\r\nthis port serves HTTPS: use https:// instead of http://\n";
+const NOT_TLS_ANSWER: &str = "this port serves HTTPS: use https:// instead of http://\n";
 
 /// Accepts and serves until shutdown; then stops accepting, asks every connection to finish
 /// its request in flight, and returns once all have ended (or `cut` ended them).
@@ -109,7 +108,8 @@ impl Connection {
     ) {
         let timeout = self.shared.config.http_limits.header_timeout;
         let wrap = |stream| CuttableStream::new(stream, cut);
-        match crate::tls::session::accept(tls, stream, wrap, NOT_TLS_ANSWER, timeout).await {
+        let answer = super::error::plain_bad_request(NOT_TLS_ANSWER);
+        match crate::tls::session::accept(tls, stream, wrap, &answer, timeout).await {
             Ok((stream, certificate)) => self.serve(stream, certificate, stop).await,
             Err(failure) => {
                 self.shared.monitor.count_http_tls_failed();
