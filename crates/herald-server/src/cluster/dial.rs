@@ -8,13 +8,15 @@ use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
 
-use super::route::{self, Ended, MAX_BACKOFF};
+use super::route::{self, Ended};
 use super::Cluster;
 use crate::server::Shared;
 use crate::shutdown::Shutdown;
 
 /// First pause after a failed attempt; doubled up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// Longest pause between attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// Accepts routes until shutdown.
 pub async fn listen(
@@ -86,21 +88,28 @@ pub async fn dial(
                 )
                 .await
             }
-            Err(err) => Ended::Refused(format!("cannot connect: {err}")),
+            Err(err) => {
+                // A member that is down is no news: it is dialed again with backoff.
+                tracing::debug!(%address, "cannot reach a member's route listener: {err}");
+                Ended::Unreachable
+            }
         };
         match ended {
-            Ended::Myself => return,
+            Ended::Myself => {
+                tracing::info!("route {address} is this member's own listener: not dialing it");
+                return;
+            }
+            Ended::Unreachable => {}
             Ended::Closed(far) => {
-                if id.is_none() && cluster.dialing(far) {
+                if id.is_none() && !cluster.claim_dialer(far) {
                     // A seed whose member another dialer already keeps a route to.
                     return;
                 }
                 id = Some(far);
                 backoff = FIRST_BACKOFF;
             }
-            Ended::Refused(why) => {
-                tracing::debug!(%address, "route attempt failed: {why}");
-            }
+            // Another cluster, or not a Herald route listener: the operator should hear of it.
+            Ended::Refused(why) => tracing::warn!(%address, "route refused: {why}"),
         }
         tokio::select! {
             () = tokio::time::sleep(backoff) => {}

@@ -125,9 +125,10 @@ impl Cluster {
         dial
     }
 
-    /// Marks that a dialer runs for `id` (a seed, once its id is known).
-    pub fn dialing(&self, id: u64) -> bool {
-        !self.state().dialing.insert(id)
+    /// Claims the dialer for member `id` (a seed's, once its id is known); false if another
+    /// dialer keeps that member's route already.
+    pub fn claim_dialer(&self, id: u64) -> bool {
+        self.state().dialing.insert(id)
     }
 
     /// Returns true if a route to member `id` is up.

@@ -7,7 +7,6 @@
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use herald_proto::frame::{DeliverEntry, GapNotice, RawRecord};
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
@@ -22,9 +21,6 @@ use crate::connection::FrameReader;
 use crate::server::Shared;
 use crate::shutdown::Shutdown;
 
-/// Frames waiting for a route's writer.
-const CONTROL_QUEUE_FRAMES: usize = 1024;
-
 /// Why a route ended.
 #[derive(Debug)]
 pub enum Ended {
@@ -32,6 +28,8 @@ pub enum Ended {
     Myself,
     /// The far side is of another cluster, or spoke something else.
     Refused(String),
+    /// The far side could not be reached (dialers only).
+    Unreachable,
     /// The route ran and ended (closed, timed out, replaced); the far member's id.
     Closed(u64),
 }
@@ -98,7 +96,7 @@ pub async fn run(
     }
     // One writer drains the link's queue at a time: wait for the last connection's to end.
     let turn = Arc::clone(&link.turn).lock_owned().await;
-    let (frames, control_rx) = mpsc::channel(CONTROL_QUEUE_FRAMES);
+    let (frames, control_rx) = mpsc::channel(crate::session::CONTROL_QUEUE_FRAMES);
     let pump = tokio::spawn(async move {
         while let Some(frame) = pending.recv().await {
             if frames.send(frame).await.is_err() {
@@ -245,6 +243,3 @@ fn owe_gap(shared: &Shared, member: &str, notice: &GapNotice) {
         subscription.queue.note_remote_gap(member, gap);
     }
 }
-
-/// How long a dialer waits at most between attempts.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
