@@ -59,15 +59,18 @@ impl Tls {
             .with_root_certificates(roots);
         let config = match &options.client_cert {
             None => builder.with_no_client_auth(),
-            Some((cert, key)) => {
+            Some((cert, key_file)) => {
                 let chain = certificates(cert, "client certificate")?;
-                let key = PrivateKeyDer::from_pem_file(key).map_err(|err| {
-                    format!("client key {}: no private key in PEM: {err}", key.display())
+                let key = PrivateKeyDer::from_pem_file(key_file).map_err(|err| {
+                    format!(
+                        "client key {}: no private key in PEM: {err}",
+                        key_file.display()
+                    )
                 })?;
                 builder.with_client_auth_cert(chain, key).map_err(|err| {
                     format!(
                         "client key {} does not go with certificate {}: {err}",
-                        key_path(options).display(),
+                        key_file.display(),
                         cert.display()
                     )
                 })?
@@ -95,13 +98,6 @@ impl Tls {
             .await
             .map_err(|err| format!("TLS handshake failed: {err}{}", hint(&err.to_string())))
     }
-}
-
-fn key_path(options: &TlsOptions) -> &Path {
-    options
-        .client_cert
-        .as_ref()
-        .map_or(Path::new(""), |(_, key)| key.as_path())
 }
 
 /// The host of `host:port` (`[::1]:7400` gives `::1`).
