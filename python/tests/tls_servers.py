@@ -59,7 +59,32 @@ def fake_herald(server: TlsServer, conn: ssl.SSLSocket) -> None:
             conn.sendall(encode_frame(Ack(frame.ack_id, frame.ack, len(frame.records))))
 
 
-class TlsServer:
+class _Listener:
+    """A loopback listener on a free port; each accepted connection goes to ``_serve`` on a
+    thread of its own until ``stop``."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.address = f"127.0.0.1:{self.port}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                raw, _ = self.listener.accept()
+            except OSError:
+                return  # stopped
+            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
+
+    def _serve(self, raw: socket.socket) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        self.listener.close()
+
+
+class TlsServer(_Listener):
     """``client_ca`` makes the server require a client certificate signed by it; ``errors``
     keeps why handshakes failed."""
 
@@ -81,18 +106,7 @@ class TlsServer:
         self.hellos: List[str] = []
         self.errors: List[str] = []
         self.drop_after_welcome = False
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.address = f"127.0.0.1:{self.port}"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                raw, _ = self.listener.accept()
-            except OSError:
-                return  # stopped
-            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
+        super().__init__()
 
     def _serve(self, raw: socket.socket) -> None:
         raw.settimeout(30)
@@ -110,9 +124,6 @@ class TlsServer:
         finally:
             conn.close()
 
-    def stop(self) -> None:
-        self.listener.close()
-
 
 def _linger(conn: socket.socket) -> None:
     """Ends a connection without a reset: the client reads the alert before the end."""
@@ -124,25 +135,12 @@ def _linger(conn: socket.socket) -> None:
         pass
 
 
-class PlainServer:
+class PlainServer(_Listener):
     """A TCP server that answers the first bytes it gets with an ERROR-looking frame, not
     TLS, and closes."""
 
-    def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.address = f"127.0.0.1:{self.listener.getsockname()[1]}"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                raw, _ = self.listener.accept()
-            except OSError:
-                return
-            with raw:
-                raw.recv(65536)
-                raw.sendall(b"\x00\x00\x00\x20\x07not TLS, a plain herald server....")
-                _linger(raw)
-
-    def stop(self) -> None:
-        self.listener.close()
+    def _serve(self, raw: socket.socket) -> None:
+        with raw:
+            raw.recv(65536)
+            raw.sendall(b"\x00\x00\x00\x20\x07not TLS, a plain herald server....")
+            _linger(raw)

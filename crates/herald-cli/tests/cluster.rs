@@ -115,6 +115,35 @@ async fn wait_for_routes(clients: &[Client], count: usize, interests: i64) {
     }
 }
 
+/// Two members, `b` joining through `a` (each with its own settings), a client of each, and
+/// a subscription to `T.*` on `b`, once `a` has `b`'s interest.
+struct Pair {
+    a: ServeProcess,
+    b: ServeProcess,
+    a_client: Client,
+    _b_client: Client,
+    on_b: Subscription,
+}
+
+async fn pair(a_env: &[(&str, &str)], b_env: &[(&str, &str)]) -> Pair {
+    let a = member_with("a", None, a_env);
+    let b = member_with("b", Some(&a), b_env);
+    let a_client = Client::connect(&a.url()).await.unwrap();
+    let b_client = Client::connect(&b.url()).await.unwrap();
+    let on_b = b_client
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    wait_for_routes(std::slice::from_ref(&a_client), 1, 1).await;
+    Pair {
+        a,
+        b,
+        a_client,
+        _b_client: b_client,
+        on_b,
+    }
+}
+
 fn numbered(from: &str, n: usize) -> Record {
     Record {
         text: format!("{from} {n}"),
@@ -254,17 +283,14 @@ async fn a_hung_member_is_dropped_by_heartbeat_and_the_mesh_heals_when_it_wakes(
 #[tokio::test]
 async fn a_loss_on_a_route_reaches_the_far_subscribers_as_a_gap_naming_the_member() {
     // a's queues, its route to b among them, hold 8 records: a burst overflows the route.
-    let a = member_with("a", None, &[("HERALD_QUEUE_RECORDS", "8")]);
-    let b = member("b", Some(&a));
-    let (a_client, b_client) = (
-        Client::connect(&a.url()).await.unwrap(),
-        Client::connect(&b.url()).await.unwrap(),
-    );
-    let mut on_b = b_client
-        .subscribe(Filter::subject("T.*").unwrap())
-        .await
-        .unwrap();
-    wait_for_routes(std::slice::from_ref(&a_client), 1, 1).await;
+    // Bound whole: a field left to `..` would be dropped here, and its server with it.
+    let Pair {
+        a: _a,
+        b: _b,
+        a_client,
+        _b_client,
+        mut on_b,
+    } = pair(&[("HERALD_QUEUE_RECORDS", "8")], &[]).await;
     const BURST: u64 = 20_000;
     for n in 0..BURST as usize {
         a_client.publish(&numbered("a", n)).await.unwrap();
@@ -293,17 +319,13 @@ async fn a_loss_on_a_route_reaches_the_far_subscribers_as_a_gap_naming_the_membe
 
 #[tokio::test]
 async fn records_published_while_a_route_is_down_arrive_when_it_is_back() {
-    let a = member_with("a", None, &FAST_HEARTBEAT);
-    let b = member_with("b", Some(&a), &FAST_HEARTBEAT);
-    let (a_client, b_client) = (
-        Client::connect(&a.url()).await.unwrap(),
-        Client::connect(&b.url()).await.unwrap(),
-    );
-    let mut on_b = b_client
-        .subscribe(Filter::subject("T.*").unwrap())
-        .await
-        .unwrap();
-    wait_for_routes(std::slice::from_ref(&a_client), 1, 1).await;
+    let Pair {
+        a: _a,
+        b,
+        a_client,
+        _b_client,
+        mut on_b,
+    } = pair(&FAST_HEARTBEAT, &FAST_HEARTBEAT).await;
 
     signal(&b, "-STOP");
     wait_for_routes(std::slice::from_ref(&a_client), 0, 0).await;
