@@ -9,9 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-4}
 N=${N:-1000000}
-cargo build --release -q -p herald-cli
-H=$PWD/target/release/herald
-W=$(mktemp -d /tmp/herald-bench-across.XXXXXX)
+source bench/lib.sh
 export CLUSTER_SH_DIR=$W/cluster CLUSTER_SH_BIN=$H
 SINGLE=""
 cleanup() { [ -n "$SINGLE" ] && kill -9 "$SINGLE" 2>/dev/null; bash scripts/cluster.sh stop >/dev/null 2>&1 || true; rm -rf "$W"; }
@@ -20,7 +18,7 @@ run() { # label scenario url [subscriber url]
   local extra=()
   [ -n "${4:-}" ] && extra=(--subscriber-server "$4")
   "$H" bench "$2" -n "$N" --server "$3" "${extra[@]}" --json 2>/dev/null |
-    python3 -c "import sys,json; print('$1 $2', json.dumps(json.load(sys.stdin)))"
+    labelled "$1" "$2"
 }
 single() { # scenario
   "$H" serve --data-dir "$W/single" --listen 127.0.0.1:17860 --http 127.0.0.1:17861 --log-level warn 2>/dev/null &

@@ -8,14 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-6}
 N=${N:-2000000}
-cargo build --release -q -p herald-cli
-H=$PWD/target/release/herald
-W=$(mktemp -d /tmp/herald-bench-cluster.XXXXXX)
+source bench/lib.sh
 export CLUSTER_SH_DIR=$W/cluster CLUSTER_SH_BIN=$H
 SINGLE=""
 cleanup() { [ -n "$SINGLE" ] && kill "$SINGLE" 2>/dev/null; bash scripts/cluster.sh stop >/dev/null 2>&1 || true; rm -rf "$W"; }
 trap cleanup EXIT
-run() { "$H" bench pub -n "$N" --server "$2" --json 2>/dev/null | python3 -c "import sys,json; print('$1 pub', json.dumps(json.load(sys.stdin)))"; }
+run() { "$H" bench pub -n "$N" --server "$2" --json 2>/dev/null | labelled "$1" pub; }
 single() {
   "$H" serve --data-dir "$W/single" --listen 127.0.0.1:17850 --http 127.0.0.1:17851 --log-level warn 2>/dev/null &
   SINGLE=$!; sleep 1

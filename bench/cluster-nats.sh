@@ -12,9 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 N=${N:-1000000}
-cargo build --release -q -p herald-cli
-H=$PWD/target/release/herald
-W=$(mktemp -d /tmp/herald-bench-nats.XXXXXX)
+source bench/lib.sh
 (cd bench/nats-go && go build -o "$W/nats-across" .)
 NATS_SERVER=$(command -v nats-server || true)
 if [ -z "$NATS_SERVER" ]; then
@@ -35,7 +33,7 @@ herald() { # label archive(embedded|none) scenario
   first=${url%%,*}; second=${url##*,}
   "$H" bench "$3" -n "$N" --subscribers "$(subs "$3")" --server "herald://$first" \
     --subscriber-server "herald://$second" --json 2>/dev/null |
-    python3 -c "import sys,json; print('$1 $3', json.dumps(json.load(sys.stdin)))"
+    labelled "$1" "$3"
   bash scripts/cluster.sh stop >/dev/null
 }
 
@@ -53,7 +51,7 @@ nats() { # scenario
   done
   [ -n "$formed" ] || { echo "the NATS cluster did not form:" >&2; cat "$W/nats1.log" "$W/nats2.log" >&2; exit 1; }
   "$W/nats-across" -pub nats://127.0.0.1:14221 -sub nats://127.0.0.1:14222 -n "$N" -subs "$(subs "$1")" |
-    python3 -c "import sys,json; print('nats $1', json.dumps(json.load(sys.stdin)))"
+    labelled nats "$1"
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   PIDS=()
 }

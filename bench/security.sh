@@ -20,9 +20,7 @@ ROUNDS=${ROUNDS:-8}
 PAIRS=${PAIRS:-12}
 N=${N:-2000000}
 ARCHIVE=${ARCHIVE:-embedded}
-cargo build --release -q -p herald-cli
-H=$PWD/target/release/herald
-W=$(mktemp -d /tmp/herald-bench-security.XXXXXX)
+source bench/lib.sh
 OUT=target/bench-security
 mkdir -p "$OUT"
 SERVER=""
@@ -45,7 +43,7 @@ start() { # identities(ids|-) tls(tls|-)
 stop() { kill -9 "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null || true; SERVER=""; rm -rf "$W/data"; }
 run() { # label scenario url
   "$H" bench "$2" -n "$N" --server "$3" --json 2>/dev/null |
-    python3 -c "import sys,json; print('$1 $2', json.dumps(json.load(sys.stdin)))" | tee -a "$OUT/$MODE-$ARCHIVE.jsonl"
+    labelled "$1" "$2" | tee -a "$OUT/$MODE-$ARCHIVE.jsonl"
 }
 
 case $MODE in
