@@ -95,6 +95,8 @@ impl Subscriber for HeraldSubscriber {
                 sent_ns: delivered.time(),
             },
             Event::Gap(gap) => Received::Lost(gap.count),
+            // A failover: nothing is counted, the publisher's resend is.
+            Event::Interrupted(_) => Received::Lost(0),
         })
     }
 }

@@ -109,6 +109,7 @@ async fn notification_latency(
                     latencies.push((now_nanos() - change.object.time).max(0) as u64);
                 }
                 Ok(Some(Event::Gap(gap))) => lost += gap.count,
+                Ok(Some(Event::Interrupted(_))) => {}
                 Ok(None) | Err(_) => break,
             }
         }

@@ -1,7 +1,7 @@
 //! Plain-text lines for people, in the style of the ACS logging client: ISO 8601 time with
 //! milliseconds, priority, subject, origin, text, then fields.
 
-use herald_client::Delivered;
+use herald_client::{Delivered, Interruption};
 use herald_proto::frame::GapNotice;
 use herald_proto::time::format_iso8601;
 use herald_proto::{Origin, Record};
@@ -83,12 +83,26 @@ pub fn gap(gap: &GapNotice) -> String {
         .iter()
         .map(|(p, n)| format!("{p} {n}"))
         .collect();
+    let route = gap.member.as_ref().map_or(String::new(), |m| {
+        format!(" on the route from cluster member {m}")
+    });
     format!(
-        "-- gap: {} records lost (seq {}..{}: {}) --",
+        "-- gap: {} records lost{route} (seq {}..{}: {}) --",
         gap.count,
         gap.first_seq,
         gap.last_seq,
         by_priority.join(", ")
+    )
+}
+
+/// The line that tells of a failover.
+pub fn interrupted(notice: &Interruption) -> String {
+    format!(
+        "-- interrupted: connection to {} lost; subscribed again on {} after {} ms; records \
+         published in between were not delivered here --",
+        notice.lost,
+        notice.resumed,
+        notice.down.as_millis()
     )
 }
 

@@ -155,7 +155,38 @@ fn numbered(from: &str, n: usize) -> Record {
 /// duplicates; returns how often each text came.
 async fn collect(subscription: &mut Subscription, expected: usize) -> BTreeMap<String, usize> {
     let mut seen = BTreeMap::new();
-    let mut total = 0;
+    collect_into(subscription, &mut seen, expected).await;
+    seen
+}
+
+/// Reads, counting each text in `seen`, until the record with `text` came.
+async fn collect_until(
+    subscription: &mut Subscription,
+    seen: &mut BTreeMap<String, usize>,
+    text: &str,
+) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !seen.contains_key(text) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "`{text}` did not come"
+        );
+        if let Ok(delivered) = subscription
+            .next_record_timeout(Duration::from_millis(200))
+            .await
+        {
+            *seen.entry(delivered.record().text.clone()).or_insert(0) += 1;
+        }
+    }
+}
+
+/// As [`collect`], counting into `seen` (which may hold records read before).
+async fn collect_into(
+    subscription: &mut Subscription,
+    seen: &mut BTreeMap<String, usize>,
+    expected: usize,
+) {
+    let mut total: usize = seen.values().sum();
     let deadline = tokio::time::Instant::now() + WAIT;
     while total < expected && tokio::time::Instant::now() < deadline {
         if let Ok(delivered) = subscription
@@ -172,7 +203,6 @@ async fn collect(subscription: &mut Subscription, expected: usize) -> BTreeMap<S
     {
         *seen.entry(delivered.record().text.clone()).or_insert(0) += 1;
     }
-    seen
 }
 
 #[tokio::test]
@@ -341,5 +371,176 @@ async fn records_published_while_a_route_is_down_arrive_when_it_is_back() {
         100,
         "records held for the route while it was down"
     );
+    assert!(seen.values().all(|n| *n == 1), "none twice: {seen:?}");
+}
+
+#[tokio::test]
+async fn a_member_killed_under_load_loses_no_acknowledged_record_and_delivers_none_twice() {
+    // a syncs its archive every 200 ms only: a `stored` acknowledgement waits long enough
+    // for the test to kill a between routing a batch and acknowledging it.
+    let slow_sync = [
+        FAST_HEARTBEAT[0],
+        FAST_HEARTBEAT[1],
+        ("HERALD_ARCHIVE_FSYNC", "interval"),
+        ("HERALD_ARCHIVE_FSYNC_INTERVAL", "200ms"),
+    ];
+    let a = member_with("a", None, &slow_sync);
+    let b = member_with("b", Some(&a), &FAST_HEARTBEAT);
+    let c = member_with("c", Some(&a), &FAST_HEARTBEAT);
+    let (b_client, c_client) = (
+        Client::connect(&b.url()).await.unwrap(),
+        Client::connect(&c.url()).await.unwrap(),
+    );
+    let mut on_b = b_client
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    let mut on_c = c_client
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    // A subscriber of the member that dies: it fails over to c.
+    let a_addr = a.addr.clone();
+    let watcher = Client::connect(&format!("herald://{},{}", a.addr, c.addr))
+        .await
+        .unwrap();
+    let mut on_a = watcher
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    wait_for_routes(&[b_client.clone(), c_client.clone()], 2, 1).await;
+    let a_client = Client::connect(&a.url()).await.unwrap();
+    wait_for_routes(&[a_client], 2, 1).await;
+
+    // The producer uses a, and b once a is gone; the last record of every 500 waits for
+    // `stored`. A quarter of the way in, a is killed as soon as b has a batch that a has
+    // not acknowledged yet: the producer sends it again to b.
+    let producer = Client::connect(&format!("herald://{},{}", a.addr, b.addr))
+        .await
+        .unwrap();
+    const TOTAL: usize = 20_000;
+    const BATCH: usize = 500;
+    // Log records: the default archive keeps them.
+    let record = |n: usize| Record {
+        kind: Kind::Log,
+        ..numbered("p", n)
+    };
+    let mut on_b_seen = BTreeMap::new();
+    let mut a = Some(a);
+    for first in (0..TOTAL).step_by(BATCH) {
+        for n in first..first + BATCH - 1 {
+            producer.publish(&record(n)).await.unwrap();
+        }
+        let acknowledging = tokio::spawn({
+            let (producer, last) = (producer.clone(), record(first + BATCH - 1));
+            async move {
+                producer
+                    .sync_send(&last, herald_proto::AckLevel::Stored, WAIT)
+                    .await
+            }
+        });
+        if first >= TOTAL / 4 && a.is_some() {
+            let text = format!("p {first}");
+            collect_until(&mut on_b, &mut on_b_seen, &text).await;
+            if !acknowledging.is_finished() {
+                a.take().unwrap().kill();
+            }
+        }
+        acknowledging.await.unwrap().unwrap();
+    }
+    assert!(
+        a.is_none(),
+        "no batch was caught routed and not acknowledged"
+    );
+    assert_eq!(producer.failovers(), 1);
+    // What a had passed on came again, and was dropped.
+    let mut duplicates = 0;
+    for client in [&b_client, &c_client] {
+        let data = client.monitor().await.unwrap();
+        duplicates += int(herald_client::monitor_value(&data, "duplicates").unwrap());
+    }
+    assert!(duplicates > 0, "no record was sent twice");
+
+    let on_c_seen = collect(&mut on_c, TOTAL).await;
+    collect_into(&mut on_b, &mut on_b_seen, TOTAL).await;
+    for (seen, at) in [(&on_b_seen, "b"), (&on_c_seen, "c")] {
+        let missing: Vec<usize> = (0..TOTAL)
+            .filter(|n| !seen.contains_key(&format!("p {n}")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "member {at} misses {} acknowledged records, the first {:?}",
+            missing.len(),
+            &missing[..missing.len().min(10)]
+        );
+        let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(
+            twice.is_empty(),
+            "member {at} delivered {} records twice, e.g. {:?}",
+            twice.len(),
+            &twice[..twice.len().min(10)]
+        );
+    }
+    // The subscriber of a was made again on c and heard for how long it was not served.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no notice of the failover"
+        );
+        match tokio::time::timeout(Duration::from_millis(500), on_a.next()).await {
+            Ok(Some(herald_client::Event::Interrupted(notice))) => {
+                assert_eq!(notice.lost, a_addr);
+                assert_eq!(notice.resumed, c.addr);
+                break;
+            }
+            Ok(Some(_)) | Err(_) => {}
+            Ok(None) => panic!("the subscription ended"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_record_is_acknowledged_only_once_the_far_member_has_it() {
+    let a = member_with("a", None, &FAST_HEARTBEAT);
+    let b = member_with("b", Some(&a), &FAST_HEARTBEAT);
+    let c = member_with("c", Some(&a), &FAST_HEARTBEAT);
+    let b_client = Client::connect(&b.url()).await.unwrap();
+    let mut on_b = b_client
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    let a_client = Client::connect(&a.url()).await.unwrap();
+    let c_client = Client::connect(&c.url()).await.unwrap();
+    wait_for_routes(&[a_client.clone(), c_client.clone()], 2, 0).await;
+    wait_for_routes(std::slice::from_ref(&a_client), 2, 0).await;
+    let producer = Client::connect(&format!("herald://{},{}", a.addr, c.addr))
+        .await
+        .unwrap();
+
+    // b hangs (briefly: its routes stay up): a queues b's records and cannot hear b confirm
+    // them, so it must not acknowledge them to the producer, whose flush waits.
+    signal(&b, "-STOP");
+    const COUNT: usize = 1_000;
+    for n in 0..COUNT {
+        producer.publish(&numbered("p", n)).await.unwrap();
+    }
+    let flushing = tokio::spawn({
+        let producer = producer.clone();
+        async move { producer.flush(WAIT).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !flushing.is_finished(),
+        "acknowledged before the far member had the records"
+    );
+    // a dies holding them; the producer sends them again to c, which routes them to b.
+    let mut a = a;
+    a.kill();
+    signal(&b, "-CONT");
+    flushing.await.unwrap().unwrap();
+    assert_eq!(producer.failovers(), 1);
+    let seen = collect(&mut on_b, COUNT).await;
+    assert_eq!(seen.len(), COUNT, "b misses acknowledged records");
     assert!(seen.values().all(|n| *n == 1), "none twice: {seen:?}");
 }

@@ -164,7 +164,8 @@ async fn subscriptions_are_restored_on_the_next_server() {
         .unwrap();
     // Publish until the subscriber, restored on the second server, sees a record.
     let mut n = 0;
-    let delivered = loop {
+    let mut events = Vec::new();
+    while !events.iter().any(|e| matches!(e, Event::Record(_))) {
         publisher
             .sync_send(&numbered(n), AckLevel::Received, Duration::from_secs(5))
             .await
@@ -173,11 +174,18 @@ async fn subscriptions_are_restored_on_the_next_server() {
         if let Ok(Some(event)) =
             tokio::time::timeout(Duration::from_millis(100), subscription.next()).await
         {
-            break event;
+            events.push(event);
         }
         assert!(n < 100, "the subscription was not restored");
-    };
-    assert!(matches!(delivered, Event::Record(_)));
+    }
+    // First the notice of the time it went unserved, then the records.
+    match &events[0] {
+        Event::Interrupted(notice) => {
+            assert_eq!(notice.resumed, second.addr);
+            assert!(notice.down < Duration::from_secs(5), "{notice:?}");
+        }
+        other => panic!("expected the failover notice first, got {other:?}"),
+    }
     assert_eq!(subscriber.server(), second.addr);
     assert_eq!(subscriber.failovers(), 1);
     assert_eq!(subscriber.error(), None);

@@ -24,6 +24,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 seen += 1;
             }
             Some(Event::Gap(gap)) => println!("lost {} records", gap.count),
+            Some(Event::Interrupted(notice)) => {
+                println!("failed over from {} to {}", notice.lost, notice.resumed)
+            }
             None => return Err(format!("connection closed: {:?}", client.error()).into()),
         }
     }

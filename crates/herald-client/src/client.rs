@@ -57,6 +57,9 @@ pub struct ClientOptions {
     /// How long to keep trying to reach a server (the next in the URL, then around again)
     /// after the connection fails; zero turns failover off.
     pub reconnect_timeout: Duration,
+    /// The producer id sent in `HELLO`, under which the client numbers its records so that
+    /// cluster members can drop what a failover sends again; chosen at random when 0.
+    pub producer: u64,
 }
 
 impl Default for ClientOptions {
@@ -71,8 +74,20 @@ impl Default for ClientOptions {
             subscription_buffer: DEFAULT_SUBSCRIPTION_BUFFER,
             outbox_bytes: DEFAULT_OUTBOX_BYTES,
             reconnect_timeout: DEFAULT_RECONNECT_TIMEOUT,
+            producer: 0,
         }
     }
+}
+
+/// Returns a random non-zero producer id.
+fn random_producer() -> u64 {
+    use std::hash::BuildHasher;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    // RandomState is seeded from the operating system's randomness.
+    let id = std::collections::hash_map::RandomState::new().hash_one((nanos, std::process::id()));
+    id.max(1)
 }
 
 fn default_name() -> String {
@@ -280,6 +295,9 @@ impl Client {
         }
         if let Some(tls) = &url.tls {
             options.tls = Some(tls.clone());
+        }
+        if options.producer == 0 {
+            options.producer = random_producer();
         }
         let tls = options.tls.as_ref().map(Tls::new).transpose();
         let tls = tls.map_err(ConnectError::Tls)?;

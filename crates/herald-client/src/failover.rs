@@ -1,6 +1,8 @@
 //! Keeps a client connected: when its connection fails, move to the next server of the URL
 //! (then around the list again, with backoff), restore the subscriptions, and resend every
-//! `PUBLISH` frame the old server had not acknowledged. The program sees at most a delay.
+//! `PUBLISH` frame the old server had not acknowledged. The program sees at most a delay,
+//! and each subscription an [`Event::Interrupted`](crate::Event::Interrupted) for the time
+//! it went unserved.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -68,7 +70,8 @@ async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(Transport, Wel
     inner.connection_lost(&format!(
         "connection to {lost} lost ({error}); failing over"
     ));
-    let deadline = tokio::time::Instant::now() + inner.options.reconnect_timeout;
+    let lost_at = tokio::time::Instant::now();
+    let deadline = lost_at + inner.options.reconnect_timeout;
     let servers = &inner.servers;
     let first = (lock(&inner.connected).index + 1) % servers.len();
     let mut backoff = FIRST_BACKOFF;
@@ -81,6 +84,7 @@ async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(Transport, Wel
             match io::connect(&servers[index], &inner.options, inner.tls.as_ref()).await {
                 Ok((stream, welcome)) => {
                     resume(inner, index, &welcome);
+                    interrupted(inner, &lost, &servers[index], lost_at.elapsed());
                     return Some((stream, welcome));
                 }
                 Err(HandshakeError::Refused { message, .. } | HandshakeError::Failed(message)) => {
@@ -93,6 +97,20 @@ async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(Transport, Wel
         }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Tells every subscription that it went unserved for `down`, between `lost` and `resumed`.
+fn interrupted(inner: &Inner, lost: &str, resumed: &str, down: Duration) {
+    let notice = crate::subscription::Interruption {
+        lost: lost.to_string(),
+        resumed: resumed.to_string(),
+        down,
+    };
+    for route in lock(&inner.routes).values_mut() {
+        if let crate::client::Route::Subscription(sink) = route {
+            sink.offer(vec![crate::Event::Interrupted(notice.clone())]);
+        }
     }
 }
 

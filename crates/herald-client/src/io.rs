@@ -56,6 +56,7 @@ pub(crate) async fn connect(
             token: options.token.clone(),
             capabilities: Vec::new(),
             heartbeat_ms: options.heartbeat_interval.as_millis() as u64,
+            producer: options.producer,
         };
         stream
             .write

@@ -54,6 +54,6 @@ pub use error::{ClientError, ConnectError};
 pub use herald_proto as proto;
 pub use info::InfoChange;
 pub use logger::{Logger, LoggerError, LoggerOptions, WhenFull};
-pub use subscription::{Event, Subscription};
+pub use subscription::{Event, Interruption, Subscription};
 pub use tls::TlsOptions;
 pub use url::{ServerUrl, UrlError};

@@ -5,6 +5,10 @@
 //! allocation once the buffers are warm. Every `PUBLISH` frame asks for a `received`
 //! acknowledgement; until it comes, the frame stays in `unacked` and counts against the
 //! outbox's budget — the in-flight window that bounds what a failover can have to resend.
+//!
+//! Records are numbered from 1 in the order they are published (a `PUBLISH` carries the
+//! number of its first record): with the producer id the client gives in `HELLO`, the
+//! numbers let cluster members drop the records a failover sends again.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +27,8 @@ pub const DEFAULT_OUTBOX_BYTES: usize = 8 * 1024 * 1024;
 /// Room kept for the `PUBLISH` header in a frame, and reserved at the start of the open
 /// batch so that sealing writes the header in front of the records instead of copying them.
 const PUBLISH_HEADER_BYTES: usize = 32;
+/// Most bytes the number of a batch's first record takes, after its records.
+const FIRST_SEQ_BYTES: usize = 9;
 
 /// A sealed frame waiting to be written.
 #[derive(Debug, Clone)]
@@ -46,6 +52,8 @@ pub struct Outbox {
     control_bytes: usize,
     max_frame_bytes: usize,
     ids: Arc<AtomicU64>,
+    /// The number the next record published gets.
+    next_seq: u64,
 }
 
 impl Outbox {
@@ -61,6 +69,7 @@ impl Outbox {
             control_bytes: 0,
             max_frame_bytes,
             ids,
+            next_seq: 1,
         }
     }
 
@@ -87,7 +96,9 @@ impl Outbox {
         record.encode(&mut self.batch);
         let size = self.batch.len() - start;
         // Saturating: the limit comes from the server's WELCOME, which may be absurdly small.
-        let max = self.max_frame_bytes.saturating_sub(PUBLISH_HEADER_BYTES);
+        let max = self
+            .max_frame_bytes
+            .saturating_sub(PUBLISH_HEADER_BYTES + FIRST_SEQ_BYTES);
         if size > max {
             self.batch.truncate(start);
             return Err(ClientError::TooLarge { size, max });
@@ -103,6 +114,7 @@ impl Outbox {
             self.batch = next;
         }
         self.batch_count += 1;
+        self.next_seq += 1;
         Ok(())
     }
 
@@ -117,7 +129,15 @@ impl Outbox {
             ack.unwrap_or_else(|| (self.ids.fetch_add(1, Ordering::Relaxed), AckLevel::Received));
         let mut header = Vec::with_capacity(PUBLISH_HEADER_BYTES);
         frame::begin_frame(&mut header, FrameType::Publish);
-        frame::write_publish_header(&mut header, ack_id, level, self.batch_count);
+        if self.batch_count == 0 {
+            frame::write_publish_header(&mut header, ack_id, level, 0);
+        } else {
+            frame::write_numbered_publish_header(&mut header, ack_id, level, self.batch_count);
+            let first_seq = self.next_seq - u64::from(self.batch_count);
+            self.batch
+                .resize(self.batch.len().max(PUBLISH_HEADER_BYTES), 0);
+            frame::write_publish_first_seq(&mut self.batch, first_seq);
+        }
         let length = u32::try_from(header.len() - frame::LENGTH_BYTES + self.batch_bytes())
             .expect("a batch is far below 4 GiB");
         header[..frame::LENGTH_BYTES].copy_from_slice(&length.to_be_bytes());

@@ -21,6 +21,21 @@ pub enum Event {
     /// Records were lost before reaching this subscription: by the server (its queue for
     /// this subscriber was full) or by this client (the subscription's buffer was full).
     Gap(GapNotice),
+    /// The connection to the server was lost and the client failed over: the subscription
+    /// was made again on the next server, and records published in between (for `down`)
+    /// were not delivered to it — a gap of unknown size.
+    Interrupted(Interruption),
+}
+
+/// The notice of a failover, for each subscription: see [`Event::Interrupted`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interruption {
+    /// The server whose connection was lost.
+    pub lost: String,
+    /// The server the subscription was made again on.
+    pub resumed: String,
+    /// How long the subscription went unserved.
+    pub down: Duration,
 }
 
 /// State shared between a subscription and the connection's reader.
@@ -179,6 +194,8 @@ impl Sink {
                 gap.add(delivered.subscription, 1, delivered.seq, delivered.seq);
                 gap.by_priority[delivered.priority() as usize] += 1;
             }
+            // The buffer's own gap notice stands for it.
+            Event::Interrupted(_) => {}
         }
     }
 }

@@ -166,6 +166,9 @@ pub struct Hello {
     pub capabilities: Vec<String>,
     /// Heartbeat interval the client asks for, in milliseconds (0: server default).
     pub heartbeat_ms: u64,
+    /// The producer's id (0: none): chosen once by the client and kept across its
+    /// reconnections, it names the producer whose numbered records a member deduplicates.
+    pub producer: u64,
 }
 
 /// `WELCOME`: the server accepts the connection.
@@ -246,6 +249,12 @@ pub struct Publish {
     pub ack: AckLevel,
     /// The records.
     pub records: Vec<RawRecord>,
+    /// The producer's sequence number of the batch's first record (0: not numbered); the
+    /// records of the batch are numbered from it, one by one.
+    pub first_seq: u64,
+    /// The producer's sequence number of each record in `records` when the batch is
+    /// numbered (refused records taken out keep their numbers out); empty otherwise.
+    pub seqs: Vec<u64>,
 }
 
 /// `ACK`: a batch was taken up to the level asked.
@@ -270,6 +279,11 @@ pub struct DeliverEntry {
     pub received: i64,
     /// The record, exactly as the producer sent it, with its routing fields read.
     pub record: RawRecord,
+    /// Between cluster members only: the producer that numbered the record and its number
+    /// (0 and 0 when it was not numbered).
+    pub producer: u64,
+    /// See `producer`.
+    pub pseq: u64,
 }
 
 /// `GAP`: records that matched a subscription but were dropped before delivery.
@@ -527,12 +541,48 @@ pub fn write_deliver_entry(
     out.extend_from_slice(record);
 }
 
+/// Appends one `DELIVER` entry of a route (between cluster members): with the producer's
+/// id and number of the record when it has them (`producer` non-zero).
+pub fn write_route_entry(
+    out: &mut Vec<u8>,
+    seq: u64,
+    received: i64,
+    record: &[u8],
+    producer: u64,
+    pseq: u64,
+) {
+    if producer == 0 {
+        return write_deliver_entry(out, 0, seq, received, record);
+    }
+    msgpack::write_array_len(out, 6);
+    msgpack::write_uint(out, 0);
+    msgpack::write_uint(out, seq);
+    msgpack::write_int(out, received);
+    out.extend_from_slice(record);
+    msgpack::write_uint(out, producer);
+    msgpack::write_uint(out, pseq);
+}
+
 /// Appends the header of a `PUBLISH` body for `count` records; the records follow.
 pub fn write_publish_header(out: &mut Vec<u8>, ack_id: u64, ack: AckLevel, count: u32) {
     msgpack::write_array_len(out, 3);
     msgpack::write_uint(out, ack_id);
     msgpack::write_uint(out, ack as u64);
     msgpack::write_array_len(out, count);
+}
+
+/// Appends the header of a numbered `PUBLISH` body for `count` records; the records
+/// follow, then [`write_publish_first_seq`] ends the body.
+pub fn write_numbered_publish_header(out: &mut Vec<u8>, ack_id: u64, ack: AckLevel, count: u32) {
+    msgpack::write_array_len(out, 4);
+    msgpack::write_uint(out, ack_id);
+    msgpack::write_uint(out, ack as u64);
+    msgpack::write_array_len(out, count);
+}
+
+/// Ends a numbered `PUBLISH` body: the producer's number of its first record.
+pub fn write_publish_first_seq(out: &mut Vec<u8>, first_seq: u64) {
+    msgpack::write_uint(out, first_seq);
 }
 
 /// Returns the total size (prefix included) of the frame at the start of `buf`, or `None`

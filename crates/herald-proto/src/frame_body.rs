@@ -21,14 +21,17 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
         Frame::Hello(hello) => encode_hello(hello, out),
         Frame::Welcome(welcome) => encode_welcome(welcome, out),
         Frame::Publish(publish) => {
-            frame::write_publish_header(
-                out,
-                publish.ack_id,
-                publish.ack,
-                msgpack::len_u32(publish.records.len()),
-            );
+            let count = msgpack::len_u32(publish.records.len());
+            if publish.first_seq == 0 {
+                frame::write_publish_header(out, publish.ack_id, publish.ack, count);
+            } else {
+                frame::write_numbered_publish_header(out, publish.ack_id, publish.ack, count);
+            }
             for record in &publish.records {
                 out.extend_from_slice(&record.bytes);
+            }
+            if publish.first_seq != 0 {
+                frame::write_publish_first_seq(out, publish.first_seq);
             }
         }
         Frame::Ack(ack) => {
@@ -40,13 +43,19 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
         Frame::Deliver(entries) => {
             msgpack::write_array_len(out, msgpack::len_u32(entries.len()));
             for entry in entries {
-                frame::write_deliver_entry(
-                    out,
-                    entry.subscription,
-                    entry.seq,
-                    entry.received,
-                    &entry.record.bytes,
-                );
+                if entry.producer != 0 {
+                    msgpack::write_array_len(out, 6);
+                } else {
+                    msgpack::write_array_len(out, 4);
+                }
+                msgpack::write_uint(out, entry.subscription);
+                msgpack::write_uint(out, entry.seq);
+                msgpack::write_int(out, entry.received);
+                out.extend_from_slice(&entry.record.bytes);
+                if entry.producer != 0 {
+                    msgpack::write_uint(out, entry.producer);
+                    msgpack::write_uint(out, entry.pseq);
+                }
             }
         }
         Frame::Gap(gap) => {
@@ -346,7 +355,15 @@ fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEn
     let count = reader.read_array_len()?;
     let mut entries = Vec::with_capacity((count as usize).min(body.len()));
     for _ in 0..count {
-        expect_array(reader, "DELIVER entry", 4)?;
+        // Four elements, or six on a route: with the producer's id and number.
+        let found = reader.read_array_len()?;
+        if found != 4 && found != 6 {
+            return Err(DecodeError::WrongLength {
+                message: "DELIVER entry",
+                expected: 4,
+                found,
+            });
+        }
         let subscription = reader.read_uint()?;
         let seq = reader.read_uint()?;
         let received = reader.read_int()?;
@@ -356,11 +373,18 @@ fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEn
             bytes: body.slice(start..reader.position()),
             meta,
         };
+        let (producer, pseq) = if found == 6 {
+            (reader.read_uint()?, reader.read_uint()?)
+        } else {
+            (0, 0)
+        };
         entries.push(DeliverEntry {
             subscription,
             seq,
             received,
             record,
+            producer,
+            pseq,
         });
     }
     Ok(entries)
@@ -402,7 +426,7 @@ fn decode_gap(reader: &mut Reader<'_>) -> Result<GapNotice, DecodeError> {
 }
 
 fn encode_hello(hello: &Hello, out: &mut Vec<u8>) {
-    msgpack::write_map_len(out, 5);
+    msgpack::write_map_len(out, if hello.producer == 0 { 5 } else { 6 });
     msgpack::write_uint(out, 0);
     msgpack::write_uint(out, hello.version);
     msgpack::write_uint(out, 1);
@@ -416,13 +440,29 @@ fn encode_hello(hello: &Hello, out: &mut Vec<u8>) {
     }
     msgpack::write_uint(out, 4);
     msgpack::write_uint(out, hello.heartbeat_ms);
+    if hello.producer != 0 {
+        msgpack::write_uint(out, 5);
+        msgpack::write_uint(out, hello.producer);
+    }
 }
 
-/// Walks a map with integer keys `0..names.len()`, refusing unknown and repeated keys.
+/// Walks a map with integer keys `0..names.len()`, refusing unknown, repeated and missing
+/// keys.
 fn walk_map<'a>(
     reader: &mut Reader<'a>,
     message: &'static str,
     names: &[&'static str],
+    visit: impl FnMut(usize, &mut Reader<'a>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    walk_map_optional(reader, message, names, names.len(), visit)
+}
+
+/// As [`walk_map`], where only the first `required` keys must be present.
+fn walk_map_optional<'a>(
+    reader: &mut Reader<'a>,
+    message: &'static str,
+    names: &[&'static str],
+    required: usize,
     mut visit: impl FnMut(usize, &mut Reader<'a>) -> Result<(), DecodeError>,
 ) -> Result<(), DecodeError> {
     let mut seen = 0u32;
@@ -443,7 +483,7 @@ fn walk_map<'a>(
         seen |= 1 << index;
         visit(index, reader)?;
     }
-    if let Some(missing) = (0..names.len()).find(|i| seen & (1 << i) == 0) {
+    if let Some(missing) = (0..required).find(|i| seen & (1 << i) == 0) {
         return Err(DecodeError::MissingField {
             field: names[missing],
             message,
@@ -454,8 +494,15 @@ fn walk_map<'a>(
 
 fn decode_hello(reader: &mut Reader<'_>) -> Result<Hello, DecodeError> {
     let mut hello = Hello::default();
-    let names = ["version", "name", "token", "capabilities", "heartbeat_ms"];
-    walk_map(reader, "HELLO", &names, |key, reader| {
+    let names = [
+        "version",
+        "name",
+        "token",
+        "capabilities",
+        "heartbeat_ms",
+        "producer",
+    ];
+    walk_map_optional(reader, "HELLO", &names, 5, |key, reader| {
         match key {
             0 => hello.version = reader.read_uint()?,
             1 => hello.name = reader.read_str()?.to_string(),
@@ -465,7 +512,8 @@ fn decode_hello(reader: &mut Reader<'_>) -> Result<Hello, DecodeError> {
                     hello.capabilities.push(reader.read_str()?.to_string());
                 }
             }
-            _ => hello.heartbeat_ms = reader.read_uint()?,
+            4 => hello.heartbeat_ms = reader.read_uint()?,
+            _ => hello.producer = reader.read_uint()?,
         }
         Ok(())
     })?;
@@ -551,6 +599,20 @@ mod tests {
                 heartbeat_ms: 2000,
                 ..Hello::default()
             }),
+            Frame::Hello(Hello {
+                version: 1,
+                name: "numbered".into(),
+                producer: u64::MAX,
+                ..Hello::default()
+            }),
+            match publish_of(&[record.clone(), record.clone()]) {
+                Frame::Publish(publish) => Frame::Publish(Publish {
+                    first_seq: 41,
+                    seqs: vec![41, 42],
+                    ..publish
+                }),
+                _ => unreachable!("publish_of makes a PUBLISH"),
+            },
             Frame::Welcome(Welcome {
                 version: 1,
                 server: "s".into(),
@@ -569,6 +631,16 @@ mod tests {
                 seq: 99,
                 received: 5,
                 record: RawRecord::new(record.to_bytes().into()).unwrap(),
+                producer: 0,
+                pseq: 0,
+            }]),
+            Frame::Deliver(vec![DeliverEntry {
+                subscription: 0,
+                seq: 12,
+                received: 5,
+                record: RawRecord::new(record.to_bytes().into()).unwrap(),
+                producer: 77,
+                pseq: 3,
             }]),
             Frame::Gap(GapNotice {
                 subscription: 1,

@@ -10,7 +10,6 @@ use bytes::Bytes;
 
 use crate::error::DecodeError;
 use crate::frame::{self, AckLevel, FrameType, Publish, RawRecord};
-use crate::frame_body::expect_array;
 use crate::msgpack::Reader;
 use crate::record::RecordMeta;
 
@@ -36,7 +35,15 @@ impl CheckedPublish {
     /// or level, no record array, or bytes after it.
     pub fn decode(body: &Bytes) -> Result<CheckedPublish, DecodeError> {
         let mut reader = Reader::new(body);
-        expect_array(&mut reader, "PUBLISH", 3)?;
+        // Three elements, or four when the producer numbers its records.
+        let elements = reader.read_array_len()?;
+        if elements != 3 && elements != 4 {
+            return Err(DecodeError::WrongLength {
+                message: "PUBLISH",
+                expected: 3,
+                found: elements,
+            });
+        }
         let ack_id = reader.read_uint()?;
         let ack = frame::read_ack_level(&mut reader)?;
         if ack != AckLevel::None && ack_id == 0 {
@@ -52,10 +59,14 @@ impl CheckedPublish {
                 ack_id,
                 ack,
                 records: Vec::with_capacity((total as usize).min(body.len())),
+                first_seq: 0,
+                seqs: Vec::new(),
             },
             refused: 0,
             first_refused: None,
         };
+        // Indexes of refused records, to number the others (rarely any).
+        let mut refused = Vec::new();
         for index in 0..total {
             let start = reader.position();
             let err = match RecordMeta::scan(&mut reader, start) {
@@ -66,13 +77,30 @@ impl CheckedPublish {
                 }
                 Err(err) => err,
             };
+            refused.push(index);
             // Off the hot path: find where the bad record ends, to go on after it.
             reader = Reader::at(body, start);
             if reader.skip_value(0).is_err() {
                 checked.refuse(index, err, total - index);
+                // Where the records end is lost, and the number after them with it.
                 return Ok(checked);
             }
             checked.refuse(index, err, 1);
+        }
+        if elements == 4 {
+            let first_seq = reader.read_uint()?;
+            if first_seq == 0 {
+                return Err(DecodeError::InvalidField {
+                    field: "first_seq",
+                    reason: "records are numbered from 1".to_string(),
+                });
+            }
+            let publish = &mut checked.publish;
+            publish.first_seq = first_seq;
+            publish.seqs = (0..total)
+                .filter(|index| refused.binary_search(index).is_err())
+                .map(|index| first_seq + u64::from(index))
+                .collect();
         }
         if !reader.is_empty() {
             return Err(DecodeError::TrailingBytes {
@@ -195,6 +223,19 @@ mod tests {
         // The same record with a value that fits is taken: the refusal is the value's.
         let fits = CheckedPublish::decode(&publish_body(&[with_field(5)])).unwrap();
         assert_eq!((fits.total(), fits.refused), (1, 0));
+    }
+
+    #[test]
+    fn a_numbered_batch_keeps_the_numbers_of_the_records_taken() {
+        let mut body = publish_body(&[good("A.a"), with_field(u64::MAX), good("A.c")]).to_vec();
+        body[0] = 0x94; // an array of 4: the number of the first record follows the records
+        msgpack::write_uint(&mut body, 10);
+        let checked = CheckedPublish::decode(&Bytes::from(body.clone())).unwrap();
+        assert_eq!(checked.publish.first_seq, 10);
+        assert_eq!(checked.publish.seqs, [10, 12], "record 11 was refused");
+        *body.last_mut().unwrap() = 0;
+        let zero = CheckedPublish::decode(&Bytes::from(body)).unwrap_err();
+        assert!(zero.to_string().contains("numbered from 1"), "{zero}");
     }
 
     #[test]

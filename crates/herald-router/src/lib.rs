@@ -44,6 +44,6 @@ pub mod subscription;
 pub use cache::MatchCache;
 pub use index::{Index, Matched};
 pub use queue::{Delivery, DropCounters, DropReason, Drops, Gap, Queue, QueueBudget, QueueConfig};
-pub use router::{InterestListener, RouteContext, RouteStats, Router};
+pub use router::{InterestListener, Origin, RouteContext, RouteStats, Router};
 pub use rules::GlobRules;
 pub use subscription::Subscription;

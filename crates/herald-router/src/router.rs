@@ -56,6 +56,21 @@ pub struct RouteContext {
     /// Route queues one record was queued on already (a route's interests share a queue),
     /// by address: only compared, cleared before each record.
     routed: Vec<usize>,
+    /// Numbered queues (routes) the last batch went to, with the highest number it got on
+    /// each: see [`RouteContext::take_marks`].
+    marks: Vec<(Arc<Queue>, u64)>,
+}
+
+/// Where the records of a batch come from, when their producer numbers them.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    /// The producer's id.
+    pub producer: u64,
+    /// The producer's number of each record.
+    pub seqs: &'a [u64],
+    /// Records this server has routed before (a resend after a failover): they go to
+    /// routes only, whose far members drop what they have too.
+    pub seen: &'a [bool],
 }
 
 impl RouteContext {
@@ -77,6 +92,13 @@ impl RouteContext {
     /// hands each to [`Queue::push_blocking`] before it reads its next batch.
     pub fn take_blocked(&mut self) -> Vec<(Arc<Queue>, Vec<Delivery>)> {
         std::mem::take(&mut self.blocked)
+    }
+
+    /// Takes the numbered queues (cluster routes) the last batch went to, each with the
+    /// highest number it got there: a producer's acknowledgement waits until each is
+    /// settled ([`Queue::wait_settled`]).
+    pub fn take_marks(&mut self) -> Vec<(Arc<Queue>, u64)> {
+        std::mem::take(&mut self.marks)
     }
 
     fn pending_for(&mut self, queue: &Arc<Queue>) -> &mut Vec<Delivery> {
@@ -174,6 +196,18 @@ impl Router {
         records: &[RawRecord],
         received: i64,
     ) -> RouteStats {
+        self.route_from(context, records, received, None)
+    }
+
+    /// As [`Router::route`], for records their producer numbered (`origin`).
+    pub fn route_from(
+        &self,
+        context: &mut RouteContext,
+        records: &[RawRecord],
+        received: i64,
+        origin: Option<Origin<'_>>,
+    ) -> RouteStats {
+        context.marks.clear();
         let count = records.len() as u64;
         let first_seq = self.next_seq.fetch_add(count, Ordering::Relaxed);
         let mut stats = RouteStats {
@@ -189,7 +223,17 @@ impl Router {
             let matched = context.cache.lookup(&index, record.subject());
             let meta = &record.meta;
             context.routed.clear();
+            let (producer, pseq, seen) = origin.map_or((0, 0, false), |o| {
+                (
+                    o.producer,
+                    o.seqs.get(offset).copied().unwrap_or(0),
+                    o.seen.get(offset) == Some(&true),
+                )
+            });
             for subscription in &matched.channels[meta.priority as usize] {
+                if seen && !subscription.route {
+                    continue;
+                }
                 if subscription.route {
                     // One hop, and once per route however many of its interests match.
                     let queue = Arc::as_ptr(&subscription.queue) as usize;
@@ -216,6 +260,8 @@ impl Router {
                     priority: meta.priority,
                     record: record.bytes.clone(),
                     subject: meta.subject,
+                    producer,
+                    pseq,
                 };
                 context.pending_for(&subscription.queue).push(delivery);
                 stats.deliveries += 1;
@@ -227,6 +273,9 @@ impl Router {
             }
             let pushed = queue.push_batch(batch);
             stats.dropped.merge(&pushed.drops);
+            if pushed.last_number > 0 {
+                context.marks.push((Arc::clone(queue), pushed.last_number));
+            }
             if !pushed.blocked.is_empty() {
                 context.blocked.push((Arc::clone(queue), pushed.blocked));
             }

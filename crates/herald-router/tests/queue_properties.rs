@@ -51,6 +51,8 @@ proptest! {
                             priority: ALL_PRIORITIES[priority],
                             record: Bytes::from(vec![0u8; len]),
                             subject: (0, 0),
+                            producer: 0,
+                            pseq: 0,
                         };
                         next_seq += 1;
                         delivery

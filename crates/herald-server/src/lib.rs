@@ -12,6 +12,8 @@
 //! - [`command`]: one file per client operation (publish, subscribe, unsubscribe, monitor).
 //! - [`connection`]: [`FrameReader`], frames from a socket.
 //! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
+//! - [`producers`]: numbered producers' records seen here, to drop what a failover resends;
+//!   [`acks`]: a connection's acknowledgements in order while some wait for routes.
 //! - [`info`]: the information service (store, info subscribers, change records).
 //! - [`http`]: the HTTP front door (`GET`/`PUT`/`DELETE /info/{name}`, `GET /info`,
 //!   `GET /info-types`, the archive, `GET /monitor`, the WebSockets `/ws/records` and
@@ -38,6 +40,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod acks;
 pub mod archive;
 pub mod auth;
 pub mod cluster;
@@ -51,6 +54,7 @@ pub mod http;
 pub mod info;
 pub mod listener;
 pub mod monitor;
+pub mod producers;
 pub mod revoke;
 pub mod server;
 pub mod session;

@@ -54,6 +54,8 @@ pub struct Shared {
     pub tls: Option<Arc<Tls>>,
     /// The cluster this server is a member of, once its route listener is up.
     pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
+    /// Numbered producers' records seen here, to drop duplicates after a failover.
+    pub producers: crate::producers::Producers,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -74,6 +76,12 @@ impl Shared {
     /// the body of a `MONITOR_REPLY` and of `GET /monitor`.
     pub fn monitor_snapshot(&self) -> Vec<Field> {
         let mut data = self.monitor.snapshot();
+        let duplicates = i64::try_from(self.producers.duplicates()).unwrap_or(i64::MAX);
+        let after = data
+            .iter()
+            .position(|(name, _)| name == "refused_records")
+            .map_or(data.len(), |i| i + 1);
+        data.insert(after, ("duplicates".into(), Value::Int(duplicates)));
         if let Some(archive) = &self.archive {
             data.push((
                 "archive".into(),
@@ -158,6 +166,7 @@ impl Server {
             guard,
             tls: tls.clone(),
             cluster: std::sync::OnceLock::new(),
+            producers: crate::producers::Producers::default(),
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,

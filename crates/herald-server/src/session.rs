@@ -76,6 +76,12 @@ pub struct Session {
     pub queries: Arc<tokio::sync::Semaphore>,
     /// What the connection's identity may do.
     pub access: Access,
+    /// The producer id the client gave in `HELLO` (0: it does not number its records).
+    pub producer: u64,
+    /// Acknowledgements waiting for cluster routes, in order.
+    pub acks: crate::acks::AckOrder,
+    /// Scratch space: what became of each record of a numbered batch.
+    pub fates: Vec<crate::producers::Fate>,
 }
 
 /// Archive queries of one connection read at once; more wait their turn.
@@ -186,6 +192,7 @@ async fn serve<R, W>(
         control,
         shared.config.heartbeat_interval,
         shared.config.max_frame_bytes,
+        false,
     ));
     let mut session = Session {
         shared: Arc::clone(&shared),
@@ -194,6 +201,9 @@ async fn serve<R, W>(
         route: RouteContext::default(),
         queries: Arc::new(tokio::sync::Semaphore::new(QUERIES_AT_ONCE)),
         access,
+        producer: hello.producer,
+        acks: crate::acks::AckOrder::default(),
+        fates: Vec::new(),
     };
     let timeout = heartbeat_timeout(&shared.config, &hello);
     let close = read_loop(&mut session, &mut reader, &mut shutdown, timeout).await;

@@ -18,13 +18,14 @@ pub(crate) const DRAIN_BYTES: usize = 256 * 1024;
 /// Bytes gathered before they are written out.
 const WRITE_BATCH_BYTES: usize = 512 * 1024;
 /// Most bytes a `DELIVER` entry adds around its record: array header, subscription, sequence
-/// number and receive time.
-const ENTRY_OVERHEAD_BYTES: usize = 1 + 9 + 9 + 9;
+/// number and receive time (and on a route, the producer's id and number).
+const ENTRY_OVERHEAD_BYTES: usize = 1 + 9 + 9 + 9 + 9 + 9;
 /// Bytes of a `DELIVER` frame's length field that are not entries: type byte, array header.
 const DELIVER_HEADER_BYTES: usize = 1 + 5;
 
 /// Runs until the session drops its control sender; then flushes and shuts the socket.
 /// `DELIVER` frames stay within `max_frame_bytes`, the limit the client was told in `WELCOME`.
+/// On a cluster route (`route`), entries carry the producer's id and number of the record.
 ///
 /// # Errors
 /// The socket's error, if a write fails.
@@ -34,6 +35,7 @@ pub async fn run<W: AsyncWrite + Unpin>(
     mut control: mpsc::Receiver<Frame>,
     heartbeat_interval: Duration,
     max_frame_bytes: u32,
+    route: bool,
 ) -> std::io::Result<()> {
     let deliver_budget = (max_frame_bytes as usize).saturating_sub(DELIVER_HEADER_BYTES);
     let mut buffer = Vec::with_capacity(WRITE_BATCH_BYTES);
@@ -83,7 +85,7 @@ pub async fn run<W: AsyncWrite + Unpin>(
                     queue,
                     &mut scratch,
                     &mut buffer,
-                    deliver_budget,
+                    (deliver_budget, route),
                 );
                 if buffer.len() >= WRITE_BATCH_BYTES {
                     break;
@@ -121,7 +123,7 @@ fn drain_queue(
     queue: &Queue,
     scratch: &mut Vec<Delivery>,
     buffer: &mut Vec<u8>,
-    budget: usize,
+    (budget, route): (usize, bool),
 ) {
     for (member, gap) in queue.take_remote_gaps() {
         let notice = GapNotice {
@@ -145,17 +147,28 @@ fn drain_queue(
             .count()
             .max(1);
         let (batch, tail) = rest.split_at(count);
-        write_deliver(subscription, batch, buffer);
+        write_deliver(subscription, batch, buffer, route);
         rest = tail;
     }
     scratch.clear();
 }
 
 /// Appends one `DELIVER` frame of `deliveries`.
-fn write_deliver(subscription: u64, deliveries: &[Delivery], buffer: &mut Vec<u8>) {
+fn write_deliver(subscription: u64, deliveries: &[Delivery], buffer: &mut Vec<u8>, route: bool) {
     let start = frame::begin_frame(buffer, FrameType::Deliver);
     msgpack::write_array_len(buffer, msgpack::len_u32(deliveries.len()));
     for delivery in deliveries {
+        if route {
+            frame::write_route_entry(
+                buffer,
+                delivery.seq,
+                delivery.received,
+                &delivery.record,
+                delivery.producer,
+                delivery.pseq,
+            );
+            continue;
+        }
         frame::write_deliver_entry(
             buffer,
             subscription,
@@ -203,6 +216,8 @@ mod tests {
                 priority: Priority::Info,
                 record: Bytes::from(record.clone()),
                 subject: (0, 0),
+                producer: 0,
+                pseq: 0,
             })
             .collect();
         queue.push_batch(&mut batch);
@@ -212,7 +227,7 @@ mod tests {
             &queue,
             &mut scratch,
             &mut buffer,
-            1024 - DELIVER_HEADER_BYTES,
+            (1024 - DELIVER_HEADER_BYTES, false),
         );
         let mut frames = FrameBuffer::new(1024);
         frames.spare().extend_from_slice(&buffer);

@@ -217,6 +217,7 @@ async fn a_full_queue_drops_counts_and_sends_a_gap_notice() {
             Event::Record(delivered) => {
                 format!("{}:{}", delivered.seq, delivered.record().text)
             }
+            Event::Interrupted(notice) => panic!("unexpected failover {notice:?}"),
         })
         .collect();
     assert_eq!(
@@ -330,6 +331,7 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "rejected_frames",
             "refused_requests",
             "refused_records",
+            "duplicates",
             "denied",
             "rate_in",
             "rate_out",

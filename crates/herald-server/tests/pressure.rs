@@ -47,6 +47,7 @@ async fn consume(
                 );
                 lost += gap.count;
             }
+            Event::Interrupted(notice) => panic!("unexpected failover {notice:?}"),
         }
     }
     (seqs, lost)
@@ -339,6 +340,7 @@ async fn five_subscribers_that_never_read_are_held_by_the_server_wide_budget() {
                     lost += gap.count;
                     0
                 }
+                Event::Interrupted(notice) => panic!("unexpected failover {notice:?}"),
             };
         }
         lost

@@ -118,6 +118,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             (Event::Record(delivered), true) => json::delivered(delivered).to_string(),
             (Event::Gap(gap), false) => render::gap(gap),
             (Event::Gap(gap), true) => json::gap(gap).to_string(),
+            (Event::Interrupted(notice), false) => render::interrupted(notice),
+            (Event::Interrupted(notice), true) => json::interrupted(notice).to_string(),
         };
         if matches!(event, Event::Record(_)) {
             shown += 1;

@@ -79,7 +79,7 @@ pub(super) async fn listen(client: Client, shared: Weak<Shared>, subject: String
                     shared.set_threshold(threshold);
                 }
             }
-            Ok(Some(Event::Gap(_))) | Err(_) => {}
+            Ok(Some(Event::Gap(_) | Event::Interrupted(_))) | Err(_) => {}
             Ok(None) => return,
         }
     }

@@ -145,4 +145,21 @@ impl Gap {
         self.last_seq = self.last_seq.max(delivery.seq);
         self.by_priority[delivery.priority as usize] += 1;
     }
+
+    /// Adds the losses of `other`.
+    pub fn merge(&mut self, other: &Gap) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *other;
+            return;
+        }
+        self.count += other.count;
+        self.first_seq = self.first_seq.min(other.first_seq);
+        self.last_seq = self.last_seq.max(other.last_seq);
+        for (mine, theirs) in self.by_priority.iter_mut().zip(other.by_priority) {
+            *mine += theirs;
+        }
+    }
 }

@@ -90,6 +90,20 @@ impl Lanes {
         Some(delivery)
     }
 
+    /// Returns the sequence number of the record [`Lanes::pop_oldest`] would return.
+    pub fn oldest_seq(&self) -> Option<u64> {
+        let mut occupied = self.occupied;
+        let mut oldest: Option<u64> = None;
+        while occupied != 0 {
+            let lane = occupied.trailing_zeros() as usize;
+            occupied &= occupied - 1;
+            if let Some(front) = self.lanes[lane].front() {
+                oldest = Some(oldest.map_or(front.seq, |o| o.min(front.seq)));
+            }
+        }
+        oldest
+    }
+
     /// Returns the size of the record [`Lanes::pop_oldest`] would return.
     pub fn oldest_len(&self) -> Option<usize> {
         let mut occupied = self.occupied;

@@ -6,6 +6,7 @@
 //! as a [`Gap`] that the writer reports to the subscriber before the records that follow.
 
 mod budget;
+mod confirm;
 mod drops;
 mod lanes;
 mod latest;
@@ -19,6 +20,7 @@ use herald_proto::{Policy, Priority};
 use tokio::sync::Notify;
 
 pub use budget::QueueBudget;
+use confirm::Confirmations;
 pub use drops::{DropCounters, DropReason, Drops, Gap};
 use lanes::{End, Lanes};
 use latest::Latest;
@@ -45,6 +47,10 @@ pub struct Delivery {
     pub record: Bytes,
     /// Byte range of the subject within `record` (for latest-only delivery).
     pub subject: (u32, u32),
+    /// The producer that numbered the record (0: not numbered), for a cluster route.
+    pub producer: u64,
+    /// The producer's number of the record.
+    pub pseq: u64,
 }
 
 impl Delivery {
@@ -95,6 +101,9 @@ pub struct Pushed {
     pub drops: Drops,
     /// Under policy `block`: records that did not fit and wait for room.
     pub blocked: Vec<Delivery>,
+    /// In a numbered queue, the highest number given (0: none); see
+    /// [`Queue::wait_settled`].
+    pub last_number: u64,
 }
 
 #[derive(Debug)]
@@ -104,6 +113,8 @@ struct Inner {
     gap: Gap,
     /// Losses of other cluster members' routes owed to this subscriber, by member.
     remote: Vec<(String, Gap)>,
+    /// In a numbered queue (a cluster route's), its numbers and their confirmations.
+    confirm: Option<Confirmations>,
 }
 
 /// A bounded queue of deliveries for one subscriber. Publishers push, the subscriber's
@@ -128,6 +139,11 @@ pub struct Queue {
     drops: DropCounters,
     /// The bytes all queues of the server may hold together, if bounded.
     budget: Option<Arc<QueueBudget>>,
+    /// In a numbered queue: every number up to this one is settled.
+    settled: AtomicU64,
+    /// In a numbered queue: waits for settlement end at once (the route is down).
+    released: AtomicBool,
+    settle: Notify,
 }
 
 impl Queue {
@@ -140,6 +156,7 @@ impl Queue {
                 latest,
                 gap: Gap::default(),
                 remote: Vec::new(),
+                confirm: None,
             }),
             config,
             writer,
@@ -151,7 +168,20 @@ impl Queue {
             evicted: AtomicU64::new(0),
             drops: Default::default(),
             budget: None,
+            settled: AtomicU64::new(0),
+            released: AtomicBool::new(false),
+            settle: Notify::new(),
         }
+    }
+
+    /// Returns an empty numbered queue (a cluster route's, see [`Queue::wait_settled`])
+    /// that shares `budget` with the server's other queues.
+    pub fn numbered(
+        config: QueueConfig,
+        writer: Arc<Notify>,
+        budget: Arc<QueueBudget>,
+    ) -> Arc<Self> {
+        Queue::budgeted(config, writer, budget, true)
     }
 
     /// Returns an empty queue that shares `budget` with the server's other queues (and
@@ -161,7 +191,20 @@ impl Queue {
         writer: Arc<Notify>,
         budget: Arc<QueueBudget>,
     ) -> Arc<Self> {
+        Queue::budgeted(config, writer, budget, false)
+    }
+
+    fn budgeted(
+        config: QueueConfig,
+        writer: Arc<Notify>,
+        budget: Arc<QueueBudget>,
+        numbered: bool,
+    ) -> Arc<Self> {
         let mut queue = Queue::new(config, writer);
+        if numbered {
+            let inner = queue.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+            inner.confirm = Some(Confirmations::new());
+        }
         queue.budget = Some(Arc::clone(&budget));
         let queue = Arc::new(queue);
         budget.register(&queue);
@@ -210,7 +253,10 @@ impl Queue {
         let mut accepted = 0;
         let mut inner = self.lock();
         let before = held(&inner);
-        for delivery in deliveries {
+        for mut delivery in deliveries {
+            if let Some(confirm) = &mut inner.confirm {
+                pushed.last_number = confirm.number(&mut delivery);
+            }
             match self.place(&mut inner, delivery, policy, &mut pushed) {
                 Placed::Accepted => accepted += 1,
                 Placed::Dropped => {}
@@ -449,6 +495,11 @@ impl Queue {
             // Caught up: a `block` subscriber that stalled makes publishers wait again.
             self.stalled.store(false, Ordering::Release);
         }
+        let oldest_left = inner.lanes.oldest_seq();
+        if let Some(confirm) = &mut inner.confirm {
+            confirm.drained(&out[before..], oldest_left);
+            self.publish_settled(confirm.settled());
+        }
         self.account(held_before, &inner);
         drop(inner);
         let moved = out.len() - before;
@@ -467,14 +518,7 @@ impl Queue {
         }
         let mut inner = self.lock();
         match inner.remote.iter_mut().find(|(m, _)| m == member) {
-            Some((_, owed)) => {
-                owed.count += gap.count;
-                owed.first_seq = owed.first_seq.min(gap.first_seq);
-                owed.last_seq = owed.last_seq.max(gap.last_seq);
-                for (owed, lost) in owed.by_priority.iter_mut().zip(gap.by_priority) {
-                    *owed += lost;
-                }
-            }
+            Some((_, owed)) => owed.merge(&gap),
             None => inner.remote.push((member.to_string(), gap)),
         }
         drop(inner);

@@ -22,6 +22,8 @@ fn delivery_on(seq: u64, priority: Priority, subject: &str) -> Delivery {
         priority,
         record: Bytes::from(record),
         subject: (0, subject.len() as u32),
+        producer: 0,
+        pseq: 0,
     }
 }
 

@@ -4,6 +4,11 @@
 //! queuing (bounded, shedding by priority and counting what it sheds), and a connection that
 //! comes back in time drains them and reports the losses as a gap; a link down longer is
 //! dropped, and what it held is counted as lost.
+//!
+//! The queue is numbered: the far side confirms the numbers it has routed (an `ACK` after
+//! each `DELIVER`, and one when a connection starts), so that a producer's acknowledgement
+//! can wait until the far member has its records, and records a broken connection had in
+//! flight are known and reported as lost.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -54,6 +59,9 @@ pub struct Link {
     next_token: AtomicU64,
     /// Records received over the route.
     pub records_in: AtomicU64,
+    /// The highest route number received from the far member (what it is told, when a
+    /// connection starts, that this member has).
+    pub received_through: AtomicU64,
 }
 
 impl Link {
@@ -62,7 +70,7 @@ impl Link {
         let connection = shared.next_connection_id();
         let state = Arc::new(ConnectionState::new(connection, peer));
         *state.name.lock().unwrap_or_else(|p| p.into_inner()) = format!("route:{}", member.name);
-        let queue = Queue::with_budget(
+        let queue = Queue::numbered(
             shared.config.queue,
             Arc::clone(&state.writer),
             Arc::clone(&shared.queue_budget),
@@ -83,6 +91,7 @@ impl Link {
             interests: Mutex::new(HashMap::new()),
             next_token: AtomicU64::new(1),
             records_in: AtomicU64::new(0),
+            received_through: AtomicU64::new(0),
         })
     }
 
@@ -128,6 +137,7 @@ impl Link {
             old.close.notify_one();
         }
         *lock(&self.down_since) = None;
+        self.queue.reconnected();
         for (_, announced) in lock(&self.interests).values_mut() {
             *announced = false;
         }
@@ -140,6 +150,8 @@ impl Link {
         if current.as_ref().is_some_and(|c| c.token == token) {
             *current = None;
             *lock(&self.down_since) = Some(Instant::now());
+            // Producers are not held up while the member cannot answer.
+            self.queue.release(true);
         }
     }
 
@@ -147,6 +159,18 @@ impl Link {
     pub fn send(&self, frame: Frame) {
         if let Some(current) = lock(&self.current).as_ref() {
             let _ = current.control.send(frame);
+        }
+    }
+
+    /// The far side confirmed every route number up to `through`; on a connection's first
+    /// confirmation, what earlier connections had in flight and it never routed is lost:
+    /// returns how many records that was.
+    pub fn confirm(&self, through: u64, first: bool) -> u64 {
+        self.queue.confirm(through);
+        if first {
+            self.queue.lose_unconfirmed()
+        } else {
+            0
         }
     }
 
@@ -201,6 +225,7 @@ impl Link {
     pub fn end(&self, shared: &Shared) -> u64 {
         lock(&self.interests).clear();
         shared.router.remove_connection(self.connection);
+        self.queue.release(true);
         self.queue.discard(DropReason::Closed)
     }
 

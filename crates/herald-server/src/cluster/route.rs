@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use herald_proto::frame::{DeliverEntry, GapNotice, RawRecord};
-use herald_proto::{ErrorCode, ErrorFrame, Frame};
+use herald_proto::frame::{Ack, DeliverEntry, GapNotice, RawRecord};
+use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Frame};
 use herald_router::{Gap, RouteContext};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -89,6 +89,9 @@ pub async fn run(
         return Ended::Closed(far.id);
     };
     tracing::info!(member = %far.name, address = %far.address, outbound, "route up");
+    // Tell the far side what arrived from it, so it knows what its last connection had in
+    // flight and lost.
+    link.send(route_ack(link.received_through.load(Ordering::Relaxed), 0));
     let mut all = members.known.clone();
     all.push(far.clone());
     for member in cluster.learn(&all) {
@@ -111,6 +114,7 @@ pub async fn run(
             control_rx,
             shared.config.heartbeat_interval,
             shared.config.max_frame_bytes,
+            true,
         );
         async move {
             let _turn = turn;
@@ -140,6 +144,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
     // The far side announces its interests, then sends `MEMBERS`: interests of an earlier
     // connection it did not announce again are gone.
     let mut announced = false;
+    let mut first_ack = true;
     loop {
         let frame = tokio::select! {
             read = reader.read_frame() => match read {
@@ -184,6 +189,13 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 return "the other member sent an error";
             }
             Frame::Gap(gap) => owe_gap(shared, &link.member().name, &gap),
+            Frame::Ack(ack) => {
+                let lost = link.confirm(ack.ack_id, std::mem::take(&mut first_ack));
+                if lost > 0 {
+                    let member = link.member().name;
+                    tracing::warn!(%member, lost, "records in flight on a broken route connection were lost; the other member is told");
+                }
+            }
             // Pongs: the reading above was the point.
             _ => {}
         }
@@ -200,7 +212,16 @@ async fn deliver(
 ) {
     link.records_in
         .fetch_add(entries.len() as u64, Ordering::Relaxed);
-    let mut entries = entries.into_iter().peekable();
+    let count = entries.len() as u64;
+    let Some(through) = entries.iter().map(|e| e.seq).max() else {
+        return;
+    };
+    // Drop what this member delivered already: a producer's records resent after a
+    // failover, which reached it over two routes.
+    let mut entries = entries
+        .into_iter()
+        .filter(|e| e.producer == 0 || !shared.producers.seen_over_route(e.producer, e.pseq))
+        .peekable();
     let mut records: Vec<RawRecord> = Vec::new();
     while let Some(first) = entries.next() {
         let received = first.received;
@@ -220,6 +241,18 @@ async fn deliver(
             crate::events::records_dropped(&shared.monitor, link.connection, &stats.dropped);
         }
     }
+    // Routed (queued for every local subscriber): the far side may acknowledge them.
+    link.received_through.fetch_max(through, Ordering::Relaxed);
+    link.send(route_ack(through, count));
+}
+
+/// The `ACK` by which a member confirms the route numbers it has routed.
+fn route_ack(through: u64, count: u64) -> Frame {
+    Frame::Ack(Ack {
+        ack_id: through,
+        level: AckLevel::Received,
+        count,
+    })
 }
 
 /// Passes a loss on the far member's route queue on to the local subscribers it may have

@@ -7,8 +7,10 @@ use herald_proto::frame::{Ack, Publish};
 use herald_proto::request::CheckedPublish;
 use herald_proto::time::now_nanos;
 use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Frame};
+use herald_router::Origin;
 
 use crate::events;
+use crate::producers::Fate;
 use crate::session::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Result<(), Close> {
@@ -47,10 +49,38 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
             return Ok(());
         }
     }
+    // Records taken here before (resent across a reconnection) are acknowledged again and
+    // nothing else; those delivered here before (over a route, from the member the producer
+    // used before a failover) are passed on to routes and the archive only.
+    let taken = publish.records.len() as u64;
+    let numbered = session.producer != 0 && publish.seqs.len() == publish.records.len();
+    let mut seen = Vec::new();
+    if numbered {
+        let fates = &mut session.fates;
+        shared
+            .producers
+            .taken(session.producer, &publish.seqs, fates);
+        if fates.contains(&Fate::Taken) {
+            let keep: Vec<bool> = fates.iter().map(|f| *f != Fate::Taken).collect();
+            retain(&mut publish, &keep);
+            fates.retain(|f| *f != Fate::Taken);
+        }
+        if fates.contains(&Fate::Seen) {
+            seen = fates.iter().map(|f| *f == Fate::Seen).collect();
+        }
+    }
+    let origin = numbered.then(|| Origin {
+        producer: session.producer,
+        seqs: &publish.seqs,
+        seen: &seen,
+    });
     let received = now_nanos();
-    let mut stats = shared
-        .router
-        .route(&mut session.route, &publish.records, received);
+    let mut stats =
+        shared
+            .router
+            .route_from(&mut session.route, &publish.records, received, origin);
+    // Batches that went to other members are acknowledged once those have them.
+    let marks = session.route.take_marks();
     let offer = shared.archive.as_ref().map(|archive| {
         let stored = publish.ack == AckLevel::Stored;
         archive.offer(&publish.records, stats.first_seq, received, stored)
@@ -81,18 +111,25 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
     let ack = Ack {
         ack_id: publish.ack_id,
         level: publish.ack,
-        count: stats.records,
+        count: taken,
     };
     match (publish.ack, offer, &shared.archive) {
         (AckLevel::None, ..) => {}
-        (AckLevel::Received, ..) => session.reply(Frame::Ack(ack)).await,
+        (AckLevel::Received, ..) => {
+            let (replies, none) = (session.replies.clone(), None::<std::future::Ready<()>>);
+            session
+                .acks
+                .send(Frame::Ack(ack), none, marks, &replies)
+                .await;
+        }
         (AckLevel::Stored, Some(offer), Some(archive)) => {
             // Answered when durable, without holding up this connection's next frames.
             let (archive, replies) = (archive.clone(), session.replies.clone());
-            tokio::spawn(async move {
-                crate::archive::durable(&archive, offer.ticket).await;
-                let _ = replies.send(Frame::Ack(ack)).await;
-            });
+            let durable = async move { crate::archive::durable(&archive, offer.ticket).await };
+            session
+                .acks
+                .send(Frame::Ack(ack), Some(durable), marks, &replies)
+                .await;
         }
         (AckLevel::Stored, ..) => unreachable!("refused above without an archive"),
     }
@@ -107,24 +144,29 @@ async fn deny_records(session: &Session, publish: &mut Publish) {
     // A batch mostly repeats a few subjects: a record about the subject just allowed needs
     // no second look at the globs.
     let mut allowed = String::new();
-    publish.records.retain(|record| {
-        let subject = record.subject();
-        if !allowed.is_empty() && subject == allowed {
-            return true;
-        }
-        match session.access.check_publish(subject) {
-            Ok(()) => {
-                allowed.clear();
-                allowed.push_str(subject);
-                true
+    let keep: Vec<bool> = publish
+        .records
+        .iter()
+        .map(|record| {
+            let subject = record.subject();
+            if !allowed.is_empty() && subject == allowed {
+                return true;
             }
-            Err(message) => {
-                denied += 1;
-                first.get_or_insert(message);
-                false
+            match session.access.check_publish(subject) {
+                Ok(()) => {
+                    allowed.clear();
+                    allowed.push_str(subject);
+                    true
+                }
+                Err(message) => {
+                    denied += 1;
+                    first.get_or_insert(message);
+                    false
+                }
             }
-        }
-    });
+        })
+        .collect();
+    retain(publish, &keep);
     let Some(first) = first else {
         return;
     };
@@ -143,6 +185,22 @@ async fn deny_records(session: &Session, publish: &mut Publish) {
             message,
         };
         session.reply(Frame::Error(error)).await;
+    }
+}
+
+/// Keeps the records of `publish` (and their numbers) whose `keep` is true.
+fn retain(publish: &mut Publish, keep: &[bool]) {
+    let mut index = 0;
+    publish.records.retain(|_| {
+        index += 1;
+        keep[index - 1]
+    });
+    if !publish.seqs.is_empty() {
+        let mut index = 0;
+        publish.seqs.retain(|_| {
+            index += 1;
+            keep[index - 1]
+        });
     }
 }
 

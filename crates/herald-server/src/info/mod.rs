@@ -318,6 +318,8 @@ fn delivery(object: &InfoObject, reason: &str, seq: u64, received: i64) -> Deliv
         received,
         priority: Priority::Info,
         subject: raw.meta.subject,
+        producer: 0,
+        pseq: 0,
         record: raw.bytes,
     }
 }
@@ -345,6 +347,8 @@ fn publish(
                 received,
                 priority: Priority::Info,
                 subject: raw.meta.subject,
+                producer: 0,
+                pseq: 0,
                 record: raw.bytes.clone(),
             };
             subscriber.queue.push_batch(&mut vec![delivery]);

@@ -183,6 +183,7 @@ pub async fn buffered_records(subscription: &mut Subscription) -> Vec<Delivered>
                 delivered
             }
             Event::Gap(gap) => panic!("unexpected gap notice {gap:?}"),
+            Event::Interrupted(notice) => panic!("unexpected failover {notice:?}"),
         })
         .collect()
 }

@@ -341,6 +341,13 @@ fn handshake() -> Vec<Json> {
         token: "s3cret-token".into(),
         capabilities: vec!["x-example-a".into(), "x-example-b".into()],
         heartbeat_ms: 2000,
+        producer: 0,
+    };
+    let hello_producer = Hello {
+        version: PROTOCOL_VERSION,
+        name: "daq@ctl02".into(),
+        producer: 0x5eed_cafe_f00d,
+        ..Hello::default()
     };
     let welcome = Welcome {
         version: PROTOCOL_VERSION,
@@ -360,6 +367,13 @@ fn handshake() -> Vec<Json> {
             "hello_full",
             "HELLO with a token, two capabilities and a 2 s heartbeat",
             &Frame::Hello(hello_full),
+        ),
+        case(
+            "hello_producer",
+            "HELLO of a producer that numbers its records: the optional key 5 carries its id \
+             (kept across reconnections, so that cluster members can drop records resent \
+             after a failover)",
+            &Frame::Hello(hello_producer),
         ),
         case(
             "welcome",
@@ -408,6 +422,16 @@ fn publish() -> Vec<Json> {
             &publish_frame(0, AckLevel::None, &[long_text]),
         ),
         case(
+            "publish_numbered",
+            "a numbered PUBLISH: the fourth element, after the records, is the producer's \
+             number of the first record (1001); the second is number 1002",
+            &Frame::Publish(Publish {
+                first_seq: 1001,
+                seqs: vec![1001, 1002],
+                ..publish_batch(46, AckLevel::Received, &[log_record(), minimal_record()])
+            }),
+        ),
+        case(
             "publish_flush",
             "an empty batch asking for `received`: what a client's flush sends",
             &publish_frame(44, AckLevel::Received, &[]),
@@ -447,14 +471,26 @@ fn deliver() -> Vec<Json> {
             seq: 1001,
             received: RECEIVED,
             record: RawRecord::new(Bytes::from(log_record().to_bytes())).expect("a valid record"),
+            producer: 0,
+            pseq: 0,
         },
         DeliverEntry {
             subscription: 3,
             seq: 1002,
             received: RECEIVED + 5_000,
             record: RawRecord::new(Bytes::from(reply_record().to_bytes())).expect("a valid record"),
+            producer: 0,
+            pseq: 0,
         },
     ];
+    let route_entry = DeliverEntry {
+        subscription: 0,
+        seq: 77,
+        received: RECEIVED,
+        record: RawRecord::new(Bytes::from(minimal_record().to_bytes())).expect("a valid record"),
+        producer: 0x5eed_cafe_f00d,
+        pseq: 1001,
+    };
     let gap = GapNotice {
         subscription: 1,
         count: 5,
@@ -469,6 +505,13 @@ fn deliver() -> Vec<Json> {
             "DELIVER of a log record for subscription 1 and a reply (on the inbox subject, with \
              the request's id) for the inbox subscription 3",
             &Frame::Deliver(entries),
+        ),
+        case(
+            "deliver_route_numbered",
+            "DELIVER between cluster members (on the route port only): subscription 0, the \
+             route's seq 77, and two more elements, the producer's id and its number of the \
+             record, by which the receiving member drops a record it already has",
+            &Frame::Deliver(vec![route_entry]),
         ),
         case(
             "gap_by_priority",
@@ -638,12 +681,17 @@ fn errors() -> Vec<Json> {
 
 /// Builds a `PUBLISH` frame the way a client does: records encoded once, then sliced.
 fn publish_frame(ack_id: u64, ack: AckLevel, records: &[Record]) -> Frame {
-    let records = records.iter().map(raw_record).collect();
-    Frame::Publish(Publish {
+    Frame::Publish(publish_batch(ack_id, ack, records))
+}
+
+fn publish_batch(ack_id: u64, ack: AckLevel, records: &[Record]) -> Publish {
+    Publish {
         ack_id,
         ack,
-        records,
-    })
+        records: records.iter().map(raw_record).collect(),
+        first_seq: 0,
+        seqs: Vec::new(),
+    }
 }
 
 fn raw_record(record: &Record) -> RawRecord {

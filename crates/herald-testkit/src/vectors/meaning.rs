@@ -93,13 +93,18 @@ pub fn frame_to_json(frame: &Frame) -> Json {
 }
 
 fn hello_json(hello: &Hello) -> Json {
-    json!({
+    let mut json = json!({
         "version": hello.version,
         "name": hello.name,
         "token": hello.token,
         "capabilities": hello.capabilities,
         "heartbeat_ms": hello.heartbeat_ms,
-    })
+    });
+    // Optional keys appear in the meaning only when the frame has them.
+    if hello.producer != 0 {
+        json["producer"] = json!(hello.producer);
+    }
+    json
 }
 
 fn welcome_json(welcome: &Welcome) -> Json {
@@ -118,21 +123,30 @@ fn publish_json(publish: &Publish) -> Json {
         .iter()
         .map(|raw| record_json(&decode_record(&raw.bytes, "PUBLISH")))
         .collect();
-    json!({
+    let mut json = json!({
         "ack_id": publish.ack_id,
         "ack": publish.ack as u8,
         "ack_name": ack_level_name(publish.ack),
         "records": records,
-    })
+    });
+    if publish.first_seq != 0 {
+        json["first_seq"] = json!(publish.first_seq);
+    }
+    json
 }
 
 fn deliver_entry_json(entry: &DeliverEntry) -> Json {
-    json!({
+    let mut json = json!({
         "subscription": entry.subscription,
         "seq": entry.seq,
         "received": entry.received,
         "record": record_json(&decode_record(&entry.record.bytes, "DELIVER")),
-    })
+    });
+    if entry.producer != 0 {
+        json["producer"] = json!(entry.producer);
+        json["pseq"] = json!(entry.pseq);
+    }
+    json
 }
 
 fn gap_json(gap: &GapNotice) -> Json {
