@@ -16,7 +16,7 @@ from .errors import (
     UrlError,
 )
 from .info import InfoChange
-from .subscription import Delivered, Subscription
+from .subscription import Delivered, Event, Interrupted, Subscription
 from .url import ServerUrl, parse_url
 from .wire import frames
 from .wire.archive import Cursor, StoredRecord
@@ -45,8 +45,10 @@ __all__ = [
     "ConnectError",
     "ConnectionClosed",
     "Delivered",
+    "Event",
     "HeraldError",
     "InfoChange",
+    "Interrupted",
     "RecordTooLargeError",
     "RequestTooLargeError",
     "ServerError",

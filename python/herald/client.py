@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from .archive import ArchiveMixin
 from .connection import DEFAULT_RECONNECT_TIMEOUT, Connection
-from .dialer import Dialer
+from .dialer import Dialer, new_producer_id
 from .errors import ConnectionClosed, HeraldError
 from .failover import first_link
 from .info import InfoMixin
@@ -70,6 +70,14 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
     @property
     def connection_id(self) -> int:
         return self._conn.welcome.connection
+
+    @property
+    def producer(self) -> int:
+        """This client's producer id: a random non-zero 64-bit number chosen at
+        :func:`connect`, sent in every HELLO (the same after a failover). The client numbers
+        the records it publishes from 1 under it, so that servers can drop a record a
+        failover sends again (docs/protocol.md, Numbered records). Read-only."""
+        return self._conn.producer
 
     @property
     def refused_records(self) -> int:
@@ -275,12 +283,16 @@ def connect(
     When the connection is lost later the client fails over: it tries the next servers of
     the URL, round after round with backoff, for up to ``reconnect_timeout`` seconds (0 turns
     failover off), makes its subscriptions again and resends every record the lost server
-    had not acknowledged. Requests waiting at that moment fail with ConnectionClosed."""
+    had not acknowledged. Requests waiting at that moment fail with ConnectionClosed. Each
+    subscription is told with an :class:`herald.Interrupted` notice (see
+    :meth:`Subscription.events`). The client says HELLO with a producer id of its own
+    (:attr:`Client.producer`), the same on every server, and numbers its records."""
     parsed = parse_url(url)
     dialer = Dialer(
         name=name or parsed.name or process_name(),
         token=parsed.token or "",
         ssl_context=tls_context(parsed, ssl_context),
+        producer=new_producer_id(),
     )
     index, link = first_link(parsed.servers, dialer, timeout)
     conn = Connection(parsed.servers, index, link, dialer, timeout, reconnect_timeout)

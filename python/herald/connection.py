@@ -10,6 +10,10 @@ them and hands the waiter the whole answer. A
 request larger than the server's frame limit is refused at the call (RequestTooLargeError),
 never sent: the server would close the connection for it.
 
+Every HELLO names the client's producer id, and every PUBLISH frame with records is numbered
+(``outbox.py``), so that a server (or cluster) that already has a record resent after a
+failover acknowledges it without routing it twice (docs/protocol.md, Numbered records).
+
 An ERROR with a request's cid answers that request alone; the connection goes on. For a
 PUBLISH it may be ``bad_record`` or ``denied``: the server refused some records, routed the
 others, and the ACK that follows counts what it took (the difference is counted in
@@ -114,6 +118,11 @@ class Connection(FailoverMixin):
     @property
     def welcome(self) -> Welcome:
         return self._link.welcome
+
+    @property
+    def producer(self) -> int:
+        """The producer id every HELLO of this connection carries (the same after failover)."""
+        return self._dialer.producer
 
     @property
     def address(self) -> Tuple[str, int]:
@@ -382,14 +391,20 @@ class Connection(FailoverMixin):
                 records = self._outbox.take_batch()
                 if not records and extra is None and if_any:
                     return None
-                batches: List[Tuple[int, AckLevel, List[bytes]]] = []
+                # Numbered here, under both locks: the numbers follow the order of sending.
+                batches: List[Tuple[int, AckLevel, List[bytes], int]] = []
                 if records or extra is None:
-                    batches.append((self._new_ident(), AckLevel.RECEIVED, records))
+                    first = self._outbox.number(len(records))
+                    batches.append((self._new_ident(), AckLevel.RECEIVED, records, first))
                 if extra is not None:
-                    batches.append((self._new_ident(), level, extra))
-            sent = [(ident, publish_frame(ident, ack, batch)) for ident, ack, batch in batches]
+                    first = self._outbox.number(len(extra))
+                    batches.append((self._new_ident(), level, extra, first))
+            sent = [
+                (ident, publish_frame(ident, ack, batch, first))
+                for ident, ack, batch, first in batches
+            ]
             with self._lock:
-                for (ident, frame), (_, _, batch) in zip(sent, batches):
+                for (ident, frame), (_, _, batch, _) in zip(sent, batches):
                     self._outbox.keep(ident, frame, len(batch))
                 waited = None
                 if wait:

@@ -1,9 +1,11 @@
-"""How this client reaches a server: the name and token it says HELLO with, and TLS or not.
-One :class:`Dialer`, made once at ``connect`` from the URL, serves the first connection, the
-reconnects and the failovers alike."""
+"""How this client reaches a server: the name, token and producer id it says HELLO with, and
+TLS or not. One :class:`Dialer`, made once at ``connect`` from the URL, serves the first
+connection, the reconnects and the failovers alike: every HELLO of a client names the same
+producer."""
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 from dataclasses import dataclass, field
@@ -16,14 +18,21 @@ from .tls import TlsSocket, connect_tls
 Transport = Union[socket.socket, TlsSocket]
 
 
+def new_producer_id() -> int:
+    """A random non-zero 64-bit producer id (docs/protocol.md, Numbered records)."""
+    return int.from_bytes(os.urandom(8), "big") or 1
+
+
 @dataclass(frozen=True)
 class Dialer:
     """``ssl_context`` None means plain TCP; otherwise every server is reached over TLS and its
-    certificate checked against the host name (or address) of the URL."""
+    certificate checked against the host name (or address) of the URL. ``producer`` is the id
+    HELLO carries, under which the client numbers its records (0: none, the key is left out)."""
 
     name: str
     token: str = field(default="", repr=False)
     ssl_context: Optional[ssl.SSLContext] = None
+    producer: int = 0
 
     def open(self, address: Tuple[str, int], timeout: float) -> Transport:
         """A connected transport to ``address``, the TLS handshake done (each step within

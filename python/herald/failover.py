@@ -1,24 +1,25 @@
 """Finding a server: the first of the URL that answers, and after a lost connection the next
 ones, round after round with backoff, until one answers or the reconnect timeout passes; then
-moving the connection there (``FailoverMixin``)."""
+moving the connection there (``FailoverMixin``) and telling each subscription
+(:class:`herald.subscription.Interrupted`).
+
+Layering: this module builds on ``link``, ``outbox``, ``subscription`` and ``waiter``, and
+``connection`` on it; none of those imports ``connection``."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 from .dialer import Dialer
 from .errors import ConnectError, ConnectionClosed
 from .link import Link
-from .wire.frames import Frame, encode_frame
-
-if TYPE_CHECKING:
-    from .outbox import Outbox
-    from .subscription import Subscription
-    from .waiter import Waiter
-    from .wire.frames import InfoReplyFrame, QueryReply
+from .outbox import Outbox
+from .subscription import Interrupted, Subscription
+from .waiter import Waiter
+from .wire.frames import Frame, InfoReplyFrame, QueryReply, encode_frame
 
 # First pause between rounds of attempts; it doubles up to the maximum (as in the Rust client).
 FIRST_BACKOFF = 0.05
@@ -93,6 +94,7 @@ class FailoverMixin:
     _last_sent: float
 
     def _fail_over(self, link: Link, error: BaseException) -> bool:
+        lost_at = time.monotonic()
         why = f"connection to {link.where} lost ({error}); failing over"
         _log.warning("%s", why)
         with self._lock:
@@ -116,12 +118,15 @@ class FailoverMixin:
         )
         if found is None:
             return False
-        self._resume(*found)
+        self._resume(*found, lost=link.where, lost_at=lost_at)
         return True
 
-    def _resume(self, index: int, link: Link) -> None:
+    def _resume(self, index: int, link: Link, lost: str, lost_at: float) -> None:
         """Points the connection at its new link and sends, ahead of anything newer, the
-        subscriptions and the PUBLISH frames the old server never acknowledged."""
+        subscriptions and the PUBLISH frames the old server never acknowledged (as they were
+        sent: same bytes, same record numbers). Then gives each subscription an
+        :class:`Interrupted` notice, before anything the new server delivers (this runs on
+        the reader thread, which reads the new link next)."""
         with self._send_lock:
             with self._lock:
                 restore = []
@@ -146,5 +151,6 @@ class FailoverMixin:
             len(restore),
             len(resend),
         )
+        notice = Interrupted(lost=lost, resumed=link.where, down=time.monotonic() - lost_at)
         for sub in subs:
-            sub._failed_over(link.where)
+            sub._failed_over(notice)

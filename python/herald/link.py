@@ -24,7 +24,8 @@ class Link:
         self.sock = dialer.open(address, timeout)
         self._buffer = FrameBuffer()
         try:
-            self.sock.sendall(encode_frame(Hello(name=dialer.name, token=dialer.token)))
+            hello = Hello(name=dialer.name, token=dialer.token, producer=dialer.producer)
+            self.sock.sendall(encode_frame(hello))
             first = self.read_frame()
         except ssl.SSLError as err:
             # TLS 1.3 ends the client's handshake before the server has checked the client's

@@ -2,7 +2,13 @@
 frame sent and not yet acknowledged — the window a failover resends. A record too large for
 a PUBLISH frame under the server's limit is refused before it gets in (RecordTooLargeError):
 the server would close the connection for its frame, and a failover would resend it there
-again and again. Not locked itself: the connection calls it under its lock."""
+again and again. Not locked itself: the connection calls it under its lock.
+
+Records are numbered from 1 in the order they are published, across connections (a failover
+does not start again at 1): every PUBLISH frame with records is sent in the numbered form,
+with the number of its first record (docs/protocol.md, Numbered records). With the producer
+id the client gives in HELLO, the numbers let the servers drop the records a failover sends
+again. The kept frames are resent as they are, numbers included."""
 
 from __future__ import annotations
 
@@ -18,20 +24,28 @@ from .wire.record import Record
 BATCH_BYTES = 64 * 1024
 BATCH_DELAY = 0.005
 MAX_UNACKED_BYTES = 16 * 1024 * 1024
-# Room kept in every PUBLISH frame for its length, type, ack_id, ack level and record count
-# (at most 21 bytes; 32 as in the Rust client): a record may take the rest of the frame.
+# Room kept in every PUBLISH frame for its length, type, ack_id, ack level, record count and
+# the number of its first record (at most 30 bytes; 32 as in the Rust client): a record may
+# take the rest of the frame.
 PUBLISH_HEADER_BYTES = 32
 
 
-def publish_frame(ack_id: int, level: AckLevel, records: List[bytes]) -> bytes:
-    """A PUBLISH frame around records already encoded."""
+def publish_frame(ack_id: int, level: AckLevel, records: List[bytes], first_seq: int = 0) -> bytes:
+    """A PUBLISH frame around records already encoded: numbered from ``first_seq`` when it is
+    not 0 (a fourth body element after the records), else in the three-element form."""
     w = Writer()
-    w.array_len(3)
+    w.array_len(4 if first_seq else 3)
     w.uint(ack_id)
     w.uint(int(level))
     w.array_len(len(records))
-    body = w.getvalue() + b"".join(records)
-    return (len(body) + 1).to_bytes(4, "big") + b"\x10" + body
+    head = w.getvalue()
+    tail = b""
+    if first_seq:
+        w = Writer()
+        w.uint(first_seq)
+        tail = w.getvalue()
+    length = 1 + len(head) + sum(len(encoded) for encoded in records) + len(tail)
+    return b"".join([length.to_bytes(4, "big"), b"\x10", head, *records, tail])
 
 
 def _subject_of(encoded: bytes) -> Optional[str]:
@@ -59,6 +73,8 @@ class Outbox:
         self.batch_started = 0.0
         self._unacked: Dict[int, Unacked] = {}
         self.unacked_bytes = 0
+        # The number the next record published gets.
+        self.next_seq = 1
         self.max_record_bytes = self.batch_limit = 0
         self.set_max_frame_bytes(max_frame_bytes)
 
@@ -108,6 +124,14 @@ class Outbox:
     def take_batch(self) -> List[bytes]:
         records, self.batch, self.batch_bytes = self.batch, [], 0
         return records
+
+    def number(self, count: int) -> int:
+        """Numbers the next ``count`` records published (a batch about to be sent): returns
+        the number of the first, or 0 (not numbered) for an empty batch, a flush."""
+        if count == 0:
+            return 0
+        first, self.next_seq = self.next_seq, self.next_seq + count
+        return first
 
     # ---- sent, not yet acknowledged --------------------------------------------------------
 

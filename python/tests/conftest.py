@@ -1,6 +1,7 @@
 """What the tests share: a real `herald serve` process on free ports (`Server`, and the
-`server` fixture that stops it), an address where nothing listens, `wait_until`, and records
-the client would refuse to write (`bad_record`, sent as a `CraftedRecord`)."""
+`server` fixture that stops it), an address where nothing listens, `wait_until`, records
+the client would refuse to write (`bad_record`, sent as a `CraftedRecord`), and `resend`,
+which sends records under a client's producer id and numbers, as after a failover."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Callable, Dict, Iterator, List, Optional
 import pytest
 
 from herald import Kind, Record
+from herald.wire.frames import Ack, AckLevel, FrameBuffer, Hello, Publish, encode_frame
 from herald.wire.msgpack_codec import Writer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -149,3 +151,21 @@ class CraftedRecord(Record):
 
     def to_bytes(self) -> bytes:
         return self.data
+
+
+def resend(address: str, producer: int, first_seq: int, records: List[Record]) -> Ack:
+    """Sends ``records`` numbered from ``first_seq`` under ``producer`` on a connection of its
+    own (as a client whose link failed would, on its next connection) and returns the ACK."""
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(encode_frame(Hello(name="resender", producer=producer)))
+        sock.sendall(encode_frame(Publish(1, AckLevel.RECEIVED, records, first_seq)))
+        buffer = FrameBuffer()
+        while True:
+            frame = buffer.next_frame()
+            if isinstance(frame, Ack):
+                return frame
+            if frame is None:
+                data = sock.recv(65536)
+                assert data, "the server closed the connection"
+                buffer.feed(data)

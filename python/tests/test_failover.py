@@ -1,5 +1,6 @@
-"""Failover between the servers of the URL: subscriptions made again, unacknowledged records
-resent, the same server taken back once it returns, and a clear end when none answers."""
+"""Failover between the servers of the URL: subscriptions made again (and told so: an
+Interrupted notice), unacknowledged records resent, the producer id and the record numbers
+kept, the same server taken back once it returns, and a clear end when none answers."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import os
 import signal
 import threading
 from pathlib import Path
-from typing import Iterator, Tuple
+from typing import Iterator, List, Tuple
 
 import pytest
-from conftest import Server, wait_until
+from conftest import Server, resend, wait_until
 
 import herald
+from herald import Kind, Record
 
 
 @pytest.fixture
@@ -47,6 +49,43 @@ def test_subscriptions_move_to_the_next_server(two_servers: Tuple[Server, Server
         assert sub.failovers == 1
         names = [c["name"] for c in client.monitor()["clients"]]
         assert "watcher" in names
+
+
+def test_a_failover_interrupts_each_subscription(two_servers: Tuple[Server, Server]) -> None:
+    a, b = two_servers
+    with herald.connect(f"herald://{a.address},{b.address}", name="interrupted") as client:
+        producer = client.producer
+        events = client.subscribe("moved.*")
+        records = client.subscribe("moved.*")
+        called: List[object] = []
+        client.subscribe("moved.*", callback=called.append)
+        client.publish("moved.before", text="on a")  # record number 1, on A
+        client.flush()
+        a.stop()
+        wait_until(lambda: client.failovers == 1, 10, "failover to the second server")
+        client.flush()  # B has the subscriptions once the flush behind them is acknowledged
+        client.publish("moved.after", text="on b")  # record number 2, on B
+        client.flush()
+        got = [events.next_event(10) for _ in range(3)]
+        assert isinstance(got[0], herald.Delivered) and got[0].text == "on a"
+        notice = got[1]
+        assert isinstance(notice, herald.Interrupted), got
+        assert (notice.lost, notice.resumed) == (a.address, b.address)
+        assert 0 < notice.down < 10
+        assert isinstance(got[2], herald.Delivered) and got[2].text == "on b"
+        assert events.interruptions == [notice] and events.failovers == 1
+        # Read as records alone, the notice is passed over (and kept).
+        assert [d.text for d in records.wait_for(2, 10)] == ["on a", "on b"]
+        assert records.interruptions == [notice] and records.pending() == 0
+        wait_until(lambda: len(called) == 2, 10, "the callback")
+        assert all(isinstance(d, herald.Delivered) for d in called), "records only"
+        assert client.producer == producer
+        # B knows the client by the same id, and its record there by number 2.
+        again = Record(kind=Kind.MESSAGE, subject="moved.after", time=1, text="again")
+        resend(b.address, producer, 2, [again])
+        assert client.monitor()["duplicates"] == 1
+        with pytest.raises(herald.TimeoutError):
+            events.next_event(0.3)
 
 
 def test_unacknowledged_records_are_resent(two_servers: Tuple[Server, Server]) -> None:

@@ -60,6 +60,9 @@ class Hello:
     token: str = ""
     capabilities: List[str] = field(default_factory=list)
     heartbeat_ms: int = 0
+    # The client's producer id (key 5, optional): chosen once, kept across reconnections,
+    # the name under which it numbers its records. 0 = none (the key is left out).
+    producer: int = 0
 
 
 @dataclass
@@ -76,6 +79,9 @@ class Publish:
     ack_id: int
     ack: AckLevel
     records: List[Record] = field(default_factory=list)
+    # A numbered batch (a fourth body element): the producer's number of the first record,
+    # the others numbered on from it one by one. 0 = not numbered (three elements).
+    first_seq: int = 0
 
 
 @dataclass
@@ -91,6 +97,10 @@ class DeliverEntry:
     seq: int
     received: int
     record: Record
+    # Between cluster members only (an entry of 6): the producer that numbered the record
+    # and its number of it. 0 and 0 for an entry of 4, the only kind a client receives.
+    producer: int = 0
+    pseq: int = 0
 
 
 @dataclass
@@ -270,7 +280,7 @@ def encode_frame(frame: Frame) -> bytes:
 
 def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per frame type
     if isinstance(f, Hello):
-        w.map_len(5)
+        w.map_len(6 if f.producer else 5)
         w.uint(0)
         w.uint(f.version)
         w.uint(1)
@@ -283,6 +293,9 @@ def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per fr
             w.string(capability)
         w.uint(4)
         w.uint(f.heartbeat_ms)
+        if f.producer:
+            w.uint(5)
+            w.uint(f.producer)
     elif isinstance(f, Welcome):
         w.map_len(5)
         w.uint(0)
@@ -295,22 +308,27 @@ def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per fr
     elif isinstance(f, Publish):
         if f.ack != AckLevel.NONE and f.ack_id == 0:
             raise ValueError("an acknowledgement needs an ack_id of 1 or more")
-        w.array_len(3)
+        w.array_len(4 if f.first_seq else 3)
         w.uint(f.ack_id)
         w.uint(int(f.ack))
         w.array_len(len(f.records))
         for record in f.records:
             record.encode(w)
+        if f.first_seq:
+            w.uint(f.first_seq)
     elif isinstance(f, Ack):
         _uints(w, f.ack_id, int(f.level), f.count)
     elif isinstance(f, Deliver):
         w.array_len(len(f.entries))
         for e in f.entries:
-            w.array_len(4)
+            w.array_len(6 if e.producer else 4)
             w.uint(e.subscription)
             w.uint(e.seq)
             w.sint(e.received)
             e.record.encode(w)
+            if e.producer:
+                w.uint(e.producer)
+                w.uint(e.pseq)
     elif isinstance(f, Gap):
         w.array_len(5 if f.member is None else 6)
         for number in (f.subscription, f.count, f.first_seq, f.last_seq):
@@ -414,7 +432,10 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
     if ft in (FrameType.HELLO, FrameType.WELCOME):
         f = _decode_handshake(r, ft)
     elif ft == FrameType.PUBLISH:
-        r.expect_array("PUBLISH", 3)
+        # Three elements, or four when the producer numbers its records.
+        size = r.read_array_len()
+        if size not in (3, 4):
+            raise DecodeError(f"PUBLISH must be an array of 3 or 4, found {size}")
         ack_id, ack = r.read_uint(), _ack_level(r)
         if ack != AckLevel.NONE and ack_id == 0:
             raise DecodeError("invalid ack_id: an acknowledgement needs an ack_id of 1 or more")
@@ -425,17 +446,25 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
             except DecodeError as err:
                 raise DecodeError(f"invalid record: record {index}: {err}") from err
         f = Publish(ack_id, ack, records)
+        if size == 4:
+            f.first_seq = r.read_uint()
+            if f.first_seq == 0:
+                raise DecodeError("invalid first_seq: records are numbered from 1")
     elif ft == FrameType.ACK:
         r.expect_array("ACK", 3)
         f = Ack(r.read_uint(), _ack_level(r), r.read_uint())
     elif ft == FrameType.DELIVER:
         deliver = Deliver()
         for _ in range(r.read_array_len()):
-            r.expect_array("DELIVER entry", 4)
+            # Four elements, or six on a cluster route: the producer's id and number.
+            size = r.read_array_len()
+            if size not in (4, 6):
+                raise DecodeError(f"DELIVER entry must be an array of 4 or 6, found {size}")
             sub, seq, received = r.read_uint(), r.read_uint(), r.read_int()
             record = decode_record_or_skip(r)
+            producer, pseq = (r.read_uint(), r.read_uint()) if size == 6 else (0, 0)
             if isinstance(record, Record):
-                deliver.entries.append(DeliverEntry(sub, seq, received, record))
+                deliver.entries.append(DeliverEntry(sub, seq, received, record, producer, pseq))
             else:
                 deliver.undecodable.append(UndecodableEntry(sub, seq, received, record))
         f = deliver
@@ -508,7 +537,9 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
 
 
 def _decode_handshake(r: Reader, ft: FrameType) -> Frame:
-    names = ["version", "name", "token", "capabilities", "heartbeat_ms"]
+    # Every key is required but HELLO's optional `producer` (key 5).
+    names = ["version", "name", "token", "capabilities", "heartbeat_ms", "producer"]
+    required = 5
     if ft == FrameType.WELCOME:
         names = ["version", "server", "heartbeat_ms", "max_frame_bytes", "connection"]
     values: dict[str, object] = {}
@@ -525,7 +556,7 @@ def _decode_handshake(r: Reader, ft: FrameType) -> Frame:
             values[name] = [r.read_str() for _ in range(r.read_array_len())]
         else:
             values[name] = r.read_uint()
-    for name in names:
+    for name in names[:required]:
         if name not in values:
             raise DecodeError(f"{ft.name} is missing required field `{name}`")
     if ft == FrameType.HELLO:

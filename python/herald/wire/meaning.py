@@ -41,6 +41,9 @@ def frame_to_json(f: fr.Frame) -> Json:  # noqa: C901 - one branch per frame typ
             "capabilities": list(f.capabilities),
             "heartbeat_ms": f.heartbeat_ms,
         }
+        # Optional keys appear in the meaning only when the frame has them.
+        if f.producer:
+            body["producer"] = f.producer
     elif isinstance(f, fr.Welcome):
         body = {
             "version": f.version,
@@ -56,6 +59,8 @@ def frame_to_json(f: fr.Frame) -> Json:  # noqa: C901 - one branch per frame typ
             "ack_name": f.ack.name.lower(),
             "records": [r.to_json() for r in f.records],
         }
+        if f.first_seq:
+            body["first_seq"] = f.first_seq
     elif isinstance(f, fr.Ack):
         body = {
             "ack_id": f.ack_id,
@@ -64,17 +69,7 @@ def frame_to_json(f: fr.Frame) -> Json:  # noqa: C901 - one branch per frame typ
             "count": f.count,
         }
     elif isinstance(f, fr.Deliver):
-        body = {
-            "entries": [
-                {
-                    "subscription": e.subscription,
-                    "seq": e.seq,
-                    "received": e.received,
-                    "record": e.record.to_json(),
-                }
-                for e in f.entries
-            ]
-        }
+        body = {"entries": [_deliver_entry_json(e) for e in f.entries]}
     elif isinstance(f, fr.Gap):
         body = {
             "subscription": f.subscription,
@@ -126,6 +121,20 @@ def frame_to_json(f: fr.Frame) -> Json:  # noqa: C901 - one branch per frame typ
     return {"type": fr.frame_type(f).name, **body}
 
 
+def _deliver_entry_json(e: fr.DeliverEntry) -> Json:
+    entry: Json = {
+        "subscription": e.subscription,
+        "seq": e.seq,
+        "received": e.received,
+        "record": e.record.to_json(),
+    }
+    # A route's numbered entry (an array of 6) carries its producer and number.
+    if e.producer:
+        entry["producer"] = e.producer
+        entry["pseq"] = e.pseq
+    return entry
+
+
 def frame_from_json(m: Json) -> fr.Frame:  # noqa: C901
     """Builds a frame from its meaning (the inverse of :func:`frame_to_json`)."""
     kind = m["type"]
@@ -136,6 +145,7 @@ def frame_from_json(m: Json) -> fr.Frame:  # noqa: C901
             token=m["token"],
             capabilities=list(m["capabilities"]),
             heartbeat_ms=m["heartbeat_ms"],
+            producer=m.get("producer", 0),
         )
     if kind == "WELCOME":
         return fr.Welcome(
@@ -143,13 +153,18 @@ def frame_from_json(m: Json) -> fr.Frame:  # noqa: C901
         )
     if kind == "PUBLISH":
         records = [Record.from_json(r) for r in m["records"]]
-        return fr.Publish(m["ack_id"], fr.AckLevel(m["ack"]), records)
+        return fr.Publish(m["ack_id"], fr.AckLevel(m["ack"]), records, m.get("first_seq", 0))
     if kind == "ACK":
         return fr.Ack(m["ack_id"], fr.AckLevel(m["level"]), m["count"])
     if kind == "DELIVER":
         entries = [
             fr.DeliverEntry(
-                e["subscription"], e["seq"], e["received"], Record.from_json(e["record"])
+                e["subscription"],
+                e["seq"],
+                e["received"],
+                Record.from_json(e["record"]),
+                e.get("producer", 0),
+                e.get("pseq", 0),
             )
             for e in m["entries"]
         ]
