@@ -251,6 +251,43 @@ impl InfoStore {
         self.compaction_error.take()
     }
 
+    /// Puts `object` as it is — a copy of an object another server owns and has checked —
+    /// replacing whatever the store held under its name, and persists it.
+    ///
+    /// # Errors
+    /// [`InfoError::Io`]; the store is then unchanged.
+    pub fn put_copy(&mut self, object: InfoObject) -> Result<(), InfoError> {
+        self.persist(|out| entry::encode_put(out, &object))?;
+        self.objects.insert(object.name.clone(), object);
+        self.maybe_compact();
+        Ok(())
+    }
+
+    /// Removes the copy of `name` (its owner deleted it at `time`, as version `version`), if
+    /// the store holds one, and persists the removal; returns the object as it was.
+    ///
+    /// # Errors
+    /// [`InfoError::Io`]; the store is then unchanged.
+    pub fn remove_copy(
+        &mut self,
+        name: &str,
+        time: i64,
+        version: u64,
+    ) -> Result<Option<InfoObject>, InfoError> {
+        if !self.objects.contains_key(name) {
+            return Ok(None);
+        }
+        self.persist(|out| entry::encode_delete(out, name, time, version))?;
+        let removed = self.objects.remove(name);
+        self.maybe_compact();
+        Ok(removed)
+    }
+
+    /// Returns every object, by name.
+    pub fn objects(&self) -> impl Iterator<Item = &InfoObject> {
+        self.objects.values()
+    }
+
     /// Returns the object named `name`.
     pub fn get(&self, name: &str) -> Option<&InfoObject> {
         self.objects.get(name)

@@ -61,6 +61,9 @@ pub enum FrameType {
     Pong = 0x41,
     /// Between cluster members, over a route: who is in the cluster.
     Members = 0x70,
+    /// Between cluster members, over a route: changes of information objects, from the
+    /// owner of their namespace.
+    InfoChange = 0x71,
     /// Either way: something was wrong.
     Error = 0x7f,
 }
@@ -92,6 +95,7 @@ impl FrameType {
             Ping,
             Pong,
             Members,
+            InfoChange,
             Error,
         ]
         .into_iter()
@@ -121,6 +125,7 @@ impl FrameType {
             FrameType::Ping => "PING",
             FrameType::Pong => "PONG",
             FrameType::Members => "MEMBERS",
+            FrameType::InfoChange => "INFO_CHANGE",
             FrameType::Error => "ERROR",
         }
     }
@@ -358,12 +363,15 @@ pub enum ErrorCode {
     /// A request whose body does not decode (or of a frame type the server does not know),
     /// answered alone; the connection stays open.
     BadRequest,
+    /// In a cluster: the member that owns an information object's namespace cannot be
+    /// reached now.
+    Unavailable,
     /// A code this version does not know.
     Other,
 }
 
 impl ErrorCode {
-    const ALL: [(ErrorCode, &'static str); 17] = [
+    const ALL: [(ErrorCode, &'static str); 18] = [
         (ErrorCode::BadFrame, "bad_frame"),
         (ErrorCode::FrameTooLarge, "frame_too_large"),
         (ErrorCode::Handshake, "handshake"),
@@ -381,6 +389,7 @@ impl ErrorCode {
         (ErrorCode::BadQuery, "bad_query"),
         (ErrorCode::Archive, "archive"),
         (ErrorCode::BadRequest, "bad_request"),
+        (ErrorCode::Unavailable, "unavailable"),
     ];
 
     /// Returns the wire string (`bad_frame`).
@@ -505,6 +514,8 @@ pub enum Frame {
     Pong,
     /// Who is in the cluster (routes only): see [`crate::route::Members`].
     Members(crate::route::Members),
+    /// Changes of information objects (routes only): see [`crate::route::InfoChange`].
+    InfoChange(crate::route::InfoChange),
     /// See [`ErrorFrame`].
     Error(ErrorFrame),
 }
@@ -634,6 +645,7 @@ impl Frame {
             Frame::Ping => FrameType::Ping,
             Frame::Pong => FrameType::Pong,
             Frame::Members(_) => FrameType::Members,
+            Frame::InfoChange(_) => FrameType::InfoChange,
             Frame::Error(_) => FrameType::Error,
         }
     }

@@ -1,11 +1,68 @@
 //! What cluster members say to each other over a route beyond the client frames they
-//! reuse: `MEMBERS`, who is in the cluster. A route connection starts with `MEMBERS` both
-//! ways (the sender, its cluster's name and the members it knows) and sends it again when
-//! the members it knows change; far subscribers' interests travel as `SUBSCRIBE` and
-//! `UNSUBSCRIBE`, records as `DELIVER` (docs/cluster.md).
+//! reuse: `MEMBERS`, who is in the cluster, and `INFO_CHANGE`, what the owner of a namespace
+//! of information objects changed. A route connection starts with `MEMBERS` both ways (the
+//! sender, its cluster's name and the members it knows) and sends it again when the members
+//! it knows change; far subscribers' interests travel as `SUBSCRIBE` and `UNSUBSCRIBE`,
+//! records as `DELIVER` (docs/cluster.md).
 
 use crate::error::DecodeError;
+use crate::info::ObjectData;
 use crate::msgpack::{self, Reader};
+
+/// The reason of the last `INFO_CHANGE` frame of a snapshot.
+pub const SYNCED: &str = "synced";
+
+/// The body of an `INFO_CHANGE` frame: `[reason, [object, …], [namespace, …]]`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InfoChange {
+    /// `created`, `updated`, `deleted` (one object), `snapshot` (part of a snapshot) or
+    /// [`SYNCED`] (its last part).
+    pub reason: String,
+    /// The objects, as they are after the change (a deleted one as it was).
+    pub objects: Vec<ObjectData>,
+    /// With [`SYNCED`]: the namespaces the snapshot covered.
+    pub namespaces: Vec<String>,
+}
+
+impl InfoChange {
+    /// Appends the body.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        msgpack::write_array_len(out, 3);
+        msgpack::write_str(out, &self.reason);
+        msgpack::write_array_len(out, msgpack::len_u32(self.objects.len()));
+        for object in &self.objects {
+            object.encode(out);
+        }
+        msgpack::write_array_len(out, msgpack::len_u32(self.namespaces.len()));
+        for namespace in &self.namespaces {
+            msgpack::write_str(out, namespace);
+        }
+    }
+
+    /// Reads what [`InfoChange::encode`] writes.
+    ///
+    /// # Errors
+    /// [`DecodeError`] for anything else.
+    pub fn decode(reader: &mut Reader<'_>) -> Result<InfoChange, DecodeError> {
+        crate::frame_body::expect_array(reader, "INFO_CHANGE", 3)?;
+        let reason = reader.read_str()?.to_string();
+        let count = reader.read_array_len()?;
+        let mut objects = Vec::with_capacity((count as usize).min(1024));
+        for _ in 0..count {
+            objects.push(ObjectData::decode(reader)?);
+        }
+        let count = reader.read_array_len()?;
+        let mut namespaces = Vec::with_capacity((count as usize).min(1024));
+        for _ in 0..count {
+            namespaces.push(reader.read_str()?.to_string());
+        }
+        Ok(InfoChange {
+            reason,
+            objects,
+            namespaces,
+        })
+    }
+}
 
 /// One member of a cluster.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

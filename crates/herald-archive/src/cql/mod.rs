@@ -34,11 +34,13 @@
 
 mod expire;
 mod lazy;
+mod lease;
 mod read;
 mod schema;
 mod write;
 
 pub use lazy::LazyCqlBackend;
+pub use lease::{Holder, InfoLeases};
 
 use std::collections::HashSet;
 use std::future::Future;

@@ -101,7 +101,7 @@ pub(super) fn check_keyspace_name(keyspace: &str) -> Result<(), ArchiveError> {
     }
 }
 
-async fn schema_change(session: &Session, cql: String) -> Result<(), ArchiveError> {
+pub(super) async fn schema_change(session: &Session, cql: String) -> Result<(), ArchiveError> {
     let mut statement = Statement::new(cql.clone());
     statement.set_request_timeout(Some(SCHEMA_TIMEOUT));
     session

@@ -8,11 +8,19 @@
 //! - [`link`]: what is kept for one other member across its route's connections.
 //! - [`route`]: one route connection: handshake, the far side's interests, records both ways.
 //! - [`dial`]: the route listener and the dialers, with backoff.
+//! - [`namespaces`]: the namespaces of information objects and their owners; [`info`]:
+//!   changes forwarded to the owner, the owner's changes sent to every member's copy;
+//!   [`lease`]: leased owners, in Cassandra; [`saver`]: the owner's changes saved there.
 
 pub mod dial;
+pub mod info;
 pub mod interest;
+#[cfg(feature = "cql")]
+pub mod lease;
 pub mod link;
+pub mod namespaces;
 pub mod route;
+pub mod saver;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -44,6 +52,8 @@ pub struct Cluster {
     pub changed: Notify,
     /// Members to start a dialer for (started by [`start`]'s task, not by a route's).
     dials: tokio::sync::mpsc::UnboundedSender<Member>,
+    /// Information objects across the cluster: namespaces, owners, forwarded changes.
+    pub info: info::CloudInfo,
 }
 
 #[derive(Debug, Default)]
@@ -74,8 +84,10 @@ impl Cluster {
                 break id;
             }
         };
+        let namespaces = namespaces::Namespaces::new(&config.namespaces, config.lease);
         let cluster = Cluster {
             dials,
+            info: info::CloudInfo::new(namespaces, server),
             name: config.name.clone(),
             me: Member {
                 id,
@@ -129,6 +141,20 @@ impl Cluster {
     /// dialer keeps that member's route already.
     pub fn claim_dialer(&self, id: u64) -> bool {
         self.state().dialing.insert(id)
+    }
+
+    /// Returns the link to the member named `name` whose route is up, if any.
+    pub fn link_to(&self, name: &str) -> Option<Arc<Link>> {
+        self.state()
+            .links
+            .values()
+            .find(|l| l.is_up() && l.member().name == name)
+            .cloned()
+    }
+
+    /// Returns every link, up or down.
+    pub fn links(&self) -> Vec<Arc<Link>> {
+        self.state().links.values().cloned().collect()
     }
 
     /// Returns true if a route to member `id` is up.
@@ -247,6 +273,7 @@ impl Cluster {
             ),
             ("routes".into(), Value::Array(routes)),
             ("interests".into(), Value::Int(self.interests.len() as i64)),
+            ("namespaces".into(), self.info.namespaces.snapshot()),
         ];
         Value::Map(fields)
     }
@@ -285,6 +312,9 @@ pub async fn start(
     shared
         .router
         .set_listener(Arc::clone(&cluster.interests) as Arc<dyn herald_router::InterestListener>);
+    shared.info.set_listener(Arc::new(info::Announcer {
+        cluster: Arc::downgrade(&cluster),
+    }));
     let mut tasks = vec![tokio::spawn(dial::listen(
         listener,
         Arc::clone(shared),
@@ -322,6 +352,9 @@ pub async fn start(
             }
         }
     }));
+    if cluster.info.namespaces.iter().any(|n| n.leased()) {
+        tasks.push(leases(shared, &cluster)?);
+    }
     for seed in &config.routes {
         tasks.push(tokio::spawn(dial::dial(
             seed.clone(),
@@ -332,6 +365,47 @@ pub async fn start(
         )));
     }
     Ok((cluster, tasks))
+}
+
+/// Starts the task that keeps the leases of the leased namespaces, in the archive's
+/// Cassandra (the configuration allows leased namespaces only with one).
+#[cfg(feature = "cql")]
+fn leases(
+    shared: &Arc<Shared>,
+    cluster: &Arc<Cluster>,
+) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    let crate::config::ArchiveBackendConfig::Cassandra {
+        contact_points,
+        keyspace,
+        replication_factor,
+    } = shared.config.archive.backend.clone()
+    else {
+        return Err(std::io::Error::other(
+            "leased namespaces need the archive on Cassandra (archive.backend = \"cassandra\")",
+        ));
+    };
+    let options = herald_archive::cql::CqlOptions {
+        contact_points,
+        keyspace,
+        replication_factor,
+        ..herald_archive::cql::CqlOptions::default()
+    };
+    Ok(tokio::spawn(lease::run(
+        Arc::clone(shared),
+        Arc::clone(cluster),
+        options,
+        shared.shutdown_signal(),
+    )))
+}
+
+#[cfg(not(feature = "cql"))]
+fn leases(
+    _shared: &Arc<Shared>,
+    _cluster: &Arc<Cluster>,
+) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    Err(std::io::Error::other(
+        "this herald was built without Cassandra (cargo feature `cql`), which leased namespaces need",
+    ))
 }
 
 /// Returns the route listener's bound address, for the banner.

@@ -9,6 +9,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use herald_proto::frame::{Ack, DeliverEntry, GapNotice, RawRecord};
+use herald_proto::info::{InfoRequest, TypeData};
+use herald_proto::route::InfoChange;
 use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Frame};
 use herald_router::{Gap, RouteContext};
 use tokio::io::AsyncWriteExt;
@@ -92,6 +94,8 @@ pub async fn run(
     // Tell the far side what arrived from it, so it knows what its last connection had in
     // flight and lost.
     link.send(route_ack(link.received_through.load(Ordering::Relaxed), 0));
+    // The types, and the namespaces this member owns, for the far side's copy.
+    cluster.info.send_snapshot(&shared, &link);
     let mut all = members.known.clone();
     all.push(far.clone());
     for member in cluster.learn(&all) {
@@ -145,6 +149,8 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
     // connection it did not announce again are gone.
     let mut announced = false;
     let mut first_ack = true;
+    let mut copies = Copies::default();
+    let mut forwarded = RouteContext::default();
     loop {
         let frame = tokio::select! {
             read = reader.read_frame() => match read {
@@ -183,6 +189,25 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 }
             }
             Frame::Ping => link.send(Frame::Pong),
+            Frame::Info { cid, request } => {
+                serve(
+                    shared,
+                    cluster,
+                    link,
+                    &mut forwarded,
+                    cid,
+                    request,
+                    &mut copies,
+                )
+                .await;
+            }
+            Frame::InfoReply { cid, reply, .. } => cluster.info.answered(cid, Ok(reply)),
+            Frame::InfoChange(change) => copies.apply(shared, cluster, change),
+            Frame::Error(error) if error.cid != 0 => {
+                cluster
+                    .info
+                    .answered(error.cid, Err((error.code, error.message)));
+            }
             Frame::Error(error) => {
                 let member = link.member().name;
                 tracing::warn!(%member, "route error from the other member: {}", error.message);
@@ -244,6 +269,129 @@ async fn deliver(
     // Routed (queued for every local subscriber): the far side may acknowledge them.
     link.received_through.fetch_max(through, Ordering::Relaxed);
     link.send(route_ack(through, count));
+}
+
+/// What a route's reader keeps for the copies of the far member's namespaces.
+#[derive(Default)]
+struct Copies {
+    /// The objects of the snapshot being received.
+    snapshot: Vec<herald_info::InfoObject>,
+    /// Types declared by the far side whose base has not come yet.
+    types: Vec<TypeData>,
+}
+
+impl Copies {
+    /// Applies a change the far member made to a namespace it owns, or a part of its
+    /// snapshot, to this member's copy.
+    fn apply(&mut self, shared: &Shared, cluster: &Cluster, change: InfoChange) {
+        let info = &cluster.info;
+        let objects = change
+            .objects
+            .into_iter()
+            .map(herald_info::InfoObject::from)
+            .filter(|o| info.is_copy(&o.name));
+        match change.reason.as_str() {
+            crate::info::SNAPSHOT_REASON => self.snapshot.extend(objects),
+            herald_proto::route::SYNCED => {
+                self.snapshot.extend(objects);
+                let namespaces = change.namespaces;
+                let takes = |name: &str| {
+                    info.is_copy(name)
+                        && info
+                            .namespaces
+                            .of(name)
+                            .is_some_and(|n| namespaces.contains(&n.name))
+                };
+                let snapshot = std::mem::take(&mut self.snapshot);
+                shared.info.replace_copies(snapshot, takes, &shared.router);
+            }
+            reason => shared
+                .info
+                .apply_copies(objects.collect(), reason, &shared.router),
+        }
+    }
+
+    /// Declares a type the far member declared, and those that waited for it as a base.
+    fn declare(&mut self, shared: &Shared, data: TypeData) {
+        self.types.push(data);
+        loop {
+            let before = self.types.len();
+            let waiting = std::mem::take(&mut self.types);
+            for data in waiting {
+                match shared.info.declare_copy(data.clone()) {
+                    Ok(()) => {}
+                    Err(herald_info::InfoError::UnknownBase { .. }) => self.types.push(data),
+                    Err(error) => {
+                        tracing::warn!(%error, "a type declared on another member is not declared here");
+                    }
+                }
+            }
+            if self.types.len() == before || self.types.is_empty() {
+                return;
+            }
+        }
+    }
+}
+
+/// Serves an `INFO` request of the far member: a change of a namespace this member owns,
+/// forwarded (answered once applied, and saved when the namespace is leased), or a type it
+/// declared (not answered).
+async fn serve(
+    shared: &Arc<Shared>,
+    cluster: &Arc<Cluster>,
+    link: &Arc<Link>,
+    context: &mut RouteContext,
+    cid: u64,
+    request: InfoRequest,
+    copies: &mut Copies,
+) {
+    let name = match &request {
+        InfoRequest::Declare(data) => {
+            copies.declare(shared, data.clone());
+            return;
+        }
+        InfoRequest::Update { name, .. } | InfoRequest::Delete { name, .. } => name.clone(),
+        _ => {
+            link.send(Frame::Error(ErrorFrame {
+                cid,
+                code: ErrorCode::BadRequest,
+                message: "only changes of information objects are forwarded between members".into(),
+            }));
+            return;
+        }
+    };
+    if !cluster.info.owns(&name) {
+        link.send(Frame::Error(ErrorFrame {
+            cid,
+            code: ErrorCode::Unavailable,
+            message: format!(
+                "cluster member `{}` does not own `{name}` (its namespace changed owner); \
+                 try again",
+                cluster.me.name
+            ),
+        }));
+        return;
+    }
+    // Applied here, in the order the far member sent them; its change goes to every member
+    // (the far one too) before the answer.
+    let answer = shared.info.handle(request, &shared.router, context);
+    let started = tokio::time::Instant::now();
+    for (queue, blocked) in context.take_blocked() {
+        queue.push_blocking(blocked, started).await;
+    }
+    let ticket = cluster.info.saver.last();
+    let (cluster, link) = (Arc::clone(cluster), Arc::clone(link));
+    tokio::spawn(async move {
+        cluster.info.saver.saved(ticket).await;
+        link.send(match answer {
+            Ok(reply) => Frame::InfoReply {
+                cid,
+                reply,
+                more: false,
+            },
+            Err((code, message)) => Frame::Error(ErrorFrame { cid, code, message }),
+        });
+    });
 }
 
 /// The `ACK` by which a member confirms the route numbers it has routed.

@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use crate::auth::{Access, Operation};
+use crate::cluster::info::Placement;
+use crate::info::InfoFailure;
 use crate::session::{Close, Session};
-use herald_proto::info::{InfoRequest, SelectionData};
-use herald_proto::{ErrorFrame, Frame};
+use herald_proto::info::{InfoReply, InfoRequest, SelectionData};
+use herald_proto::{ErrorCode, ErrorFrame, Frame};
 
 pub(super) async fn apply(
     session: &mut Session,
@@ -18,6 +20,19 @@ pub(super) async fn apply(
     }
     let listing = matches!(request, InfoRequest::List(_));
     let shared = Arc::clone(&session.shared);
+    let cluster = shared.cluster.get();
+    // In a cluster, a change of another member's namespace is that member's to make.
+    if let Some(cluster) = cluster {
+        let forwarded = match cluster.info.place(cluster, &request) {
+            Placement::Here => None,
+            Placement::There(link) => Some(cluster.info.forward(&link, request.clone()).await),
+            Placement::Nowhere(message) => Some(Err((ErrorCode::Unavailable, message))),
+        };
+        if let Some(answer) = forwarded {
+            return answer_with(session, cid, answer).await;
+        }
+    }
+    let declared = matches!(request, InfoRequest::Declare(_)).then(|| request.clone());
     let mut answer = shared
         .info
         .handle(request, &shared.router, &mut session.route);
@@ -28,6 +43,25 @@ pub(super) async fn apply(
             .objects
             .retain(|o| o.as_ref().is_some_and(|o| access.may_read(&o.name)));
     }
+    if let (Some(cluster), true) = (cluster, answer.is_ok()) {
+        if let Some(declared) = &declared {
+            cluster.info.declared(cluster, declared);
+        }
+        // A change of a leased namespace is answered once saved in Cassandra.
+        let saver = &cluster.info.saver;
+        saver.saved(saver.last()).await;
+    }
+    answer_with(session, cid, answer).await
+}
+
+/// Answers request `cid` with `answer`: an `ERROR`, or the reply in as many parts as the
+/// frame limit needs.
+async fn answer_with(
+    session: &Session,
+    cid: u64,
+    answer: Result<InfoReply, InfoFailure>,
+) -> Result<(), Close> {
+    let shared = &session.shared;
     let reply = match answer {
         Ok(reply) => reply,
         Err((code, message)) => {

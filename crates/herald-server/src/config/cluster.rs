@@ -1,19 +1,28 @@
 //! The `[cluster]` section: this server as a member of a cloud of servers — the cluster's
 //! name, the address of its route listener (another port than the clients'), the address
-//! the others reach it by, and seed routes to members already running.
+//! the others reach it by, seed routes to members already running, and the namespaces of
+//! information objects (`[[cluster.namespaces]]`) with their owners or the lease time.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
+use herald_proto::glob::Glob;
 use serde::Deserialize;
 
-use super::{invalid, resolve, ConfigError};
+use super::{duration, invalid, resolve, ConfigError, Quantity};
+
+/// Default lease time of a namespace whose owner holds a lease in Cassandra.
+pub const DEFAULT_LEASE_MS: u64 = 10_000;
+/// Shortest lease: Cassandra's TTLs count whole seconds, and the lease is renewed every
+/// quarter of it.
+pub const MIN_LEASE: Duration = Duration::from_secs(4);
 
 /// Default port of the route listener.
 pub const DEFAULT_ROUTE_PORT: u16 = 7401;
 
 /// Keys of the `[cluster]` section; `HERALD_CLUSTER_<KEY>` sets them too (`routes` as a
 /// comma-separated list).
-pub const CLUSTER_KEYS: [&str; 4] = ["name", "listen", "advertise", "routes"];
+pub const CLUSTER_KEYS: [&str; 5] = ["name", "listen", "advertise", "routes", "lease"];
 
 /// The section as written.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -27,6 +36,33 @@ pub struct RawClusterConfig {
     pub advertise: Option<String>,
     /// Members to join through: `herald://host:port` of their route listeners.
     pub routes: Option<Vec<String>>,
+    /// How long a namespace's lease lasts without renewal (`10s`).
+    pub lease: Option<Quantity>,
+    /// The namespaces of information objects.
+    pub namespaces: Option<Vec<RawNamespace>>,
+}
+
+/// One `[[cluster.namespaces]]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNamespace {
+    /// Its name.
+    pub name: Option<String>,
+    /// Name globs of the objects it holds.
+    pub names: Option<Vec<String>>,
+    /// The member (server name) that owns it; none: a lease (archive on Cassandra).
+    pub owner: Option<String>,
+}
+
+/// One namespace of information objects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamespaceConfig {
+    /// Its name (letters, digits, `_`, `-`, `.`).
+    pub name: String,
+    /// Globs of the object names it holds (the first namespace that takes a name has it).
+    pub names: Vec<Glob>,
+    /// The member that owns it; `None`: whoever holds its lease in Cassandra.
+    pub owner: Option<String>,
 }
 
 /// This server's place in a cluster.
@@ -40,14 +76,21 @@ pub struct ClusterConfig {
     pub advertise: Option<String>,
     /// `host:port` of each seed member's route listener.
     pub routes: Vec<String>,
+    /// How long a namespace's lease lasts without renewal.
+    pub lease: Duration,
+    /// The namespaces of information objects, in the order written.
+    pub namespaces: Vec<NamespaceConfig>,
 }
 
-/// Reads the section; `None` without one (a single server).
+/// Reads the section; `None` without one (a single server). `cassandra`: the archive is on
+/// Apache Cassandra, so namespaces may be leased.
 ///
 /// # Errors
-/// [`ConfigError::Invalid`] naming the key: no name, a bad address, a bad seed URL.
+/// [`ConfigError::Invalid`] naming the key: no name, a bad address, a bad seed URL, a bad
+/// namespace, a namespace without owner and no Cassandra.
 pub(super) fn from_raw(
     raw: Option<RawClusterConfig>,
+    cassandra: bool,
 ) -> Result<Option<ClusterConfig>, ConfigError> {
     let Some(raw) = raw else {
         return Ok(None);
@@ -65,12 +108,79 @@ pub(super) fn from_raw(
     for url in raw.routes.unwrap_or_default() {
         routes.push(seed(&url)?);
     }
+    let lease = duration("cluster.lease", raw.lease, DEFAULT_LEASE_MS)?;
+    if lease < MIN_LEASE {
+        return Err(invalid(
+            "cluster.lease",
+            format!(
+                "{} ms is too short: a lease lasts at least {} s",
+                lease.as_millis(),
+                MIN_LEASE.as_secs()
+            ),
+        ));
+    }
+    let mut namespaces: Vec<NamespaceConfig> = Vec::new();
+    for (index, raw) in raw.namespaces.unwrap_or_default().into_iter().enumerate() {
+        let namespace = namespace(index, raw, cassandra)?;
+        if namespaces.iter().any(|n| n.name == namespace.name) {
+            return Err(invalid(
+                "cluster.namespaces",
+                format!("namespace `{}` is named twice", namespace.name),
+            ));
+        }
+        namespaces.push(namespace);
+    }
     Ok(Some(ClusterConfig {
         name,
         listen,
         advertise: raw.advertise.filter(|a| !a.is_empty()),
         routes,
+        lease,
+        namespaces,
     }))
+}
+
+/// Checks one `[[cluster.namespaces]]`.
+fn namespace(
+    index: usize,
+    raw: RawNamespace,
+    cassandra: bool,
+) -> Result<NamespaceConfig, ConfigError> {
+    let at = |what: String| {
+        invalid(
+            "cluster.namespaces",
+            format!("namespace {}: {what}", index + 1),
+        )
+    };
+    let name = raw.name.unwrap_or_default();
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !valid {
+        return Err(at(format!(
+            "name `{name}`: give 1 to 64 letters, digits, `_`, `-` or `.`"
+        )));
+    }
+    let mut names = Vec::new();
+    for glob in raw.names.unwrap_or_default() {
+        names.push(Glob::new(&glob).map_err(|err| at(format!("`{name}` names `{glob}`: {err}")))?);
+    }
+    if names.is_empty() {
+        return Err(at(format!(
+            "`{name}` has no `names` (globs of the objects it holds, such as \"ANTENNA.*\")"
+        )));
+    }
+    let owner = raw.owner.filter(|o| !o.trim().is_empty());
+    if owner.is_none() && !cassandra {
+        return Err(at(format!(
+            "`{name}` names no `owner`: without one its owner holds a lease in Cassandra, \
+             and the archive is not on Cassandra (archive.backend = \"cassandra\"); name the \
+             member that owns it"
+        )));
+    }
+    Ok(NamespaceConfig { name, names, owner })
 }
 
 /// `host:port` of a seed given as `herald://host:port` (or bare `host:port`).
@@ -103,25 +213,31 @@ mod tests {
 
     #[test]
     fn a_cluster_needs_a_name_and_takes_seed_urls() {
-        assert_eq!(from_raw(None).unwrap(), None);
-        let err = from_raw(Some(RawClusterConfig::default()))
+        assert_eq!(from_raw(None, false).unwrap(), None);
+        let err = from_raw(Some(RawClusterConfig::default()), false)
             .unwrap_err()
             .to_string();
         assert!(err.contains("needs a `name`"), "{err}");
-        let config = from_raw(Some(RawClusterConfig {
-            name: Some("site".into()),
-            routes: Some(vec!["herald://127.0.0.1:7401".into(), "h2:7411".into()]),
-            ..RawClusterConfig::default()
-        }))
+        let config = from_raw(
+            Some(RawClusterConfig {
+                name: Some("site".into()),
+                routes: Some(vec!["herald://127.0.0.1:7401".into(), "h2:7411".into()]),
+                ..RawClusterConfig::default()
+            }),
+            false,
+        )
         .unwrap()
         .unwrap();
         assert_eq!(config.listen.port(), DEFAULT_ROUTE_PORT);
         assert_eq!(config.routes, ["127.0.0.1:7401", "h2:7411"]);
-        let err = from_raw(Some(RawClusterConfig {
-            name: Some("site".into()),
-            routes: Some(vec!["http://x:1".into()]),
-            ..RawClusterConfig::default()
-        }))
+        let err = from_raw(
+            Some(RawClusterConfig {
+                name: Some("site".into()),
+                routes: Some(vec!["http://x:1".into()]),
+                ..RawClusterConfig::default()
+            }),
+            false,
+        )
         .unwrap_err()
         .to_string();
         assert!(

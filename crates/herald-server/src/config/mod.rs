@@ -24,7 +24,7 @@ pub mod security;
 pub mod tls;
 
 pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
-pub use cluster::{ClusterConfig, RawClusterConfig, CLUSTER_KEYS};
+pub use cluster::{ClusterConfig, NamespaceConfig, RawClusterConfig, CLUSTER_KEYS};
 pub use limits::HttpLimits;
 pub use security::SecurityConfig;
 pub use tls::{ClientAuth, TlsConfig};
@@ -293,7 +293,18 @@ impl Config {
         }
         let warnings = env::apply(&mut table, env)?;
         check_keys(&flags, "the command line")?;
-        table.extend(flags);
+        for (key, value) in flags {
+            // A section given on the command line (`--cluster …`) sets its keys, and keeps
+            // the file's others (`[[cluster.namespaces]]`).
+            match (table.get_mut(&key), value) {
+                (Some(toml::Value::Table(section)), toml::Value::Table(given)) => {
+                    section.extend(given);
+                }
+                (_, value) => {
+                    table.insert(key, value);
+                }
+            }
+        }
         let raw = RawConfig::deserialize(toml::Value::Table(table)).map_err(|err| {
             ConfigError::Syntax {
                 path: path.map(Path::to_path_buf).unwrap_or_default(),
@@ -384,6 +395,8 @@ impl Config {
                 format!("{heartbeat_timeout:?} must be longer than heartbeat_interval {heartbeat_interval:?}"),
             ));
         }
+        let archive = archive::from_raw(raw.archive)?;
+        let cassandra = matches!(archive.backend, ArchiveBackendConfig::Cassandra { .. });
         let log_level = raw
             .log_level
             .unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string());
@@ -428,8 +441,8 @@ impl Config {
             security,
             tls,
             data_dir: PathBuf::from(raw.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.to_string())),
-            archive: archive::from_raw(raw.archive)?,
-            cluster: cluster::from_raw(raw.cluster)?,
+            cluster: cluster::from_raw(raw.cluster, cassandra)?,
+            archive,
         })
     }
 }

@@ -34,6 +34,22 @@ impl HttpError {
         HttpError::new(StatusCode::BAD_REQUEST, code, message)
     }
 
+    /// Returns the error for what another cluster member answered a forwarded change with
+    /// (or why it could not be forwarded): `unavailable` is 503; the owner's refusals keep
+    /// the status they have on a single server (their messages are the store's).
+    pub fn forwarded(code: herald_proto::ErrorCode, message: String) -> Self {
+        let (status, name) = match code {
+            herald_proto::ErrorCode::Unavailable => {
+                (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+            }
+            _ if message.ends_with("does not exist") => (StatusCode::NOT_FOUND, "not_found"),
+            _ if message.contains("already exists") => (StatusCode::CONFLICT, "exists"),
+            _ if message.contains("type cannot change") => (StatusCode::CONFLICT, "type_change"),
+            _ => (StatusCode::BAD_REQUEST, "bad_info"),
+        };
+        HttpError::new(status, name, message)
+    }
+
     /// Returns the status and code an information-service error answers with.
     fn info_kind(error: &InfoError) -> (StatusCode, &'static str) {
         match error {

@@ -117,8 +117,37 @@ pub async fn run(
 /// ordinary subscribers (waiting, as a native publisher would, for those with policy
 /// `block`) and queued for info subscribers.
 pub(crate) async fn apply(shared: &Shared, request: InfoRequest) -> Result<InfoReply, HttpError> {
+    let cluster = shared.cluster.get();
+    // In a cluster, a change of another member's namespace is that member's to make.
+    if let Some(cluster) = cluster {
+        use crate::cluster::info::Placement;
+        match cluster.info.place(cluster, &request) {
+            Placement::Here => {}
+            Placement::There(link) => {
+                return cluster
+                    .info
+                    .forward(&link, request)
+                    .await
+                    .map_err(|(code, message)| HttpError::forwarded(code, message));
+            }
+            Placement::Nowhere(message) => {
+                return Err(HttpError::forwarded(
+                    herald_proto::ErrorCode::Unavailable,
+                    message,
+                ))
+            }
+        }
+    }
+    let declared = matches!(request, InfoRequest::Declare(_)).then(|| request.clone());
     let mut context = RouteContext::default();
     let reply = shared.info.execute(request, &shared.router, &mut context)?;
+    if let Some(cluster) = cluster {
+        if let Some(declared) = &declared {
+            cluster.info.declared(cluster, declared);
+        }
+        let saver = &cluster.info.saver;
+        saver.saved(saver.last()).await;
+    }
     let started = tokio::time::Instant::now();
     for (queue, blocked) in context.take_blocked() {
         let drops = queue.push_blocking(blocked, started).await;

@@ -25,6 +25,13 @@ use herald_router::{Delivery, GlobRules, Queue, RouteContext, Router};
 /// What a request did wrong: the code and message of the `ERROR` answering it.
 pub type InfoFailure = (ErrorCode, String);
 
+/// Hears every change this server applies to an object (not the copies it keeps of other
+/// members' objects), while the store is locked: in the order they are made.
+pub trait ChangeListener: Send + Sync + std::fmt::Debug {
+    /// `object` changed; `reason` is `created`, `updated` or `deleted`.
+    fn changed(&self, object: &InfoObject, reason: &str);
+}
+
 /// The `text` of a snapshot record: the object as it is when the subscription starts.
 pub const SNAPSHOT_REASON: &str = "snapshot";
 
@@ -61,6 +68,8 @@ pub struct InfoService {
     archive: Option<Arc<Archive>>,
     /// The store's log, which [`InfoService::sync`] fsyncs through a handle of its own.
     log_path: std::path::PathBuf,
+    /// Who hears of changes (a cluster, which sends them to the other members).
+    listener: std::sync::OnceLock<Arc<dyn ChangeListener>>,
 }
 
 impl std::fmt::Debug for InfoService {
@@ -91,11 +100,90 @@ impl InfoService {
         Ok(InfoService {
             archive,
             log_path: dir.join(herald_info::persist::LOG_FILE),
+            listener: std::sync::OnceLock::new(),
             state: Mutex::new(State {
                 store,
                 subscribers: Vec::new(),
             }),
         })
+    }
+
+    /// Sets who hears of changes; only the first listener set is kept.
+    pub fn set_listener(&self, listener: Arc<dyn ChangeListener>) {
+        let _ = self.listener.set(listener);
+    }
+
+    /// Applies changes another member made to objects it owns: puts (or, for `deleted`,
+    /// removes) the copies and tells the info subscribers. Ordinary subscribers hear of
+    /// them over the route, as of any record, and the archive of the owner keeps them.
+    pub fn apply_copies(&self, objects: Vec<InfoObject>, reason: &str, router: &Router) {
+        let mut state = self.lock();
+        for object in objects {
+            let deleted = reason == Change::Deleted.name();
+            if !deleted && state.store.get(&object.name) == Some(&object) {
+                continue;
+            }
+            let stored = if deleted {
+                state
+                    .store
+                    .remove_copy(&object.name, object.time, object.version)
+                    .map(|_| ())
+            } else {
+                state.store.put_copy(object.clone())
+            };
+            match stored {
+                Ok(()) => tell_subscribers(&state, &object, reason, router),
+                Err(error) => {
+                    tracing::error!(object = %object.name, %error, "cannot keep the copy of another member's object");
+                }
+            }
+        }
+    }
+
+    /// Replaces the copies of the objects `takes` selects with `objects` (a snapshot from
+    /// their owner): the others of those names are removed; info subscribers hear of each
+    /// change.
+    pub fn replace_copies(
+        &self,
+        objects: Vec<InfoObject>,
+        takes: impl Fn(&str) -> bool,
+        router: &Router,
+    ) {
+        let names: std::collections::HashSet<String> =
+            objects.iter().map(|o| o.name.clone()).collect();
+        let gone: Vec<InfoObject> = self
+            .lock()
+            .store
+            .objects()
+            .filter(|o| takes(&o.name) && !names.contains(&o.name))
+            .cloned()
+            .collect();
+        let changed: Vec<InfoObject> = {
+            let state = self.lock();
+            objects
+                .into_iter()
+                .filter(|o| state.store.get(&o.name) != Some(o))
+                .collect()
+        };
+        self.apply_copies(changed, SNAPSHOT_REASON, router);
+        let deleted = gone
+            .into_iter()
+            .map(|mut o| {
+                o.version += 1;
+                o
+            })
+            .collect();
+        self.apply_copies(deleted, Change::Deleted.name(), router);
+    }
+
+    /// Declares a type another member declared; one declared already the same way is no
+    /// change.
+    ///
+    /// # Errors
+    /// The store's error (a conflicting definition, an unknown base).
+    pub fn declare_copy(&self, data: herald_proto::info::TypeData) -> Result<(), InfoError> {
+        let def = TypeDef::from_data(data)?;
+        self.lock().store.declare_type(def).map(|_| ())
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -158,6 +246,9 @@ impl InfoService {
                     router,
                     context,
                 );
+                if let Some(listener) = self.listener.get() {
+                    listener.changed(&object, change.name());
+                }
                 reply.objects.push(Some(object.clone().into()));
             }
             InfoRequest::Delete { name, time } => {
@@ -170,6 +261,9 @@ impl InfoService {
                     router,
                     context,
                 );
+                if let Some(listener) = self.listener.get() {
+                    listener.changed(&object, Change::Deleted.name());
+                }
                 reply.objects.push(Some(object.clone().into()));
             }
             InfoRequest::Get(names) => {
@@ -340,10 +434,21 @@ fn publish(
     if let Some(archive) = archive {
         archive.offer(std::slice::from_ref(&raw), stats.first_seq, received, false);
     }
+    queue_for_subscribers(state, object, &raw, stats.first_seq, received);
+}
+
+/// Queues the change record `raw` of `object` for every info subscriber that wants it.
+fn queue_for_subscribers(
+    state: &State,
+    object: &InfoObject,
+    raw: &RawRecord,
+    seq: u64,
+    received: i64,
+) {
     for subscriber in &state.subscribers {
         if subscriber.wants(object, state.store.registry()) {
             let delivery = Delivery {
-                seq: stats.first_seq,
+                seq,
                 received,
                 priority: Priority::Info,
                 subject: raw.meta.subject,
@@ -354,4 +459,20 @@ fn publish(
             subscriber.queue.push_batch(&mut vec![delivery]);
         }
     }
+}
+
+/// Tells the info subscribers of a change of a copy (`reason`), with a sequence number of
+/// this server's.
+fn tell_subscribers(state: &State, object: &InfoObject, reason: &str, router: &Router) {
+    if !state
+        .subscribers
+        .iter()
+        .any(|s| s.wants(object, state.store.registry()))
+    {
+        return;
+    }
+    let raw = RawRecord::new(Bytes::from(change_record(object, reason).to_bytes()))
+        .expect("the store's names are valid subjects");
+    let seq = router.allocate_seq(1);
+    queue_for_subscribers(state, object, &raw, seq, now_nanos());
 }
