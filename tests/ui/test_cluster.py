@@ -1,6 +1,7 @@
 """The server page of a cluster member (docs/cluster.md): the cluster's name and this member,
-and a row for each route with its far member, direction and traffic; a single server shows
-no cluster section."""
+a row for each route with its far member, direction, state, traffic and round trip, and the
+namespaces of information objects with their owners; a single server shows no cluster
+section."""
 
 from __future__ import annotations
 
@@ -11,10 +12,21 @@ import herald
 import pytest
 from conftest import Server, UiPage, wait_until
 
+NAMESPACES = """
+[[cluster.namespaces]]
+name = "antenna"
+names = ["ANTENNA.*"]
+owner = "member-a"
+"""
+
 
 def member(data_dir: Path, name: str, seed: str = "") -> Server:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    config = data_dir.parent / f"{name}.toml"
+    config.write_text(NAMESPACES)
     settings = {
         "HERALD_NAME": name,
+        "HERALD_CONFIG": str(config),
         "HERALD_CLUSTER_NAME": "ui-test",
         "HERALD_CLUSTER_LISTEN": "127.0.0.1:0",
     }
@@ -56,10 +68,20 @@ def test_the_server_page_shows_each_route_of_the_member(
             # b's subscriber is an interest of b on a's route to it.
             wait_until(
                 "b's interest on the route",
-                lambda: row.locator("td").nth(7).text_content() == "1",
+                lambda: row.locator("td").nth(11).text_content() == "1",
                 details=lambda: row.inner_text(),
             )
             assert row.locator("td").nth(2).text_content() in ("in", "out")
+            assert row.locator("td").nth(3).text_content() == "up"
+            namespace = page.locator("table.namespaces tr[data-namespace='antenna']")
+            assert namespace.locator("td.owner").text_content() == "member-a"
+            assert namespace.locator("td").nth(3).text_content() == "static"
+            # The route's round trip, timed by its heartbeats.
+            wait_until(
+                "the route's round trip",
+                lambda: (row.locator("td.rtt").text_content() or "").endswith(" ms"),
+                details=lambda: row.inner_text(),
+            )
     finally:
         b.stop()
 

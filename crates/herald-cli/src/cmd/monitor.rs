@@ -90,17 +90,42 @@ fn render_cluster(cluster: &[Field], out: &mut String) {
     };
     for route in routes {
         let Value::Map(r) = route else { continue };
+        let rtt = match int(r, "rtt_us") {
+            0 => "-".to_string(),
+            micros => format!("{:.2} ms", micros as f64 / 1000.0),
+        };
         out.push_str(&format!(
-            "  route {} {:<3} {:<21} records in {:<10} out {:<10} queue {:<8} dropped {:<8} far interests {}\n",
+            "  route {} {:<4} {:<21} in {:<10} ({:.0}/s) out {:<10} ({:.0}/s) queue {:<8} dropped {:<8} rtt {:<9} far interests {}\n",
             text(r, "member"),
             text(r, "direction"),
             text(r, "address"),
             int(r, "records_in"),
+            float(r, "rate_in"),
             int(r, "records_out"),
+            float(r, "rate_out"),
             int(r, "queue"),
             int(r, "dropped"),
+            rtt,
             int(r, "interests"),
         ));
+    }
+    if let Some(Value::Array(namespaces)) = monitor_value(cluster, "namespaces") {
+        for namespace in namespaces {
+            let Value::Map(n) = namespace else { continue };
+            let owner = match text(n, "owner") {
+                "" => "none now",
+                owner => owner,
+            };
+            let how = if matches!(monitor_value(n, "leased"), Some(Value::Bool(true))) {
+                "lease"
+            } else {
+                "static"
+            };
+            out.push_str(&format!(
+                "  namespace {} owner {owner} ({how})\n",
+                text(n, "name")
+            ));
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 //! can wait until the far member has its records, and records a broken connection had in
 //! flight are known and reported as lost.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -62,6 +62,14 @@ pub struct Link {
     /// The highest route number received from the far member (what it is told, when a
     /// connection starts, that this member has).
     pub received_through: AtomicU64,
+    /// When each `PING` not yet answered went out (answers come in order).
+    pings: Mutex<VecDeque<Instant>>,
+    /// The last round trip measured, in µs (0: none yet).
+    rtt_us: AtomicU64,
+    /// Records in and out per second over the last sampling interval, as `f64` bits.
+    rates: [AtomicU64; 2],
+    /// The counts and time of the last sample.
+    sampled: Mutex<(Instant, u64, u64)>,
 }
 
 impl Link {
@@ -92,6 +100,10 @@ impl Link {
             next_token: AtomicU64::new(1),
             records_in: AtomicU64::new(0),
             received_through: AtomicU64::new(0),
+            pings: Mutex::new(VecDeque::new()),
+            rtt_us: AtomicU64::new(0),
+            rates: [AtomicU64::new(0), AtomicU64::new(0)],
+            sampled: Mutex::new((Instant::now(), 0, 0)),
         })
     }
 
@@ -150,6 +162,7 @@ impl Link {
         if current.as_ref().is_some_and(|c| c.token == token) {
             *current = None;
             *lock(&self.down_since) = Some(Instant::now());
+            lock(&self.pings).clear();
             // Producers are not held up while the member cannot answer.
             self.queue.release(true);
         }
@@ -172,6 +185,45 @@ impl Link {
         } else {
             0
         }
+    }
+
+    /// Sends a `PING` over the attached connection, timing its answer.
+    pub fn ping(&self) {
+        let Some(current) = lock(&self.current).as_ref().map(|c| c.control.clone()) else {
+            return;
+        };
+        let mut pings = lock(&self.pings);
+        // Pings of a connection that ended are never answered.
+        if pings.len() > 16 {
+            pings.clear();
+        }
+        pings.push_back(Instant::now());
+        let _ = current.send(Frame::Ping);
+    }
+
+    /// The far side answered the oldest `PING`: the round trip is measured.
+    pub fn pong(&self) {
+        if let Some(sent) = lock(&self.pings).pop_front() {
+            let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
+            self.rtt_us.store(micros.max(1), Ordering::Relaxed);
+        }
+    }
+
+    /// Samples the records in and out since the last call, for the rates.
+    pub fn sample(&self) {
+        let (records_in, records_out) = (
+            self.records_in.load(Ordering::Relaxed),
+            self.queue.delivered(),
+        );
+        let mut sampled = lock(&self.sampled);
+        let seconds = sampled.0.elapsed().as_secs_f64();
+        if seconds <= 0.0 {
+            return;
+        }
+        let rate = |now: u64, before: u64| (now.saturating_sub(before) as f64 / seconds).to_bits();
+        self.rates[0].store(rate(records_in, sampled.1), Ordering::Relaxed);
+        self.rates[1].store(rate(records_out, sampled.2), Ordering::Relaxed);
+        *sampled = (Instant::now(), records_in, records_out);
     }
 
     /// Registers the far side's interest `id` (again, after a reattachment: kept as it is).
@@ -250,11 +302,18 @@ impl Link {
                 int(self.records_in.load(Ordering::Relaxed)),
             ),
             ("records_out".into(), int(self.queue.delivered())),
+            ("rate_in".into(), rate(&self.rates[0])),
+            ("rate_out".into(), rate(&self.rates[1])),
+            ("rtt_us".into(), int(self.rtt_us.load(Ordering::Relaxed))),
             ("queue".into(), int(self.queue.depth())),
             ("dropped".into(), int(self.queue.dropped())),
             ("interests".into(), int(lock(&self.interests).len() as u64)),
         ])
     }
+}
+
+fn rate(bits: &AtomicU64) -> Value {
+    Value::Float(f64::from_bits(bits.load(Ordering::Relaxed)))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -347,7 +347,12 @@ pub async fn start(
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
         loop {
             tokio::select! {
-                _ = tick.tick() => expiring.expire(&expiring_shared),
+                _ = tick.tick() => {
+                    expiring.expire(&expiring_shared);
+                    for link in expiring.links() {
+                        link.sample();
+                    }
+                }
                 () = stop.recv() => return,
             }
         }

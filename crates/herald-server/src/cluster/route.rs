@@ -23,6 +23,10 @@ use crate::connection::FrameReader;
 use crate::server::Shared;
 use crate::shutdown::Shutdown;
 
+/// The writer of a route does not ping: its reader does, every heartbeat interval, and
+/// times the answers (the route's round trip in the monitor).
+const ROUTE_WRITER_PING: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// Why a route ended.
 #[derive(Debug)]
 pub enum Ended {
@@ -116,7 +120,8 @@ pub async fn run(
             write,
             Arc::clone(&link.state),
             control_rx,
-            shared.config.heartbeat_interval,
+            // The reader pings (timing the answers), not the writer.
+            ROUTE_WRITER_PING,
             shared.config.max_frame_bytes,
             true,
         );
@@ -162,6 +167,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 if last_heard.elapsed() > timeout {
                     return "the other member stopped answering (heartbeat timeout)";
                 }
+                link.ping();
                 continue;
             }
             () = close.notified() => return "replaced by another connection between the two members",
@@ -189,6 +195,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 }
             }
             Frame::Ping => link.send(Frame::Pong),
+            Frame::Pong => link.pong(),
             Frame::Info { cid, request } => {
                 serve(
                     shared,

@@ -15,12 +15,17 @@ export class ServerView {
     this.archive = el("div", { class: "cards" });
     this.closes = el("div", { class: "cards" });
     this.routes = el("tbody");
+    this.namespaces = el("tbody");
     this.clusterTitle = el("h3", { text: "Cluster" });
+    this.namespacesTable = el("table", { class: "grid namespaces" },
+      el("thead", {}, el("tr", {}, ["namespace", "names", "owner", "ownership"].map((h) => el("th", { text: h })))),
+      this.namespaces);
     this.cluster = el("div", { class: "cluster" }, this.clusterTitle,
       el("table", { class: "grid routes" },
-        el("thead", {}, el("tr", {}, ["route to member", "address", "direction", "records in", "records out",
-          "queue", "dropped", "their interests"].map((h) => el("th", { text: h })))),
-        this.routes));
+        el("thead", {}, el("tr", {}, ["route to member", "address", "direction", "state", "records in", "in/s",
+          "records out", "out/s", "queue", "dropped", "round trip", "their interests"].map((h) => el("th", { text: h })))),
+        this.routes),
+      this.namespacesTable);
     this.clients = el("tbody");
     this.updated = el("span", { class: "status" });
     this.error = el("div", { class: "error-bar", hidden: true });
@@ -82,13 +87,25 @@ export class ServerView {
     const known = (cluster.members || []).length;
     this.clusterTitle.textContent = `Cluster ${cluster.name}: member ${cluster.me?.name} · ${known} others known · ${count(cluster.interests)} local interests announced`;
     const routes = cluster.routes || [];
+    const state = (r) => r.up ? "up" : `down ${Math.round((r.down_ms || 0) / 1000)} s`;
+    const rtt = (r) => r.rtt_us ? `${(r.rtt_us / 1000).toFixed(2)} ms` : "";
     this.routes.replaceChildren(...(routes.length ? routes.map((r) =>
       el("tr", { class: r.dropped > 0 ? "drops" : "", "data-member": r.member },
         el("td", { text: r.member }), el("td", { text: r.address }), el("td", { text: r.direction }),
-        el("td", { class: "num", text: count(r.records_in) }), el("td", { class: "num", text: count(r.records_out) }),
+        el("td", { class: "state", text: state(r) }),
+        el("td", { class: "num", text: count(r.records_in) }), el("td", { class: "num", text: count(Math.round(r.rate_in || 0)) }),
+        el("td", { class: "num", text: count(r.records_out) }), el("td", { class: "num", text: count(Math.round(r.rate_out || 0)) }),
         el("td", { class: "num", text: count(r.queue) }), el("td", { class: "num dropped", text: count(r.dropped) }),
+        el("td", { class: "num rtt", text: rtt(r) }),
         el("td", { class: "num", text: count(r.interests) })))
-      : [el("tr", {}, el("td", { colspan: 8, class: "muted", text: "no route up: no other member reached yet" }))]));
+      : [el("tr", {}, el("td", { colspan: 12, class: "muted", text: "no route up: no other member reached yet" }))]));
+    const namespaces = cluster.namespaces || [];
+    this.namespacesTable.hidden = !namespaces.length;
+    this.namespaces.replaceChildren(...namespaces.map((n) =>
+      el("tr", { "data-namespace": n.name },
+        el("td", { text: n.name }), el("td", { text: (n.names || []).join(" ") }),
+        el("td", { class: "owner", text: n.owner || "none now" }),
+        el("td", { text: n.leased ? "lease (Cassandra)" : "static" }))));
   }
 }
 
