@@ -11,6 +11,7 @@
 //! - [`namespaces`]: the namespaces of information objects and their owners; [`info`]:
 //!   changes forwarded to the owner, the owner's changes sent to every member's copy;
 //!   [`lease`]: leased owners, in Cassandra; [`saver`]: the owner's changes saved there.
+//! - [`query`]: archive queries merged across the members' embedded archives.
 
 pub mod dial;
 pub mod info;
@@ -19,6 +20,7 @@ pub mod interest;
 pub mod lease;
 pub mod link;
 pub mod namespaces;
+pub mod query;
 pub mod route;
 pub mod saver;
 
@@ -54,6 +56,8 @@ pub struct Cluster {
     dials: tokio::sync::mpsc::UnboundedSender<Member>,
     /// Information objects across the cluster: namespaces, owners, forwarded changes.
     pub info: info::CloudInfo,
+    /// Archive queries asked of the other members.
+    pub asked: query::Asked,
 }
 
 #[derive(Debug, Default)]
@@ -88,6 +92,7 @@ impl Cluster {
         let cluster = Cluster {
             dials,
             info: info::CloudInfo::new(namespaces, server),
+            asked: query::Asked::default(),
             name: config.name.clone(),
             me: Member {
                 id,

@@ -209,11 +209,22 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 .await;
             }
             Frame::InfoReply { cid, reply, .. } => cluster.info.answered(cid, Ok(reply)),
+            Frame::Query { cid, request } => super::query::answer_far(shared, link, cid, request),
+            Frame::QueryReply {
+                cid,
+                reply,
+                skipped,
+                ..
+            } => {
+                let answer = herald_archive::query::Answer { reply, skipped };
+                cluster.asked.answered(cid, Ok(answer));
+            }
             Frame::InfoChange(change) => copies.apply(shared, cluster, change),
             Frame::Error(error) if error.cid != 0 => {
-                cluster
-                    .info
-                    .answered(error.cid, Err((error.code, error.message)));
+                let failure = (error.code, error.message);
+                if !cluster.asked.answered(error.cid, Err(failure.clone())) {
+                    cluster.info.answered(error.cid, Err(failure));
+                }
             }
             Frame::Error(error) => {
                 let member = link.member().name;

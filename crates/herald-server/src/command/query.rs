@@ -37,6 +37,25 @@ pub(super) async fn apply(
         .max(1024);
     let replies = session.replies.clone();
     let turn = std::sync::Arc::clone(&session.queries);
+    let shared = std::sync::Arc::clone(&session.shared);
+    if let (true, Some(cluster)) = (
+        crate::cluster::query::merged(&shared, &request),
+        shared.cluster.get().cloned(),
+    ) {
+        // Asked of every member, merged by time: one answer.
+        tokio::spawn(async move {
+            let Ok(_turn) = turn.acquire_owned().await else {
+                return;
+            };
+            let answer = crate::cluster::query::ask_all(&shared, &cluster, request, max_bytes);
+            let frame = match answer.await {
+                Ok(answer) => reply_frame(cid, answer, false),
+                Err(err) => error_frame(cid, err),
+            };
+            let _ = replies.send(frame).await;
+        });
+        return Ok(());
+    }
     // Answered from a task of its own: a long read never delays this connection's
     // publishing, and the answer carries its cid. A connection has a few queries read at
     // once; the others wait their turn, holding only their request.
@@ -54,14 +73,7 @@ pub(super) async fn apply(
                     Some(earlier) => reply_frame(cid, earlier, true),
                     None => continue,
                 },
-                Err(err) => Frame::Error(ErrorFrame {
-                    cid,
-                    code: match err.kind {
-                        ArchiveErrorKind::BadQuery => ErrorCode::BadQuery,
-                        _ => ErrorCode::Archive,
-                    },
-                    message: err.message,
-                }),
+                Err(err) => error_frame(cid, err),
             };
             let failed = matches!(frame, Frame::Error(_));
             if replies.send(frame).await.is_err() || failed {
@@ -73,6 +85,17 @@ pub(super) async fn apply(
         }
     });
     Ok(())
+}
+
+fn error_frame(cid: u64, err: herald_archive::ArchiveError) -> Frame {
+    Frame::Error(ErrorFrame {
+        cid,
+        code: match err.kind {
+            ArchiveErrorKind::BadQuery => ErrorCode::BadQuery,
+            _ => ErrorCode::Archive,
+        },
+        message: err.message,
+    })
 }
 
 fn reply_frame(cid: u64, answer: Answer, more: bool) -> Frame {

@@ -53,11 +53,20 @@ fn archive_of(shared: &Shared) -> Result<Arc<Archive>, HttpError> {
     })
 }
 
+/// Answers from this server's archive, or, on a member of a cluster with embedded
+/// archives, from every member's, merged by time ([`crate::cluster::query`]).
 async fn ask(
+    shared: &Arc<Shared>,
     archive: &Arc<Archive>,
     request: ArchiveRequest,
     bytes: usize,
 ) -> Result<Answer, HttpError> {
+    if let (true, Some(cluster)) = (
+        crate::cluster::query::merged(shared, &request),
+        shared.cluster.get(),
+    ) {
+        return Ok(crate::cluster::query::ask_all(shared, cluster, request, bytes).await?);
+    }
     Ok(crate::archive::query(archive, request, bytes).await?)
 }
 
@@ -149,7 +158,7 @@ pub async fn at(
 }
 
 async fn answer_records(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     archive: Arc<Archive>,
     request: ArchiveRequest,
     format: Format,
@@ -157,7 +166,7 @@ async fn answer_records(
 ) -> Result<Response, HttpError> {
     if format == Format::Json {
         let max_bytes = shared.config.max_frame_bytes as usize;
-        let (page, skipped) = page_of(ask(&archive, request, max_bytes).await?);
+        let (page, skipped) = page_of(ask(shared, &archive, request, max_bytes).await?);
         let records = page
             .records
             .iter()
@@ -168,12 +177,13 @@ async fn answer_records(
         return Ok(with_skipped(Json(body).into_response(), skipped));
     }
     // Check the query before the status line goes out: a stream cannot turn into a 400.
-    let first = page_of(ask(&archive, request.clone(), STREAM_PAGE_BYTES).await?);
+    let first = page_of(ask(shared, &archive, request.clone(), STREAM_PAGE_BYTES).await?);
     let content_type = match format {
         Format::Csv => "text/csv",
         _ => "application/x-ndjson",
     };
     let state = Stream {
+        shared: Arc::clone(shared),
         archive,
         request,
         format,
@@ -195,6 +205,7 @@ async fn answer_records(
 
 /// A streamed answer: one page at a time.
 struct Stream {
+    shared: Arc<Shared>,
     archive: Arc<Archive>,
     request: ArchiveRequest,
     format: Format,
@@ -211,7 +222,14 @@ impl Stream {
     async fn next_chunk(&mut self) -> (String, bool) {
         let (page, skipped) = match self.pending.take() {
             Some(first) => first,
-            None => match ask(&self.archive, self.request.clone(), STREAM_PAGE_BYTES).await {
+            None => match ask(
+                &self.shared,
+                &self.archive,
+                self.request.clone(),
+                STREAM_PAGE_BYTES,
+            )
+            .await
+            {
                 Ok(answer) => page_of(answer),
                 Err(err) => return (self.error_line(&err.message), false),
             },
