@@ -64,6 +64,9 @@ pub enum FrameType {
     /// Between cluster members, over a route: changes of information objects, from the
     /// owner of their namespace.
     InfoChange = 0x71,
+    /// Source → mirror, first after `WELCOME`: the connection feeds a read-only mirror of
+    /// these subjects and objects.
+    Mirror = 0x72,
     /// Either way: something was wrong.
     Error = 0x7f,
 }
@@ -96,6 +99,7 @@ impl FrameType {
             Pong,
             Members,
             InfoChange,
+            Mirror,
             Error,
         ]
         .into_iter()
@@ -126,6 +130,7 @@ impl FrameType {
             FrameType::Pong => "PONG",
             FrameType::Members => "MEMBERS",
             FrameType::InfoChange => "INFO_CHANGE",
+            FrameType::Mirror => "MIRROR",
             FrameType::Error => "ERROR",
         }
     }
@@ -366,12 +371,14 @@ pub enum ErrorCode {
     /// In a cluster: the member that owns an information object's namespace cannot be
     /// reached now.
     Unavailable,
+    /// A publish or change of a subject or object this server mirrors read-only.
+    ReadOnly,
     /// A code this version does not know.
     Other,
 }
 
 impl ErrorCode {
-    const ALL: [(ErrorCode, &'static str); 18] = [
+    const ALL: [(ErrorCode, &'static str); 19] = [
         (ErrorCode::BadFrame, "bad_frame"),
         (ErrorCode::FrameTooLarge, "frame_too_large"),
         (ErrorCode::Handshake, "handshake"),
@@ -390,6 +397,7 @@ impl ErrorCode {
         (ErrorCode::Archive, "archive"),
         (ErrorCode::BadRequest, "bad_request"),
         (ErrorCode::Unavailable, "unavailable"),
+        (ErrorCode::ReadOnly, "read_only"),
     ];
 
     /// Returns the wire string (`bad_frame`).
@@ -516,6 +524,8 @@ pub enum Frame {
     Members(crate::route::Members),
     /// Changes of information objects (routes only): see [`crate::route::InfoChange`].
     InfoChange(crate::route::InfoChange),
+    /// A source announces a mirror feed: see [`crate::route::MirrorFeed`].
+    Mirror(crate::route::MirrorFeed),
     /// See [`ErrorFrame`].
     Error(ErrorFrame),
 }
@@ -646,6 +656,7 @@ impl Frame {
             Frame::Pong => FrameType::Pong,
             Frame::Members(_) => FrameType::Members,
             Frame::InfoChange(_) => FrameType::InfoChange,
+            Frame::Mirror(_) => FrameType::Mirror,
             Frame::Error(_) => FrameType::Error,
         }
     }

@@ -147,6 +147,7 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
         Frame::Ping | Frame::Pong => {}
         Frame::Members(members) => members.encode(out),
         Frame::InfoChange(change) => change.encode(out),
+        Frame::Mirror(feed) => feed.encode(out),
         Frame::Error(error) => {
             msgpack::write_array_len(out, 3);
             msgpack::write_uint(out, error.cid);
@@ -265,6 +266,7 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
         FrameType::Ping => Frame::Ping,
         FrameType::Members => Frame::Members(crate::route::Members::decode(&mut reader)?),
         FrameType::InfoChange => Frame::InfoChange(crate::route::InfoChange::decode(&mut reader)?),
+        FrameType::Mirror => Frame::Mirror(crate::route::MirrorFeed::decode(&mut reader)?),
         FrameType::Pong => Frame::Pong,
         FrameType::Error => {
             expect_array(&mut reader, "ERROR", 3)?;

@@ -9,6 +9,60 @@ use crate::error::DecodeError;
 use crate::info::ObjectData;
 use crate::msgpack::{self, Reader};
 
+/// The body of a `MIRROR` frame: `[source, [subject glob, …], [object glob, …]]`, sent by a
+/// server that feeds a read-only mirror, first after `WELCOME`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MirrorFeed {
+    /// The source server's name.
+    pub source: String,
+    /// Subjects whose records it streams (globs).
+    pub subjects: Vec<String>,
+    /// Information objects it streams (globs).
+    pub objects: Vec<String>,
+}
+
+impl MirrorFeed {
+    /// Appends the body.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        msgpack::write_array_len(out, 3);
+        msgpack::write_str(out, &self.source);
+        for globs in [&self.subjects, &self.objects] {
+            msgpack::write_array_len(out, msgpack::len_u32(globs.len()));
+            for glob in globs {
+                msgpack::write_str(out, glob);
+            }
+        }
+    }
+
+    /// Reads what [`MirrorFeed::encode`] writes.
+    ///
+    /// # Errors
+    /// [`DecodeError`] for anything else.
+    pub fn decode(reader: &mut Reader<'_>) -> Result<MirrorFeed, DecodeError> {
+        crate::frame_body::expect_array(reader, "MIRROR", 3)?;
+        let source = reader.read_str()?.to_string();
+        let mut lists = [Vec::new(), Vec::new()];
+        for list in &mut lists {
+            let count = reader.read_array_len()?;
+            for _ in 0..count.min(4096) {
+                list.push(reader.read_str()?.to_string());
+            }
+            if count > 4096 {
+                return Err(DecodeError::InvalidField {
+                    field: "MIRROR globs",
+                    reason: format!("{count} globs (at most 4096)"),
+                });
+            }
+        }
+        let [subjects, objects] = lists;
+        Ok(MirrorFeed {
+            source,
+            subjects,
+            objects,
+        })
+    }
+}
+
 /// The reason of the last `INFO_CHANGE` frame of a snapshot.
 pub const SYNCED: &str = "synced";
 

@@ -9,6 +9,7 @@
 //!   permission checks; [`revoke`]: the refusing default, reloading the file, closing
 //!   revoked connections.
 //! - [`cluster`]: this server as a member of a cluster — routes, interests, dialers.
+//! - [`mirror`]: one-way mirrors — feeding one (`[[mirror]]`), and being one.
 //! - [`command`]: one file per client operation (publish, subscribe, unsubscribe, monitor).
 //! - [`connection`]: [`FrameReader`], frames from a socket.
 //! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
@@ -53,6 +54,7 @@ pub mod events;
 pub mod http;
 pub mod info;
 pub mod listener;
+pub mod mirror;
 pub mod monitor;
 pub mod producers;
 pub mod revoke;

@@ -56,6 +56,10 @@ pub struct Shared {
     pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
     /// Numbered producers' records seen here, to drop duplicates after a failover.
     pub producers: crate::producers::Producers,
+    /// What sources feed this server as a read-only mirror.
+    pub mirrored: crate::mirror::Mirrored,
+    /// The mirrors this server feeds.
+    pub mirrors: std::sync::OnceLock<Vec<Arc<crate::mirror::source::MirrorLink>>>,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -90,6 +94,28 @@ impl Shared {
         }
         if let Some(cluster) = self.cluster.get() {
             data.push(("cluster".into(), cluster.snapshot()));
+        }
+        if let Some(mirrors) = self.mirrors.get().filter(|m| !m.is_empty()) {
+            let mirrors = mirrors.iter().map(|m| m.snapshot()).collect();
+            data.push(("mirrors".into(), Value::Array(mirrors)));
+        }
+        if !self.mirrored.is_empty() {
+            let globs = |list: &[herald_proto::glob::Glob]| {
+                Value::Array(list.iter().map(|g| Value::Str(g.to_string())).collect())
+            };
+            let feeds = self
+                .mirrored
+                .feeds()
+                .iter()
+                .map(|f| {
+                    Value::Map(vec![
+                        ("source".into(), Value::Str(f.source.clone())),
+                        ("subjects".into(), globs(&f.subjects)),
+                        ("objects".into(), globs(&f.objects)),
+                    ])
+                })
+                .collect();
+            data.push(("mirrored".into(), Value::Array(feeds)));
         }
         data.push((
             "http".into(),
@@ -167,6 +193,8 @@ impl Server {
             tls: tls.clone(),
             cluster: std::sync::OnceLock::new(),
             producers: crate::producers::Producers::default(),
+            mirrored: crate::mirror::Mirrored::default(),
+            mirrors: std::sync::OnceLock::new(),
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,
@@ -198,6 +226,9 @@ impl Server {
             let _ = shared.cluster.set(cluster);
             tasks.extend(started);
         }
+        let (mirrors, feeding) = crate::mirror::source::start(&shared);
+        let _ = shared.mirrors.set(mirrors);
+        tasks.extend(feeding);
         if let Some(tls) = tls {
             let reload = crate::tls::watch(tls, Shutdown::new(receiver.clone()));
             tasks.push(tokio::spawn(reload));

@@ -82,6 +82,8 @@ pub struct Session {
     pub acks: crate::acks::AckOrder,
     /// Scratch space: what became of each record of a numbered batch.
     pub fates: Vec<crate::producers::Fate>,
+    /// When the connection feeds this server as a mirror (it sent `MIRROR`): what it feeds.
+    pub feed: Option<crate::mirror::feed::FeedState>,
 }
 
 /// Archive queries of one connection read at once; more wait their turn.
@@ -204,6 +206,7 @@ async fn serve<R, W>(
         producer: hello.producer,
         acks: crate::acks::AckOrder::default(),
         fates: Vec::new(),
+        feed: None,
     };
     let timeout = heartbeat_timeout(&shared.config, &hello);
     let close = read_loop(&mut session, &mut reader, &mut shutdown, timeout).await;

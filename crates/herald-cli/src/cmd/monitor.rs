@@ -129,6 +129,47 @@ fn render_cluster(cluster: &[Field], out: &mut String) {
     }
 }
 
+/// Renders the mirrors this server feeds (with their lag) and the sources feeding it.
+fn render_mirrors(data: &[Field], out: &mut String) {
+    if let Some(Value::Array(mirrors)) = monitor_value(data, "mirrors") {
+        for mirror in mirrors {
+            let Value::Map(m) = mirror else { continue };
+            let state = match monitor_value(m, "up") {
+                Some(Value::Bool(true)) => "up",
+                _ => "down",
+            };
+            out.push_str(&format!(
+                "mirror to {} {state}: sent {}, waiting {} (lag {} ms), dropped {}, rtt {:.2} ms\n",
+                text(m, "to"),
+                int(m, "records_out"),
+                int(m, "queue"),
+                int(m, "lag_ms"),
+                int(m, "dropped"),
+                int(m, "rtt_us") as f64 / 1000.0,
+            ));
+        }
+    }
+    if let Some(Value::Array(feeds)) = monitor_value(data, "mirrored") {
+        for feed in feeds {
+            let Value::Map(f) = feed else { continue };
+            let list = |key: &str| match monitor_value(f, key) {
+                Some(Value::Array(globs)) => globs
+                    .iter()
+                    .map(|g| g.to_text())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "read-only mirror of {}: subjects {}; objects {}\n",
+                text(f, "source"),
+                list("subjects"),
+                list("objects"),
+            ));
+        }
+    }
+}
+
 /// Renders monitor data for people.
 pub fn render(data: &[Field]) -> String {
     let mut out = format!(
@@ -185,6 +226,7 @@ pub fn render(data: &[Field]) -> String {
     if let Some(Value::Map(cluster)) = monitor_value(data, "cluster") {
         render_cluster(cluster, &mut out);
     }
+    render_mirrors(data, &mut out);
     let Some(Value::Array(clients)) = monitor_value(data, "clients") else {
         return out;
     };

@@ -12,6 +12,8 @@ use crate::demo::{self, DemoHandle, Simulation};
 
 /// Run the server.
 #[derive(Debug, clap::Args)]
+// A flag given twice takes the last value (a script may append to a command line).
+#[command(args_override_self = true)]
 pub struct Args {
     /// Configuration file (TOML); `HERALD_CONFIG` names one too.
     #[arg(long, short)]

@@ -104,6 +104,22 @@ impl Lanes {
         oldest
     }
 
+    /// Returns the receive time of the record [`Lanes::pop_oldest`] would return.
+    pub fn oldest_received(&self) -> Option<i64> {
+        let mut occupied = self.occupied;
+        let mut best: Option<&Delivery> = None;
+        while occupied != 0 {
+            let lane = occupied.trailing_zeros() as usize;
+            occupied &= occupied - 1;
+            if let Some(front) = self.lanes[lane].front() {
+                if best.is_none_or(|b| front.seq < b.seq) {
+                    best = Some(front);
+                }
+            }
+        }
+        best.map(|d| d.received)
+    }
+
     /// Returns the size of the record [`Lanes::pop_oldest`] would return.
     pub fn oldest_len(&self) -> Option<usize> {
         let mut occupied = self.occupied;

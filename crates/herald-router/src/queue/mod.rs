@@ -565,6 +565,12 @@ impl Queue {
         self.pushed.load(Ordering::Relaxed).saturating_sub(gone)
     }
 
+    /// Returns the receive time of the oldest record waiting, if any (how far the writer is
+    /// behind).
+    pub fn oldest_received(&self) -> Option<i64> {
+        self.lock().lanes.oldest_received()
+    }
+
     /// Returns the record bytes waiting.
     pub fn depth_bytes(&self) -> u64 {
         held(&self.lock()) as u64

@@ -317,7 +317,7 @@ pub async fn start(
     shared
         .router
         .set_listener(Arc::clone(&cluster.interests) as Arc<dyn herald_router::InterestListener>);
-    shared.info.set_listener(Arc::new(info::Announcer {
+    shared.info.add_listener(Arc::new(info::Announcer {
         cluster: Arc::downgrade(&cluster),
     }));
     let mut tasks = vec![tokio::spawn(dial::listen(

@@ -426,7 +426,7 @@ fn route_ack(through: u64, count: u64) -> Frame {
 /// member, counting the records of those priorities. Which subjects the lost records had
 /// is not known here, so a subscriber may hear of records its subject pattern would not
 /// have matched: a loss is never left unreported.
-fn owe_gap(shared: &Shared, member: &str, notice: &GapNotice) {
+pub(crate) fn owe_gap(shared: &Shared, member: &str, notice: &GapNotice) {
     for subscription in shared.router.index().iter().filter(|s| !s.route) {
         let mut gap = Gap {
             first_seq: notice.first_seq,

@@ -20,6 +20,17 @@ pub(super) async fn apply(
     }
     let listing = matches!(request, InfoRequest::List(_));
     let shared = Arc::clone(&session.shared);
+    if session.feed.is_none() {
+        if let Some(message) = read_only(&shared, &request) {
+            let error = ErrorFrame {
+                cid,
+                code: ErrorCode::ReadOnly,
+                message,
+            };
+            session.reply(Frame::Error(error)).await;
+            return Ok(());
+        }
+    }
     let cluster = shared.cluster.get();
     // In a cluster, a change of another member's namespace is that member's to make.
     if let Some(cluster) = cluster {
@@ -87,6 +98,16 @@ async fn answer_with(
             .await;
     }
     Ok(())
+}
+
+/// Says why `request` may not change an object here, if this server mirrors it read-only.
+pub(crate) fn read_only(shared: &crate::server::Shared, request: &InfoRequest) -> Option<String> {
+    match request {
+        InfoRequest::Update { name, .. } | InfoRequest::Delete { name, .. } => {
+            shared.mirrored.object_refusal(name)
+        }
+        _ => None,
+    }
 }
 
 /// Checks an info request against the connection's identity (a list is narrowed, not

@@ -118,6 +118,19 @@ pub async fn apply(session: &mut Session, request: Request) -> Result<(), Close>
             ErrorCode::Handshake,
             "HELLO sent twice".to_string(),
         )),
+        Frame::Mirror(feed) => crate::mirror::feed::announce(session, feed).await,
+        Frame::Deliver(entries) if session.feed.is_some() => {
+            crate::mirror::feed::deliver(session, entries).await;
+            Ok(())
+        }
+        Frame::Gap(gap) if session.feed.is_some() => {
+            crate::mirror::feed::gap(session, &gap);
+            Ok(())
+        }
+        Frame::InfoChange(change) if session.feed.is_some() => {
+            crate::mirror::feed::info_change(session, change);
+            Ok(())
+        }
         Frame::Members(_) => Err(protocol_error(
             ErrorCode::BadFrame,
             "MEMBERS is spoken between cluster members on the route port, not by clients"

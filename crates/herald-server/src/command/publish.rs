@@ -37,6 +37,9 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
     if !session.access.publishes_anything() {
         deny_records(session, &mut publish).await;
     }
+    if !session.shared.mirrored.is_empty() && session.feed.is_none() {
+        refuse_mirrored(session, &mut publish).await;
+    }
     let shared = &session.shared;
     if publish.ack == AckLevel::Stored {
         if let Some(message) = refuse_stored(session, &publish) {
@@ -182,6 +185,45 @@ async fn deny_records(session: &Session, publish: &mut Publish) {
         let error = ErrorFrame {
             cid: publish.ack_id,
             code: ErrorCode::Denied,
+            message,
+        };
+        session.reply(Frame::Error(error)).await;
+    }
+}
+
+/// Takes the records about subjects this server mirrors read-only out of the batch; the
+/// producer hears of them (as of bad records) before the `ACK` that counts the others.
+async fn refuse_mirrored(session: &Session, publish: &mut Publish) {
+    let mirrored = &session.shared.mirrored;
+    let mut first = None;
+    let mut refused = 0u64;
+    let keep: Vec<bool> = publish
+        .records
+        .iter()
+        .map(|record| match mirrored.subject_refusal(record.subject()) {
+            None => true,
+            Some(message) => {
+                refused += 1;
+                first.get_or_insert(message);
+                false
+            }
+        })
+        .collect();
+    let Some(first) = first else {
+        return;
+    };
+    retain(publish, &keep);
+    let others = others(publish.records.len());
+    let message = match refused {
+        1 => format!("{first}; {others}"),
+        n => format!("{first}; {n} records refused, {others}"),
+    };
+    let shared = &session.shared;
+    events::records_refused(&shared.monitor, session.state.id, refused, &message);
+    if publish.ack != AckLevel::None {
+        let error = ErrorFrame {
+            cid: publish.ack_id,
+            code: ErrorCode::ReadOnly,
             message,
         };
         session.reply(Frame::Error(error)).await;

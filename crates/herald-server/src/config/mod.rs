@@ -20,12 +20,14 @@ pub mod archive;
 pub mod cluster;
 mod env;
 pub mod limits;
+pub mod mirror;
 pub mod security;
 pub mod tls;
 
 pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
 pub use cluster::{ClusterConfig, NamespaceConfig, RawClusterConfig, CLUSTER_KEYS};
 pub use limits::HttpLimits;
+pub use mirror::MirrorConfig;
 pub use security::SecurityConfig;
 pub use tls::{ClientAuth, TlsConfig};
 
@@ -66,7 +68,7 @@ pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 29] = [
+pub const KEYS: [&str; 30] = [
     "name",
     "listen",
     "http",
@@ -96,6 +98,7 @@ pub const KEYS: [&str; 29] = [
     "tls_client_auth",
     "archive",
     "cluster",
+    "mirror",
 ];
 
 /// Why the configuration was refused.
@@ -208,6 +211,8 @@ pub struct RawConfig {
     pub archive: Option<RawArchiveConfig>,
     /// The `[cluster]` section.
     pub cluster: Option<RawClusterConfig>,
+    /// The `[[mirror]]` sections.
+    pub mirror: Option<Vec<mirror::RawMirror>>,
 }
 
 /// A loaded configuration and what was ignored on the way.
@@ -263,6 +268,8 @@ pub struct Config {
     pub tls: Option<TlsConfig>,
     /// This server's cluster, if it is a member of one.
     pub cluster: Option<ClusterConfig>,
+    /// The mirrors this server feeds.
+    pub mirrors: Vec<MirrorConfig>,
 }
 
 impl Default for Config {
@@ -442,6 +449,7 @@ impl Config {
             tls,
             data_dir: PathBuf::from(raw.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.to_string())),
             cluster: cluster::from_raw(raw.cluster, cassandra)?,
+            mirrors: mirror::from_raw(raw.mirror)?,
             archive,
         })
     }

@@ -117,6 +117,13 @@ pub async fn run(
 /// ordinary subscribers (waiting, as a native publisher would, for those with policy
 /// `block`) and queued for info subscribers.
 pub(crate) async fn apply(shared: &Shared, request: InfoRequest) -> Result<InfoReply, HttpError> {
+    if let Some(message) = crate::command::info::read_only(shared, &request) {
+        return Err(HttpError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "read_only",
+            message,
+        ));
+    }
     let cluster = shared.cluster.get();
     // In a cluster, a change of another member's namespace is that member's to make.
     if let Some(cluster) = cluster {

@@ -68,8 +68,9 @@ pub struct InfoService {
     archive: Option<Arc<Archive>>,
     /// The store's log, which [`InfoService::sync`] fsyncs through a handle of its own.
     log_path: std::path::PathBuf,
-    /// Who hears of changes (a cluster, which sends them to the other members).
-    listener: std::sync::OnceLock<Arc<dyn ChangeListener>>,
+    /// Who hears of changes: a cluster, which sends them to the other members, and the
+    /// mirrors this server feeds.
+    listeners: std::sync::RwLock<Vec<Arc<dyn ChangeListener>>>,
 }
 
 impl std::fmt::Debug for InfoService {
@@ -100,7 +101,7 @@ impl InfoService {
         Ok(InfoService {
             archive,
             log_path: dir.join(herald_info::persist::LOG_FILE),
-            listener: std::sync::OnceLock::new(),
+            listeners: std::sync::RwLock::default(),
             state: Mutex::new(State {
                 store,
                 subscribers: Vec::new(),
@@ -108,9 +109,23 @@ impl InfoService {
         })
     }
 
-    /// Sets who hears of changes; only the first listener set is kept.
-    pub fn set_listener(&self, listener: Arc<dyn ChangeListener>) {
-        let _ = self.listener.set(listener);
+    /// Adds one who hears of every change.
+    pub fn add_listener(&self, listener: Arc<dyn ChangeListener>) {
+        self.listeners
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(listener);
+    }
+
+    fn tell_listeners(&self, object: &InfoObject, reason: &str) {
+        for listener in self
+            .listeners
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            listener.changed(object, reason);
+        }
     }
 
     /// Applies changes another member made to objects it owns: puts (or, for `deleted`,
@@ -246,9 +261,7 @@ impl InfoService {
                     router,
                     context,
                 );
-                if let Some(listener) = self.listener.get() {
-                    listener.changed(&object, change.name());
-                }
+                self.tell_listeners(&object, change.name());
                 reply.objects.push(Some(object.clone().into()));
             }
             InfoRequest::Delete { name, time } => {
@@ -261,9 +274,7 @@ impl InfoService {
                     router,
                     context,
                 );
-                if let Some(listener) = self.listener.get() {
-                    listener.changed(&object, Change::Deleted.name());
-                }
+                self.tell_listeners(&object, Change::Deleted.name());
                 reply.objects.push(Some(object.clone().into()));
             }
             InfoRequest::Get(names) => {

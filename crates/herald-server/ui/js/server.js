@@ -26,13 +26,19 @@ export class ServerView {
           "records out", "out/s", "queue", "dropped", "round trip", "their interests"].map((h) => el("th", { text: h })))),
         this.routes),
       this.namespacesTable);
+    this.mirrorRows = el("tbody");
+    this.mirrors = el("div", { class: "mirrors" }, el("h3", { text: "Mirrors" }),
+      el("table", { class: "grid mirrors" },
+        el("thead", {}, el("tr", {}, ["mirror", "state", "sent", "waiting", "lag", "dropped", "round trip"]
+          .map((h) => el("th", { text: h })))),
+        this.mirrorRows));
     this.clients = el("tbody");
     this.updated = el("span", { class: "status" });
     this.error = el("div", { class: "error-bar", hidden: true });
     root.append(
       el("div", { class: "toolbar" }, el("h2", { text: "Server" }), el("span", { class: "spacer" }), this.updated),
       this.error, this.summary, el("h3", { text: "Archive" }), this.archive,
-      el("h3", { text: "Connections closed, by reason" }), this.closes, this.cluster,
+      el("h3", { text: "Connections closed, by reason" }), this.closes, this.cluster, this.mirrors,
       el("h3", { text: "Clients and subscriptions" }),
       el("table", { class: "grid clients" },
         el("thead", {}, el("tr", {}, ["client", "peer", "records in", "sub", "filter", "policy", "depth",
@@ -78,7 +84,21 @@ export class ServerView {
       : [el("span", { class: "muted", text: "no archive section in the monitor" })]));
     this.closes.replaceChildren(...Object.entries(m.closes || {}).map(([k, v]) => card(k, count(v), v > 0 && k !== "client_closed" && k !== "closed")));
     this.renderCluster(m.cluster);
+    this.renderMirrors(m.mirrors || [], m.mirrored || []);
     this.clients.replaceChildren(...(m.clients || []).flatMap(clientRows));
+  }
+
+  renderMirrors(mirrors, mirrored) {
+    this.mirrors.hidden = !mirrors.length && !mirrored.length;
+    const ms = (us) => us ? `${(us / 1000).toFixed(2)} ms` : "";
+    this.mirrorRows.replaceChildren(
+      ...mirrors.map((r) => el("tr", { class: r.dropped > 0 ? "drops" : "", "data-mirror": r.to },
+        el("td", { text: `to ${r.to}` }), el("td", { text: r.up ? "up" : "down" }),
+        el("td", { class: "num", text: count(r.records_out) }), el("td", { class: "num", text: count(r.queue) }),
+        el("td", { class: "num lag", text: `${count(r.lag_ms)} ms` }), el("td", { class: "num dropped", text: count(r.dropped) }),
+        el("td", { class: "num", text: ms(r.rtt_us) }))),
+      ...mirrored.map((f) => el("tr", { "data-source": f.source },
+        el("td", { colspan: 7, text: `read-only mirror of ${f.source}: subjects ${(f.subjects || []).join(" ")}; objects ${(f.objects || []).join(" ")}` }))));
   }
 
   renderCluster(cluster) {

@@ -1,0 +1,206 @@
+//! A one-way mirror between real `herald serve` processes: the source connects out to the
+//! mirror and streams the records of some subjects and the objects of some names; on the
+//! mirror they are read-only; after the mirror comes back it has the objects' latest values
+//! again and a gap notice for the records it missed.
+
+use std::time::Duration;
+
+use herald_client::{Client, ClientError, Event, InfoChange};
+use herald_proto::info::{AttributeData, TypeData, UpdateMode};
+use herald_proto::{AckLevel, ErrorCode, Filter, Kind, Record, Value};
+use herald_testkit::{temp_dir, ServeProcess};
+
+const HERALD: &str = env!("CARGO_BIN_EXE_herald");
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A port free now, for a mirror that must come back on the same one.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn mirror(port: u16) -> ServeProcess {
+    let listen = format!("127.0.0.1:{port}");
+    ServeProcess::start(HERALD, &["--name", "public", "--listen", &listen])
+}
+
+fn record(subject: &str, n: usize) -> Record {
+    Record {
+        text: format!("{subject} {n}"),
+        ..Record::new(Kind::Log, subject)
+    }
+}
+
+async fn set(client: &Client, name: &str, value: i64) -> Result<u64, ClientError> {
+    let fields = vec![("n".to_string(), Value::Int(value))];
+    let object = client
+        .set_info(name, Some("Counter"), fields, UpdateMode::Upsert)
+        .await?;
+    Ok(object.version)
+}
+
+async fn value(client: &Client, name: &str) -> Option<Value> {
+    let object = client.get_info(name).await.unwrap()?;
+    object
+        .attributes
+        .into_iter()
+        .find(|(n, _)| n == "n")
+        .map(|(_, v)| v)
+}
+
+/// Waits until the source says it feeds the mirror.
+async fn fed(source: &Client) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let data = source.monitor().await.unwrap();
+        if let Some(Value::Array(mirrors)) = herald_client::monitor_value(&data, "mirrors") {
+            if mirrors
+                .iter()
+                .any(|m| format!("{m:?}").contains("(\"up\", Bool(true))"))
+            {
+                return;
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the source never fed the mirror"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirror_is_fed_read_only_and_catches_up_after_a_reconnect() {
+    let port = free_port();
+    let mut public = mirror(port);
+    let dir = temp_dir("mirror-config");
+    let config = dir.join("source.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[mirror]]\nto = \"herald://127.0.0.1:{port}\"\nsubjects = [\"ANTENNA.*\"]\nobjects = [\"ANTENNA.*\"]\n"
+        ),
+    )
+    .unwrap();
+    // The source's queues hold 8 records: what the mirror misses while down is shed.
+    let source = ServeProcess::start_with_env(
+        HERALD,
+        &["--name", "control", "--config", config.to_str().unwrap()],
+        &[("HERALD_QUEUE_RECORDS", "8")],
+    );
+    let on_source = Client::connect(&source.url()).await.unwrap();
+    on_source
+        .declare_type(TypeData {
+            name: "Counter".into(),
+            base: None,
+            description: String::new(),
+            attributes: vec![AttributeData {
+                name: "n".into(),
+                attr_type: "s64".into(),
+                description: String::new(),
+            }],
+        })
+        .await
+        .unwrap();
+    set(&on_source, "ANTENNA.DV01", 1).await.unwrap();
+    fed(&on_source).await;
+    let on_public = Client::connect(&public.url()).await.unwrap();
+    let mut watching = on_public
+        .subscribe(Filter::subject("ANTENNA.*").unwrap())
+        .await
+        .unwrap();
+    // The subscription is the mirror's own: records of the source flow to it.
+    for n in 0..5 {
+        on_source.publish(&record("ANTENNA.DV02", n)).await.unwrap();
+    }
+    on_source.flush(WAIT).await.unwrap();
+    for n in 0..5 {
+        let delivered = watching.next_record_timeout(WAIT).await.unwrap();
+        assert_eq!(delivered.record().text, format!("ANTENNA.DV02 {n}"));
+    }
+    assert_eq!(value(&on_public, "ANTENNA.DV01").await, Some(Value::Int(1)));
+
+    // Read-only on the mirror: records and objects of the mirrored names.
+    let refused = on_public
+        .sync_send(&record("ANTENNA.DV03", 0), AckLevel::Received, WAIT)
+        .await
+        .unwrap_err();
+    match refused {
+        ClientError::Server { code, message } => {
+            assert_eq!(code, ErrorCode::ReadOnly);
+            assert!(
+                message.contains("read-only mirror of `control`"),
+                "{message}"
+            );
+        }
+        other => panic!("expected read_only, got {other:?}"),
+    }
+    match set(&on_public, "ANTENNA.DV01", 9).await.unwrap_err() {
+        ClientError::Server { code, message } => {
+            assert_eq!(code, ErrorCode::ReadOnly);
+            assert!(
+                message.contains("read-only mirror of `control`"),
+                "{message}"
+            );
+        }
+        other => panic!("expected read_only, got {other:?}"),
+    }
+    // Other subjects are the mirror's own.
+    on_public
+        .sync_send(&record("LOCAL.thing", 0), AckLevel::Received, WAIT)
+        .await
+        .unwrap();
+
+    // The mirror goes away; meanwhile the source changes the object and publishes 50
+    // records, of which its queue for the mirror keeps 8.
+    drop(watching);
+    public.kill();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    set(&on_source, "ANTENNA.DV01", 2).await.unwrap();
+    for n in 0..50 {
+        on_source.publish(&record("ANTENNA.DV04", n)).await.unwrap();
+    }
+    on_source.flush(WAIT).await.unwrap();
+    // A new mirror process (empty) on the same port: the source connects again.
+    let public = mirror(port);
+    let on_public = Client::connect(&public.url()).await.unwrap();
+    let mut watching = on_public
+        .subscribe(Filter::subject("ANTENNA.*").unwrap())
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while value(&on_public, "ANTENNA.DV01").await != Some(Value::Int(2)) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the latest value never came"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (mut records, mut lost) = (0u64, 0u64);
+    while records + lost < 50 {
+        match tokio::time::timeout(WAIT, watching.next()).await {
+            Ok(Some(Event::Record(delivered))) => {
+                if delivered.kind() == Kind::Log {
+                    records += 1;
+                } else {
+                    assert!(InfoChange::from_delivered(&delivered).is_some());
+                }
+            }
+            Ok(Some(Event::Gap(gap))) => {
+                assert_eq!(gap.member.as_deref(), Some("control"), "{gap:?}");
+                lost += gap.count;
+            }
+            other => panic!("expected the held records and a gap, got {other:?}"),
+        }
+    }
+    assert!(lost > 0, "the source's queue shed nothing");
+    assert_eq!(
+        records + lost,
+        50,
+        "{records} records and {lost} reported lost"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,332 @@
+//! The feeding side of a mirror: for each `[[mirror]]`, router subscriptions to the mirrored
+//! subjects with one bounded queue (priority-aware shedding, like a subscriber's), and a
+//! task that connects out to the mirror's client port — with backoff, for as long as the
+//! server runs — says `HELLO` (capability `mirror`) and `MIRROR`, sends the objects'
+//! snapshot, then drains the queue as `DELIVER` frames and sends every change of a
+//! mirrored object as `INFO_CHANGE`. While the mirror is unreachable the queue keeps
+//! filling and sheds what does not fit; the mirror hears of what was shed as a gap notice
+//! when the connection is back.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use herald_info::InfoObject;
+use herald_proto::frame::{Hello, PROTOCOL_VERSION};
+use herald_proto::info::ObjectData;
+use herald_proto::route::{InfoChange, MirrorFeed, SYNCED};
+use herald_proto::value::Value;
+use herald_proto::{Filter, Frame};
+use herald_router::{Queue, Subscription};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::config::MirrorConfig;
+use crate::connection::FrameReader;
+use crate::info::ChangeListener;
+use crate::monitor::{ConnectionState, SubscriptionState};
+use crate::server::Shared;
+use crate::shutdown::Shutdown;
+
+/// First pause before connecting again; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// Objects per `INFO_CHANGE` frame of a snapshot.
+const SNAPSHOT_OBJECTS: usize = 500;
+/// The writer does not ping: the reader does, and times the answers.
+const WRITER_PING: Duration = Duration::from_secs(24 * 3600);
+
+/// One mirror this server feeds.
+#[derive(Debug)]
+pub struct MirrorLink {
+    /// Its configuration.
+    pub config: MirrorConfig,
+    /// The router connection id of its subscriptions.
+    pub connection: u64,
+    state: Arc<ConnectionState>,
+    queue: Arc<Queue>,
+    /// The current connection's frames, while connected.
+    control: Mutex<Option<mpsc::UnboundedSender<Frame>>>,
+    up: AtomicBool,
+    pings: Mutex<VecDeque<Instant>>,
+    rtt_us: AtomicU64,
+}
+
+impl MirrorLink {
+    fn new(shared: &Shared, config: MirrorConfig) -> Arc<MirrorLink> {
+        let connection = shared.next_connection_id();
+        let peer = "0.0.0.0:0".parse().expect("a valid address");
+        let state = Arc::new(ConnectionState::new(connection, peer));
+        *state.name.lock().unwrap_or_else(|p| p.into_inner()) = format!("mirror:{}", config.to);
+        let queue = Queue::with_budget(
+            shared.config.queue,
+            Arc::clone(&state.writer),
+            Arc::clone(&shared.queue_budget),
+        );
+        state.subscriptions().push(SubscriptionState {
+            id: 0,
+            filter: format!("mirror to {}", config.to),
+            queue: Arc::clone(&queue),
+        });
+        for (id, glob) in config.subjects.iter().enumerate() {
+            let filter =
+                Filter::subject(glob.as_str()).expect("a glob checked by the configuration");
+            shared.router.subscribe(Arc::new(Subscription {
+                connection,
+                id: id as u64 + 1,
+                filter,
+                queue: Arc::clone(&queue),
+                visible: None,
+                visible_info: None,
+                route: false,
+            }));
+        }
+        Arc::new(MirrorLink {
+            config,
+            connection,
+            state,
+            queue,
+            control: Mutex::new(None),
+            up: AtomicBool::new(false),
+            pings: Mutex::new(VecDeque::new()),
+            rtt_us: AtomicU64::new(0),
+        })
+    }
+
+    fn takes(&self, name: &str) -> bool {
+        self.config.objects.iter().any(|g| g.matches(name))
+    }
+
+    fn send(&self, frame: Frame) {
+        if let Some(control) = lock(&self.control).as_ref() {
+            let _ = control.send(frame);
+        }
+    }
+
+    /// The mirror for the monitor: where, whether connected, what waits for it and how old
+    /// the oldest record waiting is (its lag), what was sent and lost, the round trip.
+    pub fn snapshot(&self) -> Value {
+        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        let lag_ms = self.queue.oldest_received().map_or(0, |received| {
+            let age = herald_proto::time::now_nanos().saturating_sub(received);
+            u64::try_from(age / 1_000_000).unwrap_or(0)
+        });
+        Value::Map(vec![
+            ("to".into(), Value::Str(self.config.to.clone())),
+            ("up".into(), Value::Bool(self.up.load(Ordering::Relaxed))),
+            ("queue".into(), int(self.queue.depth())),
+            ("lag_ms".into(), int(lag_ms)),
+            ("records_out".into(), int(self.queue.delivered())),
+            ("dropped".into(), int(self.queue.dropped())),
+            ("rtt_us".into(), int(self.rtt_us.load(Ordering::Relaxed))),
+        ])
+    }
+}
+
+impl ChangeListener for MirrorLink {
+    fn changed(&self, object: &InfoObject, reason: &str) {
+        if self.takes(&object.name) {
+            self.send(Frame::InfoChange(InfoChange {
+                reason: reason.to_string(),
+                objects: vec![object.clone().into()],
+                namespaces: Vec::new(),
+            }));
+        }
+    }
+}
+
+/// Starts feeding every configured mirror; returns the links and their tasks.
+pub fn start(shared: &Arc<Shared>) -> (Vec<Arc<MirrorLink>>, Vec<tokio::task::JoinHandle<()>>) {
+    let mut links = Vec::new();
+    let mut tasks = Vec::new();
+    for config in &shared.config.mirrors {
+        let link = MirrorLink::new(shared, config.clone());
+        shared
+            .info
+            .add_listener(Arc::clone(&link) as Arc<dyn ChangeListener>);
+        tasks.push(tokio::spawn(run(
+            Arc::clone(shared),
+            Arc::clone(&link),
+            shared.shutdown_signal(),
+        )));
+        links.push(link);
+    }
+    (links, tasks)
+}
+
+/// Keeps the mirror fed: connects, serves until the connection ends, waits, again.
+async fn run(shared: Arc<Shared>, link: Arc<MirrorLink>, mut shutdown: Shutdown) {
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        let started = Instant::now();
+        let ended = tokio::select! {
+            ended = serve(&shared, &link) => ended,
+            () = shutdown.recv() => return,
+        };
+        *lock(&link.control) = None;
+        link.up.store(false, Ordering::Relaxed);
+        lock(&link.pings).clear();
+        match ended {
+            Ok(why) => tracing::warn!(mirror = %link.config.to, why, "mirror connection ended"),
+            Err(why) => tracing::debug!(mirror = %link.config.to, why, "cannot feed the mirror"),
+        }
+        if started.elapsed() > MAX_BACKOFF {
+            backoff = FIRST_BACKOFF;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = shutdown.recv() => return,
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// One connection to the mirror: `Err` before it was fed, `Ok` (why it ended) after.
+async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static str, String> {
+    let stream = TcpStream::connect(&link.config.to)
+        .await
+        .map_err(|err| format!("connecting: {err}"))?;
+    let _ = stream.set_nodelay(true);
+    let (read, mut write) = stream.into_split();
+    let mut reader = FrameReader::new(read, shared.config.max_frame_bytes);
+    let hello = Frame::Hello(Hello {
+        version: PROTOCOL_VERSION,
+        name: shared.config.name.clone(),
+        token: link.config.token.clone(),
+        capabilities: vec!["mirror".to_string()],
+        heartbeat_ms: shared.config.heartbeat_interval.as_millis() as u64,
+        producer: 0,
+    });
+    write
+        .write_all(&hello.to_bytes())
+        .await
+        .map_err(|err| format!("writing HELLO: {err}"))?;
+    let answer = tokio::time::timeout(shared.config.handshake_timeout, reader.read_frame()).await;
+    let welcome = match answer {
+        Ok(Ok(Some(frame))) => match Frame::decode(frame) {
+            Ok(Frame::Welcome(welcome)) => welcome,
+            Ok(Frame::Error(error)) => return Err(format!("refused: {}", error.message)),
+            _ => return Err("the mirror answered something else than WELCOME".into()),
+        },
+        _ => return Err("no WELCOME from the mirror".into()),
+    };
+    let feed = Frame::Mirror(MirrorFeed {
+        source: shared.config.name.clone(),
+        subjects: link.config.subjects.iter().map(|g| g.to_string()).collect(),
+        objects: link.config.objects.iter().map(|g| g.to_string()).collect(),
+    });
+    write
+        .write_all(&feed.to_bytes())
+        .await
+        .map_err(|err| format!("writing MIRROR: {err}"))?;
+    let (control, mut pending) = mpsc::unbounded_channel();
+    // The snapshot, then every change: set under the store's lock, so none slips between.
+    shared.info.read(|store| {
+        // The types first (declared there like a client would; the answers are not awaited).
+        for (cid, def) in (1u64..).zip(store.types()) {
+            let request = herald_proto::info::InfoRequest::Declare(def.to_data());
+            let _ = control.send(Frame::Info { cid, request });
+        }
+        let objects: Vec<ObjectData> = store
+            .objects()
+            .filter(|o| link.takes(&o.name))
+            .map(|o| o.clone().into())
+            .collect();
+        let mut chunks = objects.chunks(SNAPSHOT_OBJECTS).peekable();
+        if chunks.peek().is_none() {
+            let _ = control.send(snapshot_frame(SYNCED, Vec::new()));
+        }
+        while let Some(chunk) = chunks.next() {
+            let reason = match chunks.peek() {
+                Some(_) => crate::info::SNAPSHOT_REASON,
+                None => SYNCED,
+            };
+            let _ = control.send(snapshot_frame(reason, chunk.to_vec()));
+        }
+        *lock(&link.control) = Some(control.clone());
+    });
+    link.up.store(true, Ordering::Relaxed);
+    tracing::info!(mirror = %link.config.to, "feeding the mirror");
+    let (frames, control_rx) = mpsc::channel(crate::session::CONTROL_QUEUE_FRAMES);
+    let pump = tokio::spawn(async move {
+        while let Some(frame) = pending.recv().await {
+            if frames.send(frame).await.is_err() {
+                return;
+            }
+        }
+    });
+    let max_frame = u32::try_from(welcome.max_frame_bytes).unwrap_or(u32::MAX);
+    let mut writer = tokio::spawn(crate::writer::run(
+        write,
+        Arc::clone(&link.state),
+        control_rx,
+        WRITER_PING,
+        max_frame.min(shared.config.max_frame_bytes),
+        true,
+    ));
+    let ended = read_loop(shared, link, &mut reader, &mut writer).await;
+    pump.abort();
+    writer.abort();
+    Ok(ended)
+}
+
+async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
+    shared: &Shared,
+    link: &MirrorLink,
+    reader: &mut FrameReader<R>,
+    writer: &mut tokio::task::JoinHandle<std::io::Result<()>>,
+) -> &'static str {
+    let mut check = tokio::time::interval(shared.config.heartbeat_interval);
+    let mut last_heard = Instant::now();
+    loop {
+        let frame = tokio::select! {
+            read = reader.read_frame() => match read {
+                Ok(Some(frame)) => frame,
+                Ok(None) => return "closed by the mirror",
+                Err(_) => return "read failed",
+            },
+            _ = check.tick() => {
+                if last_heard.elapsed() > shared.config.heartbeat_timeout {
+                    return "the mirror stopped answering (heartbeat timeout)";
+                }
+                lock(&link.pings).push_back(Instant::now());
+                link.send(Frame::Ping);
+                continue;
+            }
+            _ = &mut *writer => return "write failed",
+        };
+        last_heard = Instant::now();
+        match Frame::decode(frame) {
+            Ok(Frame::Ping) => link.send(Frame::Pong),
+            Ok(Frame::Pong) => {
+                if let Some(sent) = lock(&link.pings).pop_front() {
+                    let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
+                    link.rtt_us.store(micros.max(1), Ordering::Relaxed);
+                }
+            }
+            Ok(Frame::Error(error)) if error.cid == 0 => {
+                tracing::warn!(mirror = %link.config.to, "the mirror refused the feed: {}", error.message);
+                return "the mirror sent an error";
+            }
+            Ok(Frame::Error(error)) => {
+                tracing::warn!(mirror = %link.config.to, "the mirror refused part of the feed: {}", error.message);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn snapshot_frame(reason: &str, objects: Vec<ObjectData>) -> Frame {
+    Frame::InfoChange(InfoChange {
+        reason: reason.to_string(),
+        objects,
+        namespaces: Vec::new(),
+    })
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
