@@ -10,44 +10,18 @@ use herald_client::{Client, Subscription};
 use herald_proto::{Filter, Kind, Record, Value};
 use herald_testkit::ServeProcess;
 
-const HERALD: &str = env!("CARGO_BIN_EXE_herald");
+mod cluster_kit;
+use cluster_kit::{signal, FAST_HEARTBEAT, HERALD};
+
 const PER_MEMBER: usize = 1_000;
 const WAIT: Duration = Duration::from_secs(10);
 
 fn member(name: &str, seed: Option<&ServeProcess>) -> ServeProcess {
-    member_with(name, seed, &[])
+    cluster_kit::member(name, seed, &[], &[])
 }
 
 fn member_with(name: &str, seed: Option<&ServeProcess>, env: &[(&str, &str)]) -> ServeProcess {
-    let mut args = vec![
-        "--name",
-        name,
-        "--cluster",
-        "test",
-        "--cluster-listen",
-        "127.0.0.1:0",
-    ];
-    let seed_url = seed.map(|s| format!("herald://{}", s.route_addr.as_deref().unwrap()));
-    if let Some(url) = &seed_url {
-        args.extend(["--route", url]);
-    }
-    ServeProcess::start_with_env(HERALD, &args, env)
-}
-
-/// Heartbeats fast enough that a hung member is noticed within a second.
-const FAST_HEARTBEAT: [(&str, &str); 2] = [
-    ("HERALD_HEARTBEAT_INTERVAL", "200ms"),
-    ("HERALD_HEARTBEAT_TIMEOUT", "1s"),
-];
-
-/// Sends `signal` (`-STOP`, `-CONT`) to `process`.
-fn signal(process: &ServeProcess, signal: &str) {
-    let pid = process.id().to_string();
-    let status = std::process::Command::new("kill")
-        .args([signal, &pid])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    cluster_kit::member(name, seed, &[], env)
 }
 
 fn field<'a>(value: &'a Value, key: &str) -> &'a Value {
@@ -543,4 +517,57 @@ async fn a_record_is_acknowledged_only_once_the_far_member_has_it() {
     let seen = collect(&mut on_b, COUNT).await;
     assert_eq!(seen.len(), COUNT, "b misses acknowledged records");
     assert!(seen.values().all(|n| *n == 1), "none twice: {seen:?}");
+}
+
+#[tokio::test]
+async fn a_member_back_after_the_hold_time_hears_what_its_subscribers_lost() {
+    // a holds b's link for 1 s and queues 8 records for it.
+    let a_env = [
+        FAST_HEARTBEAT[0],
+        FAST_HEARTBEAT[1],
+        ("HERALD_CLUSTER_HOLD", "1s"),
+        ("HERALD_QUEUE_RECORDS", "8"),
+    ];
+    let a = member_with("a", None, &a_env);
+    let b = member_with("b", Some(&a), &FAST_HEARTBEAT);
+    let a_client = Client::connect(&a.url()).await.unwrap();
+    // A patient subscriber: it keeps its connection while b hangs.
+    let patient = herald_client::ClientOptions {
+        heartbeat_interval: Duration::from_secs(10),
+        heartbeat_timeout: Duration::from_secs(30),
+        ..herald_client::ClientOptions::default()
+    };
+    let b_client = Client::connect_with(&b.url(), patient).await.unwrap();
+    let mut on_b = b_client
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    wait_for_routes(std::slice::from_ref(&a_client), 1, 1).await;
+    signal(&b, "-STOP");
+    wait_for_routes(std::slice::from_ref(&a_client), 0, 0).await;
+    for n in 0..20 {
+        a_client.publish(&numbered("a", n)).await.unwrap();
+    }
+    a_client.flush(WAIT).await.unwrap();
+    // Past the hold time, a drops the link and what it held.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    signal(&b, "-CONT");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let (mut lost, mut records) = (0, 0);
+    while lost + records < 20 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "lost {lost}, got {records}"
+        );
+        match tokio::time::timeout(Duration::from_millis(500), on_b.next()).await {
+            Ok(Some(herald_client::Event::Gap(gap))) => {
+                assert_eq!(gap.member.as_deref(), Some("a"), "{gap:?}");
+                lost += gap.count;
+            }
+            Ok(Some(herald_client::Event::Record(_))) => records += 1,
+            Ok(Some(other)) => panic!("unexpected {other:?}"),
+            _ => {}
+        }
+    }
+    assert_eq!((lost, records), (20, 0), "all 20 reported lost, naming a");
 }

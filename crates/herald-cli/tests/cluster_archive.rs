@@ -11,23 +11,12 @@ use herald_proto::time::now_nanos;
 use herald_proto::{AckLevel, Kind, PrioritySet, Record, Value};
 use herald_testkit::ServeProcess;
 
-const HERALD: &str = env!("CARGO_BIN_EXE_herald");
+mod cluster_kit;
+
 const WAIT: Duration = Duration::from_secs(10);
 
 fn member(name: &str, seed: Option<&ServeProcess>) -> ServeProcess {
-    let mut args = vec![
-        "--name",
-        name,
-        "--cluster",
-        "test",
-        "--cluster-listen",
-        "127.0.0.1:0",
-    ];
-    let seed_url = seed.map(|s| format!("herald://{}", s.route_addr.as_deref().unwrap()));
-    if let Some(url) = &seed_url {
-        args.extend(["--route", url]);
-    }
-    ServeProcess::start(HERALD, &args)
+    cluster_kit::member(name, seed, &[], &[])
 }
 
 /// Publishes `count` log records `<from> <n>` about `T.<from>`, the last one waiting until

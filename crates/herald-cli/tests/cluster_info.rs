@@ -12,7 +12,9 @@ use herald_proto::info::{AttributeData, SelectionData, TypeData, UpdateMode};
 use herald_proto::{ErrorCode, Value};
 use herald_testkit::{temp_dir, ServeProcess};
 
-const HERALD: &str = env!("CARGO_BIN_EXE_herald");
+mod cluster_kit;
+use cluster_kit::{signal, FAST_HEARTBEAT};
+
 const WAIT: Duration = Duration::from_secs(15);
 
 /// Writes a configuration with one namespace, `antenna` (`ANTENNA.*`), owned by `owner`
@@ -41,21 +43,7 @@ fn member(
     seed: Option<&ServeProcess>,
     env: &[(&str, &str)],
 ) -> ServeProcess {
-    let mut args = vec![
-        "--config",
-        config,
-        "--name",
-        name,
-        "--cluster",
-        "test",
-        "--cluster-listen",
-        "127.0.0.1:0",
-    ];
-    let seed_url = seed.map(|s| format!("herald://{}", s.route_addr.as_deref().unwrap()));
-    if let Some(url) = &seed_url {
-        args.extend(["--route", url]);
-    }
-    ServeProcess::start_with_env(HERALD, &args, env)
+    cluster_kit::member(name, seed, &["--config", config], env)
 }
 
 fn mount_type() -> TypeData {
@@ -231,22 +219,6 @@ async fn a_namespace_is_changed_by_its_owner_and_read_on_every_member() {
 /// The Cassandra node of the CQL tests (`HERALD_CASSANDRA`, `scripts/cassandra.sh start`).
 fn cassandra() -> String {
     std::env::var("HERALD_CASSANDRA").unwrap_or_else(|_| "127.0.0.1:9042".to_string())
-}
-
-/// Heartbeats fast enough that a hung member is noticed within a second.
-const FAST_HEARTBEAT: [(&str, &str); 2] = [
-    ("HERALD_HEARTBEAT_INTERVAL", "200ms"),
-    ("HERALD_HEARTBEAT_TIMEOUT", "1s"),
-];
-
-/// Sends `signal` (`-STOP`, `-CONT`) to `process`.
-fn signal(process: &ServeProcess, signal: &str) {
-    let pid = process.id().to_string();
-    let status = std::process::Command::new("kill")
-        .args([signal, &pid])
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

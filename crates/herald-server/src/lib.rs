@@ -14,7 +14,8 @@
 //! - [`connection`]: [`FrameReader`], frames from a socket.
 //! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
 //! - [`producers`]: numbered producers' records seen here, to drop what a failover resends;
-//!   [`acks`]: a connection's acknowledgements in order while some wait for routes.
+//!   [`acks`]: a connection's acknowledgements in order while some wait for routes;
+//!   [`relay`]: records from another server (a route, a mirror's source) routed here.
 //! - [`info`]: the information service (store, info subscribers, change records).
 //! - [`http`]: the HTTP front door (`GET`/`PUT`/`DELETE /info/{name}`, `GET /info`,
 //!   `GET /info-types`, the archive, `GET /monitor`, the WebSockets `/ws/records` and
@@ -57,6 +58,7 @@ pub mod listener;
 pub mod mirror;
 pub mod monitor;
 pub mod producers;
+pub mod relay;
 pub mod revoke;
 pub mod server;
 pub mod session;

@@ -74,66 +74,46 @@ impl Lanes {
 
     /// Removes the record with the lowest sequence number across all lanes.
     pub fn pop_oldest(&mut self) -> Option<Delivery> {
-        let mut best: Option<(usize, u64)> = None;
-        let mut occupied = self.occupied;
-        while occupied != 0 {
-            let lane = occupied.trailing_zeros() as usize;
-            occupied &= occupied - 1;
-            let seq = self.lanes[lane].front().map_or(u64::MAX, |d| d.seq);
-            if best.is_none_or(|(_, best_seq)| seq < best_seq) {
-                best = Some((lane, seq));
-            }
-        }
-        let (lane, _) = best?;
+        let lane = self.oldest_lane()?;
         let delivery = self.lanes[lane].pop_front()?;
         self.forget(lane, &delivery);
         Some(delivery)
     }
 
-    /// Returns the sequence number of the record [`Lanes::pop_oldest`] would return.
-    pub fn oldest_seq(&self) -> Option<u64> {
+    /// Returns the lane whose first record has the lowest sequence number.
+    fn oldest_lane(&self) -> Option<usize> {
+        let mut best: Option<(usize, u64)> = None;
         let mut occupied = self.occupied;
-        let mut oldest: Option<u64> = None;
         while occupied != 0 {
             let lane = occupied.trailing_zeros() as usize;
             occupied &= occupied - 1;
             if let Some(front) = self.lanes[lane].front() {
-                oldest = Some(oldest.map_or(front.seq, |o| o.min(front.seq)));
+                if best.is_none_or(|(_, seq)| front.seq < seq) {
+                    best = Some((lane, front.seq));
+                }
             }
         }
-        oldest
+        best.map(|(lane, _)| lane)
+    }
+
+    /// Returns the record [`Lanes::pop_oldest`] would return, left in place.
+    pub fn oldest(&self) -> Option<&Delivery> {
+        self.lanes[self.oldest_lane()?].front()
+    }
+
+    /// Returns the sequence number of the record [`Lanes::pop_oldest`] would return.
+    pub fn oldest_seq(&self) -> Option<u64> {
+        self.oldest().map(|d| d.seq)
     }
 
     /// Returns the receive time of the record [`Lanes::pop_oldest`] would return.
     pub fn oldest_received(&self) -> Option<i64> {
-        let mut occupied = self.occupied;
-        let mut best: Option<&Delivery> = None;
-        while occupied != 0 {
-            let lane = occupied.trailing_zeros() as usize;
-            occupied &= occupied - 1;
-            if let Some(front) = self.lanes[lane].front() {
-                if best.is_none_or(|b| front.seq < b.seq) {
-                    best = Some(front);
-                }
-            }
-        }
-        best.map(|d| d.received)
+        self.oldest().map(|d| d.received)
     }
 
     /// Returns the size of the record [`Lanes::pop_oldest`] would return.
     pub fn oldest_len(&self) -> Option<usize> {
-        let mut occupied = self.occupied;
-        let mut best: Option<&Delivery> = None;
-        while occupied != 0 {
-            let lane = occupied.trailing_zeros() as usize;
-            occupied &= occupied - 1;
-            if let Some(front) = self.lanes[lane].front() {
-                if best.is_none_or(|b| front.seq < b.seq) {
-                    best = Some(front);
-                }
-            }
-        }
-        best.map(|d| d.record.len())
+        self.oldest().map(|d| d.record.len())
     }
 
     fn forget(&mut self, lane: usize, delivery: &Delivery) {

@@ -544,19 +544,41 @@ impl Queue {
     /// Discards everything queued (the subscription or its connection is going away) and
     /// counts it under `reason`. Returns how many records were discarded.
     pub fn discard(&self, reason: DropReason) -> u64 {
+        self.discard_as_gap(reason).count
+    }
+
+    /// As [`Queue::discard`]; returns what was discarded, with the loss still owed to the
+    /// subscriber, as one gap (a cluster link keeps it for the member, should it return).
+    pub fn discard_as_gap(&self, reason: DropReason) -> Gap {
         let mut inner = self.lock();
         let before = held(&inner);
-        let mut discarded = inner.lanes.clear().len() as u64;
+        let mut lost = std::mem::take(&mut inner.gap);
+        let owed = lost.count;
+        let mut cleared = inner.lanes.clear();
         if let Some(latest) = &mut inner.latest {
-            discarded += latest.clear().len() as u64;
+            cleared.extend(latest.clear());
         }
+        for delivery in &cleared {
+            lost.add(delivery);
+        }
+        let discarded = lost.count - owed;
         self.account(before, &inner);
         drop(inner);
         self.evicted.fetch_add(discarded, Ordering::Relaxed);
         let mut drops = Drops::default();
         drops.add(reason, discarded);
         self.drops.add(&drops);
-        discarded
+        lost
+    }
+
+    /// Owes the subscriber a gap notice for `gap` (records lost elsewhere for it), and wakes
+    /// the writer.
+    pub fn owe_gap(&self, gap: &Gap) {
+        if gap.count == 0 {
+            return;
+        }
+        self.lock().gap.merge(gap);
+        self.writer.notify_one();
     }
 
     /// Returns the records waiting.

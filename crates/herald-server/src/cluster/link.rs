@@ -1,6 +1,6 @@
 //! What this member keeps for one other member, across the connections of their route: the
 //! far side's interests (router subscriptions that share one queue) and that queue. When the
-//! route's connection ends the link stays for [`HOLD`]: records the far side wants keep
+//! route's connection ends the link stays for the hold time (`[cluster] hold`, 30 s): records the far side wants keep
 //! queuing (bounded, shedding by priority and counting what it sheds), and a connection that
 //! comes back in time drains them and reports the losses as a gap; a link down longer is
 //! dropped, and what it held is counted as lost.
@@ -25,9 +25,6 @@ use tokio::time::Instant;
 
 use crate::monitor::{ConnectionState, SubscriptionState};
 use crate::server::Shared;
-
-/// How long a link outlives its route's connection, waiting for the member to come back.
-pub const HOLD: Duration = Duration::from_secs(30);
 
 /// The current connection of a link.
 #[derive(Debug)]
@@ -273,12 +270,18 @@ impl Link {
     }
 
     /// Ends the link: its interests leave the router and what its queue held is counted as
-    /// lost; returns how many records that was.
-    pub fn end(&self, shared: &Shared) -> u64 {
+    /// lost; returns it as a gap (with what the far side was still owed).
+    pub fn end(&self, shared: &Shared) -> herald_router::Gap {
         lock(&self.interests).clear();
         shared.router.remove_connection(self.connection);
         self.queue.release(true);
-        self.queue.discard(DropReason::Closed)
+        self.queue.discard_as_gap(DropReason::Closed)
+    }
+
+    /// Owes the far side a gap notice for `gap`: what an earlier link to the same member
+    /// lost.
+    pub fn owe_gap(&self, gap: &herald_router::Gap) {
+        self.queue.owe_gap(gap);
     }
 
     /// The link for the monitor.

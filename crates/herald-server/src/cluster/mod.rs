@@ -40,6 +40,9 @@ use crate::server::Shared;
 pub use interest::Interests;
 pub use link::Link;
 
+/// Members whose dropped link's losses are kept for their return.
+const MAX_LOST_LINKS: usize = 256;
+
 /// The cluster as this member sees it.
 #[derive(Debug)]
 pub struct Cluster {
@@ -58,16 +61,20 @@ pub struct Cluster {
     pub info: info::CloudInfo,
     /// Archive queries asked of the other members.
     pub asked: query::Asked,
+    /// How long a link outlives its route's connection (`[cluster] hold`).
+    pub hold: std::time::Duration,
 }
 
 #[derive(Debug, Default)]
 struct State {
     /// Every other member known, by id.
     known: BTreeMap<u64, Member>,
-    /// The links to other members, up or down (for [`link::HOLD`]), by the far member's id.
+    /// The links to other members, up or down (for the hold time), by the far member's id.
     links: HashMap<u64, Arc<Link>>,
     /// Members a dialer already runs for.
     dialing: std::collections::HashSet<u64>,
+    /// What the dropped links of members held, by member: told to the member if it returns.
+    lost: HashMap<u64, herald_router::Gap>,
 }
 
 impl Cluster {
@@ -93,6 +100,7 @@ impl Cluster {
             dials,
             info: info::CloudInfo::new(namespaces, server),
             asked: query::Asked::default(),
+            hold: config.hold,
             name: config.name.clone(),
             me: Member {
                 id,
@@ -194,6 +202,11 @@ impl Cluster {
             }
             None => {
                 let link = Link::new(shared, far.clone(), peer);
+                if let Some(lost) = state.lost.remove(&far.id) {
+                    // The member was gone longer than the hold time and is back: it hears
+                    // what its subscribers lost meanwhile.
+                    link.owe_gap(&lost);
+                }
                 state.links.insert(far.id, Arc::clone(&link));
                 link
             }
@@ -219,14 +232,15 @@ impl Cluster {
         self.changed.notify_waiters();
     }
 
-    /// Ends the links down for longer than [`link::HOLD`]; what they held is counted lost.
+    /// Ends the links down for longer than the hold time; what they held is counted lost,
+    /// and told to the member if it returns.
     pub fn expire(&self, shared: &Shared) {
         let expired: Vec<Arc<Link>> = {
             let mut state = self.state();
             let gone: Vec<u64> = state
                 .links
                 .iter()
-                .filter(|(_, l)| l.expired(link::HOLD))
+                .filter(|(_, l)| l.expired(self.hold))
                 .map(|(id, _)| *id)
                 .collect();
             gone.iter()
@@ -234,16 +248,26 @@ impl Cluster {
                 .collect()
         };
         for link in expired {
-            let lost = link.end(shared);
+            let gap = link.end(shared);
             let member = link.member();
-            tracing::warn!(member = %member.name, lost, "route down for longer than the hold time: its link is dropped");
+            tracing::warn!(member = %member.name, lost = gap.count, "route down for longer than the hold time: its link is dropped");
             crate::events::queue_discarded(
                 &shared.monitor,
                 link.connection,
                 0,
                 herald_router::DropReason::Closed,
-                lost,
+                gap.count,
             );
+            if gap.count > 0 {
+                let mut state = self.state();
+                // Bounded: members gone for good are forgotten, oldest first.
+                if state.lost.len() >= MAX_LOST_LINKS {
+                    if let Some(&id) = state.lost.keys().next() {
+                        state.lost.remove(&id);
+                    }
+                }
+                state.lost.entry(member.id).or_default().merge(&gap);
+            }
         }
     }
 

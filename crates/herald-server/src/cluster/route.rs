@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use herald_proto::frame::{Ack, DeliverEntry, GapNotice, RawRecord};
+use herald_proto::frame::{Ack, DeliverEntry, GapNotice};
 use herald_proto::info::{InfoRequest, TypeData};
 use herald_proto::route::InfoChange;
 use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Frame};
@@ -261,29 +261,17 @@ async fn deliver(
     };
     // Drop what this member delivered already: a producer's records resent after a
     // failover, which reached it over two routes.
-    let mut entries = entries
+    let entries = entries
         .into_iter()
-        .filter(|e| e.producer == 0 || !shared.producers.seen_over_route(e.producer, e.pseq))
-        .peekable();
-    let mut records: Vec<RawRecord> = Vec::new();
-    while let Some(first) = entries.next() {
-        let received = first.received;
-        records.clear();
-        records.push(first.record);
-        while let Some(next) = entries.next_if(|e| e.received == received) {
-            records.push(next.record);
-        }
-        let stats = shared.router.route(context, &records, received);
-        let started = tokio::time::Instant::now();
-        for (queue, blocked) in context.take_blocked() {
-            queue.push_blocking(blocked, started).await;
-        }
+        .filter(|e| e.producer == 0 || !shared.producers.seen_over_route(e.producer, e.pseq));
+    crate::relay::route_entries(&shared.router, context, entries, |_, stats, _| {
         let queued = stats.deliveries.saturating_sub(stats.dropped.total());
         shared.monitor.count_batch(0, 0, queued);
         if stats.dropped.total() > 0 {
             crate::events::records_dropped(&shared.monitor, link.connection, &stats.dropped);
         }
-    }
+    })
+    .await;
     // Routed (queued for every local subscriber): the far side may acknowledge them.
     link.received_through.fetch_max(through, Ordering::Relaxed);
     link.send(route_ack(through, count));

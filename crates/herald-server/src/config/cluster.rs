@@ -22,7 +22,9 @@ pub const DEFAULT_ROUTE_PORT: u16 = 7401;
 
 /// Keys of the `[cluster]` section; `HERALD_CLUSTER_<KEY>` sets them too (`routes` as a
 /// comma-separated list).
-pub const CLUSTER_KEYS: [&str; 5] = ["name", "listen", "advertise", "routes", "lease"];
+pub const CLUSTER_KEYS: [&str; 6] = ["name", "listen", "advertise", "routes", "lease", "hold"];
+/// Default time a link outlives its route's connection.
+pub const DEFAULT_HOLD_MS: u64 = 30_000;
 
 /// The section as written.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -38,6 +40,8 @@ pub struct RawClusterConfig {
     pub routes: Option<Vec<String>>,
     /// How long a namespace's lease lasts without renewal (`10s`).
     pub lease: Option<Quantity>,
+    /// How long a member keeps queuing for another whose route is down (`30s`).
+    pub hold: Option<Quantity>,
     /// The namespaces of information objects.
     pub namespaces: Option<Vec<RawNamespace>>,
 }
@@ -78,6 +82,8 @@ pub struct ClusterConfig {
     pub routes: Vec<String>,
     /// How long a namespace's lease lasts without renewal.
     pub lease: Duration,
+    /// How long a link outlives its route's connection, queuing for the far member.
+    pub hold: Duration,
     /// The namespaces of information objects, in the order written.
     pub namespaces: Vec<NamespaceConfig>,
 }
@@ -136,6 +142,7 @@ pub(super) fn from_raw(
         advertise: raw.advertise.filter(|a| !a.is_empty()),
         routes,
         lease,
+        hold: duration("cluster.hold", raw.hold, DEFAULT_HOLD_MS)?,
         namespaces,
     }))
 }

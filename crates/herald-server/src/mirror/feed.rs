@@ -68,37 +68,23 @@ pub async fn announce(session: &mut Session, announced: MirrorFeed) -> Result<()
 /// Routes records the source streams, as if published here (and archives them).
 pub async fn deliver(session: &mut Session, entries: Vec<DeliverEntry>) {
     let shared = std::sync::Arc::clone(&session.shared);
-    let mut entries = entries.into_iter().peekable();
-    let mut records: Vec<RawRecord> = Vec::new();
-    while let Some(first) = entries.next() {
-        let received = first.received;
-        records.clear();
-        records.push(first.record);
-        while let Some(next) = entries.next_if(|e| e.received == received) {
-            records.push(next.record);
-        }
-        let stats = shared.router.route(&mut session.route, &records, received);
+    let state = std::sync::Arc::clone(&session.state);
+    let routed = |records: &[RawRecord], stats: &herald_router::RouteStats, received| {
         if let Some(archive) = &shared.archive {
-            let offer = archive.offer(&records, stats.first_seq, received, false);
+            let offer = archive.offer(records, stats.first_seq, received, false);
             if offer.dropped > 0 {
                 crate::events::archive_dropped(offer.dropped);
             }
         }
-        let started = tokio::time::Instant::now();
-        for (queue, blocked) in session.route.take_blocked() {
-            queue.push_blocking(blocked, started).await;
-        }
         let bytes: u64 = records.iter().map(|r| r.bytes.len() as u64).sum();
         let queued = stats.deliveries.saturating_sub(stats.dropped.total());
         shared.monitor.count_batch(stats.records, bytes, queued);
-        session
-            .state
-            .records_in
-            .fetch_add(stats.records, Ordering::Relaxed);
+        state.records_in.fetch_add(stats.records, Ordering::Relaxed);
         if stats.dropped.total() > 0 {
-            crate::events::records_dropped(&shared.monitor, session.state.id, &stats.dropped);
+            crate::events::records_dropped(&shared.monitor, state.id, &stats.dropped);
         }
-    }
+    };
+    crate::relay::route_entries(&shared.router, &mut session.route, entries, routed).await;
 }
 
 /// Passes a loss on the source's side on to the subscribers here, naming the source.
