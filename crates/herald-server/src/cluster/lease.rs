@@ -2,7 +2,7 @@
 //! to take or renew each lease a few times per lease time, with Cassandra's lightweight
 //! transactions ([`InfoLeases`]), so that when the owner dies another member holds the lease
 //! within the lease time. The owner saves the latest value of every object of its leased
-//! namespaces in Cassandra ([`Saver`]); a member that takes a lease over loads them from
+//! namespaces in Cassandra ([`super::saver::Saver`]); a member that takes a lease over loads them from
 //! there, serves them, and sends them to the other members.
 
 use std::collections::HashMap;
