@@ -24,6 +24,7 @@ impl Client {
     /// `archive` (no archive, or its store failed), a timeout, or the connection's error.
     pub async fn query(&self, request: ArchiveRequest) -> Result<ArchiveReply, ClientError> {
         let answer = self
+            .handle
             .control(|cid| Frame::Query {
                 cid,
                 request: request.clone(),

@@ -6,7 +6,8 @@ use herald_proto::time::now_nanos;
 use herald_proto::value::Field;
 use herald_proto::{Frame, Kind};
 
-use crate::client::{Client, Restore};
+use crate::client::Client;
+use crate::connection::Restore;
 use crate::error::ClientError;
 use crate::{Delivered, Subscription};
 
@@ -43,6 +44,7 @@ impl InfoChange {
 impl Client {
     async fn info(&self, request: InfoRequest) -> Result<InfoReply, ClientError> {
         let answer = self
+            .handle
             .control(|cid| Frame::Info {
                 cid,
                 request: request.clone(),

@@ -1,19 +1,21 @@
 //! The Rust client for Herald: connect, publish and log, subscribe with filters, request and
 //! reply, acknowledged sends, flush and monitor.
 //!
-//! # Layout
-//! - [`client`]: [`Client`] and [`ClientOptions`] — every operation.
-//! - [`subscription`]: [`Subscription`] and [`Event`]; [`delivered`]: [`Delivered`], decoded on first use.
-//! - [`info`]: information objects — types, values, selections, subscriptions.
-//! - [`url`]: [`ServerUrl`], `herald://h1:7400,h2:7400?name=…&token=…`, and
-//!   `herald+tls://…?ca=…&cert=…&key=…`; [`tls`]: [`TlsOptions`], TLS and mutual TLS.
-//! - [`error`]: [`ConnectError`] and [`ClientError`].
-//! - `outbox`, `io`, `transport`, `failover`, `inbox`: the send buffer (kept until
-//!   acknowledged), the connection tasks, the byte stream (TCP or TLS), moving to the next
-//!   server when one fails, request/reply.
-//! - [`origin`]: the host/process/thread origin of this program's records.
-//! - [`logger`]: [`Logger`], the non-blocking logger with its flight recorder, and
-//!   [`logger::install_log`], the `log` crate facade.
+//! # Layout, in layers that depend only downward
+//! 1. The public API: [`client`] ([`Client`] — every operation), [`subscription`]
+//!    ([`Subscription`]), [`info`] (information objects), [`archive`] (queries), [`logger`]
+//!    ([`Logger`], the non-blocking logger with its flight recorder, and
+//!    [`logger::install_log`], the `log` crate facade).
+//! 2. `connection`: the state the handles and the connection's tasks share, the tasks
+//!    (`io`: frames in and out; `failover`: the next server when one fails), request/reply
+//!    routing (`inbox`), and the handle every public object holds to send and wait.
+//! 3. Below both: `outbox` (the send buffer, kept until acknowledged), `sink` (a
+//!    subscription's reader end), `transport` (TCP or TLS), [`tls`] ([`TlsOptions`]),
+//!    [`url`] ([`ServerUrl`], `herald://h1:7400,h2:7400?name=…&token=…` and
+//!    `herald+tls://…?ca=…&cert=…&key=…`), [`options`] ([`ClientOptions`]), [`event`]
+//!    ([`Event`]), [`delivered`] ([`Delivered`], decoded on first use), [`error`]
+//!    ([`ConnectError`], [`ClientError`]), [`origin`] (this program's host, process,
+//!    thread), `sync`.
 //!
 //! # Example
 //! ```no_run
@@ -33,27 +35,31 @@
 
 pub mod archive;
 pub mod client;
+mod connection;
 pub mod delivered;
 pub mod error;
-mod failover;
-mod inbox;
+pub mod event;
 pub mod info;
-mod io;
 pub mod logger;
+pub mod options;
 pub mod origin;
 mod outbox;
+mod sink;
 pub mod subscription;
+mod sync;
 pub mod tls;
 mod transport;
 pub mod url;
 
 pub use archive::Pages;
-pub use client::{monitor_value, Client, ClientOptions};
+pub use client::{monitor_value, Client};
 pub use delivered::Delivered;
 pub use error::{ClientError, ConnectError};
+pub use event::{Event, Interruption};
 pub use herald_proto as proto;
 pub use info::InfoChange;
 pub use logger::{Logger, LoggerError, LoggerOptions, WhenFull};
-pub use subscription::{Event, Interruption, Subscription};
+pub use options::ClientOptions;
+pub use subscription::Subscription;
 pub use tls::TlsOptions;
 pub use url::{ServerUrl, UrlError};

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 use tokio::sync::oneshot;
 
-use crate::client::lock;
 use crate::delivered::Delivered;
+use crate::sync::lock;
 
 /// Requests waiting for their replies.
 #[derive(Debug)]

@@ -11,9 +11,10 @@ use std::time::Duration;
 use herald_proto::frame::Welcome;
 use herald_proto::{ErrorCode, Frame};
 
-use crate::client::{lock, Connected, Inner};
+use super::io::{self, HandshakeError};
+use super::{Connected, Inner, Route};
 use crate::error::ClientError;
-use crate::io::{self, HandshakeError};
+use crate::sync::lock;
 use crate::transport::Transport;
 
 /// First pause between rounds of reconnection attempts; it doubles up to the maximum.
@@ -102,13 +103,13 @@ async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(Transport, Wel
 
 /// Tells every subscription that it went unserved for `down`, between `lost` and `resumed`.
 fn interrupted(inner: &Inner, lost: &str, resumed: &str, down: Duration) {
-    let notice = crate::subscription::Interruption {
+    let notice = crate::event::Interruption {
         lost: lost.to_string(),
         resumed: resumed.to_string(),
         down,
     };
     for route in lock(&inner.routes).values_mut() {
-        if let crate::client::Route::Subscription(sink) = route {
+        if let Route::Subscription(sink) = route {
             sink.offer(vec![crate::Event::Interrupted(notice.clone())]);
         }
     }

@@ -12,10 +12,12 @@ use herald_proto::{ErrorCode, Frame, FrameError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
-use crate::client::{lock, ClientOptions, Inner, Route};
+use super::{Inner, Route};
 use crate::delivered::Delivered;
 use crate::error::ClientError;
-use crate::subscription::Event;
+use crate::event::Event;
+use crate::options::ClientOptions;
+use crate::sync::lock;
 use crate::tls::Tls;
 use crate::transport::{ReadHalf, Transport, WriteHalf};
 
