@@ -68,17 +68,27 @@ pub async fn run(
                         name: holder.owner.clone(),
                         member: holder.member,
                     });
-                    let before = namespace.set_owner(owner.clone());
+                    let before = namespace.owner();
                     let mine = holder.member == me.member;
                     let was_mine = before.as_ref().is_some_and(|b| b.member == me.member);
                     if mine {
                         held_at.insert(namespace.name.clone(), Instant::now());
                     }
+                    if mine && !was_mine {
+                        // No owner while the values are loaded: changes are refused, and
+                        // this member is its owner only once it serves what was saved.
+                        namespace.set_owner(None);
+                        take_over(&shared, &cluster, &leases, &namespace.name).await;
+                    }
+                    namespace.set_owner(owner.clone());
+                    if mine && !was_mine {
+                        // The other members' copies get what this member now serves.
+                        for link in cluster.links() {
+                            info.send_snapshot(&shared, &link);
+                        }
+                    }
                     if before.as_ref().map(|b| b.member) != owner.as_ref().map(|o| o.member) {
                         tracing::info!(namespace = %namespace.name, owner = %holder.owner, "namespace owner");
-                    }
-                    if mine && !was_mine {
-                        take_over(&shared, &cluster, &leases, &namespace.name).await;
                     }
                 }
                 Err(error) => {
@@ -102,8 +112,8 @@ pub async fn run(
     }
 }
 
-/// This member took `namespace`'s lease: serves the latest values saved in Cassandra, and
-/// sends them to the other members.
+/// This member took `namespace`'s lease: serves the latest values saved in Cassandra (its
+/// caller then sends them to the other members).
 async fn take_over(shared: &Shared, cluster: &Cluster, leases: &InfoLeases, namespace: &str) {
     let objects = match leases.load(namespace).await {
         Ok(objects) => objects,
@@ -129,7 +139,4 @@ async fn take_over(shared: &Shared, cluster: &Cluster, leases: &InfoLeases, name
         &shared.router,
     );
     tracing::info!(%namespace, objects = count, "namespace taken over: serving the values saved in Cassandra");
-    for link in cluster.links() {
-        info.send_snapshot(shared, &link);
-    }
 }
