@@ -60,6 +60,7 @@ pub mod monitor;
 pub mod producers;
 pub mod relay;
 pub mod revoke;
+pub mod round_trip;
 pub mod server;
 pub mod session;
 pub mod shutdown;

@@ -13,18 +13,16 @@
 //!   its copies.
 //! - A type declared on one member is declared on every other (`INFO` `declare`).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use herald_info::InfoObject;
 use herald_proto::info::{InfoReply, InfoRequest, ObjectData};
 use herald_proto::route::InfoChange;
-use herald_proto::{ErrorCode, Frame};
-use tokio::sync::oneshot;
+use herald_proto::Frame;
 
 use super::namespaces::Namespaces;
+use super::requests::Requests;
 use super::{Cluster, Link};
 use crate::info::{ChangeListener, InfoFailure};
 use crate::server::Shared;
@@ -52,8 +50,7 @@ pub struct CloudInfo {
     pub namespaces: Namespaces,
     /// This member's server name.
     me: String,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Result<InfoReply, InfoFailure>>>>,
-    next_cid: AtomicU64,
+    forwarded: Requests<InfoReply>,
     /// Changes of leased namespaces, for the store in Cassandra.
     pub saver: super::saver::Saver,
 }
@@ -64,8 +61,7 @@ impl CloudInfo {
         CloudInfo {
             namespaces,
             me: me.to_string(),
-            pending: Mutex::default(),
-            next_cid: AtomicU64::new(1),
+            forwarded: Requests::new(1),
             saver: super::saver::Saver::default(),
         }
     }
@@ -124,36 +120,20 @@ impl CloudInfo {
         link: &Link,
         request: InfoRequest,
     ) -> Result<InfoReply, InfoFailure> {
-        let cid = self.next_cid.fetch_add(1, Ordering::Relaxed);
-        let (answer, answered) = oneshot::channel();
-        lock(&self.pending).insert(cid, answer);
-        link.send(Frame::Info { cid, request });
-        let owner = link.member().name;
-        let result = tokio::time::timeout(FORWARD_TIMEOUT, answered).await;
-        lock(&self.pending).remove(&cid);
-        match result {
-            Ok(Ok(answer)) => answer,
-            _ => Err((
-                ErrorCode::Unavailable,
-                format!(
-                    "cluster member `{owner}`, which owns the object, did not answer within {} s",
-                    FORWARD_TIMEOUT.as_secs()
-                ),
-            )),
-        }
+        let what = "the change of an object it owns";
+        let frame = |cid| Frame::Info { cid, request };
+        self.forwarded.ask(link, frame, FORWARD_TIMEOUT, what).await
     }
 
     /// The owner answered forwarded request `cid`.
     pub fn answered(&self, cid: u64, answer: Result<InfoReply, InfoFailure>) {
-        if let Some(waiting) = lock(&self.pending).remove(&cid) {
-            let _ = waiting.send(answer);
-        }
+        self.forwarded.answered(cid, answer);
     }
 
     /// Tells every other member of a type declared here.
     pub fn declared(&self, cluster: &Cluster, request: &InfoRequest) {
         if let InfoRequest::Declare(_) = request {
-            let cid = self.next_cid.fetch_add(1, Ordering::Relaxed);
+            let cid = self.forwarded.cid();
             cluster.broadcast(Frame::Info {
                 cid,
                 request: request.clone(),
@@ -170,7 +150,7 @@ impl CloudInfo {
             .map(|n| n.name.clone())
             .collect();
         shared.info.read(|store| {
-            let cid = self.next_cid.fetch_add(1, Ordering::Relaxed);
+            let cid = self.forwarded.cid();
             for def in store.types() {
                 link.send(Frame::Info {
                     cid,
@@ -189,32 +169,36 @@ impl CloudInfo {
                 })
                 .map(|o| o.clone().into())
                 .collect();
-            let mut chunks = objects.chunks(SNAPSHOT_OBJECTS).peekable();
-            if chunks.peek().is_none() {
-                link.send(synced(Vec::new(), &owned));
-            }
-            while let Some(chunk) = chunks.next() {
-                let frame = if chunks.peek().is_some() {
-                    Frame::InfoChange(InfoChange {
-                        reason: crate::info::SNAPSHOT_REASON.to_string(),
-                        objects: chunk.to_vec(),
-                        namespaces: Vec::new(),
-                    })
-                } else {
-                    synced(chunk.to_vec(), &owned)
-                };
+            for frame in snapshot_frames(&objects, &owned) {
                 link.send(frame);
             }
         });
     }
 }
 
-fn synced(objects: Vec<ObjectData>, namespaces: &[String]) -> Frame {
-    Frame::InfoChange(InfoChange {
-        reason: herald_proto::route::SYNCED.to_string(),
-        objects,
-        namespaces: namespaces.to_vec(),
-    })
+/// The `INFO_CHANGE` frames of a snapshot of `objects`: reason `snapshot`, the last of
+/// reason `synced` naming the `namespaces` it covers (one, empty, when there is no object).
+pub fn snapshot_frames(objects: &[ObjectData], namespaces: &[String]) -> Vec<Frame> {
+    let mut chunks: Vec<&[ObjectData]> = objects.chunks(SNAPSHOT_OBJECTS).collect();
+    if chunks.is_empty() {
+        chunks.push(&[]);
+    }
+    let last = chunks.len() - 1;
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(index, chunk)| {
+            let (reason, namespaces) = match index == last {
+                true => (herald_proto::route::SYNCED, namespaces.to_vec()),
+                false => (crate::info::SNAPSHOT_REASON, Vec::new()),
+            };
+            Frame::InfoChange(InfoChange {
+                reason: reason.to_string(),
+                objects: chunk.to_vec(),
+                namespaces,
+            })
+        })
+        .collect()
 }
 
 /// Hears the changes this member applies, under the store's lock: the owner's go to every
@@ -243,8 +227,4 @@ impl ChangeListener for Announcer {
             info.saver.save(&namespace.name, object, reason);
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }

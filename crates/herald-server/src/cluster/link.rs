@@ -10,7 +10,7 @@
 //! can wait until the far member has its records, and records a broken connection had in
 //! flight are known and reported as lost.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -59,10 +59,8 @@ pub struct Link {
     /// The highest route number received from the far member (what it is told, when a
     /// connection starts, that this member has).
     pub received_through: AtomicU64,
-    /// When each `PING` not yet answered went out (answers come in order).
-    pings: Mutex<VecDeque<Instant>>,
-    /// The last round trip measured, in µs (0: none yet).
-    rtt_us: AtomicU64,
+    /// The route's round trip, timed by its reader's pings.
+    round_trip: crate::round_trip::RoundTrip,
     /// Records in and out per second over the last sampling interval, as `f64` bits.
     rates: [AtomicU64; 2],
     /// The counts and time of the last sample.
@@ -97,8 +95,7 @@ impl Link {
             next_token: AtomicU64::new(1),
             records_in: AtomicU64::new(0),
             received_through: AtomicU64::new(0),
-            pings: Mutex::new(VecDeque::new()),
-            rtt_us: AtomicU64::new(0),
+            round_trip: crate::round_trip::RoundTrip::default(),
             rates: [AtomicU64::new(0), AtomicU64::new(0)],
             sampled: Mutex::new((Instant::now(), 0, 0)),
         })
@@ -159,7 +156,7 @@ impl Link {
         if current.as_ref().is_some_and(|c| c.token == token) {
             *current = None;
             *lock(&self.down_since) = Some(Instant::now());
-            lock(&self.pings).clear();
+            self.round_trip.reset();
             // Producers are not held up while the member cannot answer.
             self.queue.release(true);
         }
@@ -189,21 +186,13 @@ impl Link {
         let Some(current) = lock(&self.current).as_ref().map(|c| c.control.clone()) else {
             return;
         };
-        let mut pings = lock(&self.pings);
-        // Pings of a connection that ended are never answered.
-        if pings.len() > 16 {
-            pings.clear();
-        }
-        pings.push_back(Instant::now());
+        self.round_trip.sent();
         let _ = current.send(Frame::Ping);
     }
 
     /// The far side answered the oldest `PING`: the round trip is measured.
     pub fn pong(&self) {
-        if let Some(sent) = lock(&self.pings).pop_front() {
-            let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
-            self.rtt_us.store(micros.max(1), Ordering::Relaxed);
-        }
+        self.round_trip.answered();
     }
 
     /// Samples the records in and out since the last call, for the rates.
@@ -307,7 +296,7 @@ impl Link {
             ("records_out".into(), int(self.queue.delivered())),
             ("rate_in".into(), rate(&self.rates[0])),
             ("rate_out".into(), rate(&self.rates[1])),
-            ("rtt_us".into(), int(self.rtt_us.load(Ordering::Relaxed))),
+            ("rtt_us".into(), int(self.round_trip.micros())),
             ("queue".into(), int(self.queue.depth())),
             ("dropped".into(), int(self.queue.dropped())),
             ("interests".into(), int(lock(&self.interests).len() as u64)),

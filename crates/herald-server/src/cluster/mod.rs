@@ -21,6 +21,7 @@ pub mod lease;
 pub mod link;
 pub mod namespaces;
 pub mod query;
+pub mod requests;
 pub mod route;
 pub mod saver;
 

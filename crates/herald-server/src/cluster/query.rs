@@ -8,9 +8,7 @@
 //! latest of all members). Decimated queries (`buckets`) and streamed exports answer from
 //! the member's own archive.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use herald_archive::query::Answer;
@@ -18,8 +16,8 @@ use herald_proto::archive::{ArchiveReply, ArchiveRequest, Cursor, Page, StoredRe
 use herald_proto::msgpack::Reader;
 use herald_proto::record::RecordMeta;
 use herald_proto::{ErrorCode, Frame};
-use tokio::sync::oneshot;
 
+use super::requests::Requests;
 use super::{Cluster, Link};
 use crate::info::InfoFailure;
 use crate::server::Shared;
@@ -27,44 +25,27 @@ use crate::server::Shared;
 /// How long a member waits for another's answer.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Queries this member asked of others, waiting for their answers.
-#[derive(Debug, Default)]
-pub struct Asked {
-    pending: Mutex<HashMap<u64, oneshot::Sender<Result<Answer, InfoFailure>>>>,
-    next_cid: AtomicU64,
+/// Queries this member asked of others, waiting for their answers (cids far from those of
+/// forwarded information requests, which count up from 1).
+#[derive(Debug)]
+pub struct Asked(Requests<Answer>);
+
+impl Default for Asked {
+    fn default() -> Self {
+        Asked(Requests::new(1 << 62))
+    }
 }
 
 impl Asked {
     /// Another member answered query `cid`; returns false if no query of this member
     /// waits under that cid (the answer is someone else's).
     pub fn answered(&self, cid: u64, answer: Result<Answer, InfoFailure>) -> bool {
-        match lock(&self.pending).remove(&cid) {
-            Some(waiting) => {
-                let _ = waiting.send(answer);
-                true
-            }
-            None => false,
-        }
+        self.0.answered(cid, answer)
     }
 
     async fn ask(&self, link: &Link, request: ArchiveRequest) -> Result<Answer, InfoFailure> {
-        // Far from the cids of forwarded information requests, which count up from 1.
-        let cid = (1 << 62) | self.next_cid.fetch_add(1, Ordering::Relaxed);
-        let (answer, answered) = oneshot::channel();
-        lock(&self.pending).insert(cid, answer);
-        link.send(Frame::Query { cid, request });
-        let result = tokio::time::timeout(ASK_TIMEOUT, answered).await;
-        lock(&self.pending).remove(&cid);
-        match result {
-            Ok(Ok(answer)) => answer,
-            _ => Err((
-                ErrorCode::Unavailable,
-                format!(
-                    "cluster member `{}` did not answer the query",
-                    link.member().name
-                ),
-            )),
-        }
+        let frame = |cid| Frame::Query { cid, request };
+        self.0.ask(link, frame, ASK_TIMEOUT, "the query").await
     }
 }
 
@@ -229,8 +210,4 @@ fn merge_pages(pages: Vec<Page>, limit: usize, max_bytes: usize) -> Page {
 /// The producer's time of a stored record (0 if it does not decode).
 fn time_of(record: &StoredRecord) -> i64 {
     RecordMeta::scan(&mut Reader::new(&record.record), 0).map_or(0, |meta| meta.time)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -7,15 +7,14 @@
 //! filling and sheds what does not fit; the mirror hears of what was shed as a gap notice
 //! when the connection is back.
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use herald_info::InfoObject;
 use herald_proto::frame::{Hello, PROTOCOL_VERSION};
 use herald_proto::info::ObjectData;
-use herald_proto::route::{InfoChange, MirrorFeed, SYNCED};
+use herald_proto::route::{InfoChange, MirrorFeed};
 use herald_proto::value::Value;
 use herald_proto::{Filter, Frame};
 use herald_router::{Queue, Subscription};
@@ -34,8 +33,6 @@ use crate::shutdown::Shutdown;
 /// First pause before connecting again; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
-/// Objects per `INFO_CHANGE` frame of a snapshot.
-const SNAPSHOT_OBJECTS: usize = 500;
 /// The writer does not ping: the reader does, and times the answers.
 const WRITER_PING: Duration = Duration::from_secs(24 * 3600);
 
@@ -51,8 +48,7 @@ pub struct MirrorLink {
     /// The current connection's frames, while connected.
     control: Mutex<Option<mpsc::UnboundedSender<Frame>>>,
     up: AtomicBool,
-    pings: Mutex<VecDeque<Instant>>,
-    rtt_us: AtomicU64,
+    round_trip: crate::round_trip::RoundTrip,
 }
 
 impl MirrorLink {
@@ -91,8 +87,7 @@ impl MirrorLink {
             queue,
             control: Mutex::new(None),
             up: AtomicBool::new(false),
-            pings: Mutex::new(VecDeque::new()),
-            rtt_us: AtomicU64::new(0),
+            round_trip: crate::round_trip::RoundTrip::default(),
         })
     }
 
@@ -121,7 +116,7 @@ impl MirrorLink {
             ("lag_ms".into(), int(lag_ms)),
             ("records_out".into(), int(self.queue.delivered())),
             ("dropped".into(), int(self.queue.dropped())),
-            ("rtt_us".into(), int(self.rtt_us.load(Ordering::Relaxed))),
+            ("rtt_us".into(), int(self.round_trip.micros())),
         ])
     }
 }
@@ -168,7 +163,7 @@ async fn run(shared: Arc<Shared>, link: Arc<MirrorLink>, mut shutdown: Shutdown)
         };
         *lock(&link.control) = None;
         link.up.store(false, Ordering::Relaxed);
-        lock(&link.pings).clear();
+        link.round_trip.reset();
         match ended {
             Ok(why) => tracing::warn!(mirror = %link.config.to, why, "mirror connection ended"),
             Err(why) => tracing::debug!(mirror = %link.config.to, why, "cannot feed the mirror"),
@@ -235,16 +230,8 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
             .filter(|o| link.takes(&o.name))
             .map(|o| o.clone().into())
             .collect();
-        let mut chunks = objects.chunks(SNAPSHOT_OBJECTS).peekable();
-        if chunks.peek().is_none() {
-            let _ = control.send(snapshot_frame(SYNCED, Vec::new()));
-        }
-        while let Some(chunk) = chunks.next() {
-            let reason = match chunks.peek() {
-                Some(_) => crate::info::SNAPSHOT_REASON,
-                None => SYNCED,
-            };
-            let _ = control.send(snapshot_frame(reason, chunk.to_vec()));
+        for frame in crate::cluster::info::snapshot_frames(&objects, &[]) {
+            let _ = control.send(frame);
         }
         *lock(&link.control) = Some(control.clone());
     });
@@ -292,7 +279,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 if last_heard.elapsed() > shared.config.heartbeat_timeout {
                     return "the mirror stopped answering (heartbeat timeout)";
                 }
-                lock(&link.pings).push_back(Instant::now());
+                link.round_trip.sent();
                 link.send(Frame::Ping);
                 continue;
             }
@@ -301,12 +288,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
         last_heard = Instant::now();
         match Frame::decode(frame) {
             Ok(Frame::Ping) => link.send(Frame::Pong),
-            Ok(Frame::Pong) => {
-                if let Some(sent) = lock(&link.pings).pop_front() {
-                    let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
-                    link.rtt_us.store(micros.max(1), Ordering::Relaxed);
-                }
-            }
+            Ok(Frame::Pong) => link.round_trip.answered(),
             Ok(Frame::Error(error)) if error.cid == 0 => {
                 tracing::warn!(mirror = %link.config.to, "the mirror refused the feed: {}", error.message);
                 return "the mirror sent an error";
@@ -317,14 +299,6 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
             _ => {}
         }
     }
-}
-
-fn snapshot_frame(reason: &str, objects: Vec<ObjectData>) -> Frame {
-    Frame::InfoChange(InfoChange {
-        reason: reason.to_string(),
-        objects,
-        namespaces: Vec::new(),
-    })
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
