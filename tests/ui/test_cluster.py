@@ -129,7 +129,7 @@ def test_a_loss_on_a_route_shows_in_the_logs_view_naming_the_member(
             lambda: any(r["interests"] >= 1 for r in source.get("/monitor")["cluster"]["routes"]),
         )
         with herald.connect(source.url, name="ui-test-burst") as client:
-            for i in range(20_000):
+            for i in range(100_000):
                 client.log(herald.Priority.INFO, "BURST.x", f"burst {i}")
             client.flush()
         page.locator(".gap-row").get_by_text(
