@@ -233,9 +233,17 @@ impl Client {
     /// # Errors
     /// [`ClientError::Timeout`], or the connection's error.
     pub async fn flush(&self, timeout: Duration) -> Result<(), ClientError> {
-        self.acknowledged(None, AckLevel::Received, timeout)
-            .await
-            .map(|_| ())
+        self.flush_at(AckLevel::Received, timeout).await
+    }
+
+    /// Waits until the server acknowledges everything published so far at `level`:
+    /// `Received` as [`Client::flush`], `Stored` once it is durably in the archive too.
+    ///
+    /// # Errors
+    /// The server's error (e.g. `stored` without an archive), [`ClientError::Timeout`], or
+    /// the connection's error.
+    pub async fn flush_at(&self, level: AckLevel, timeout: Duration) -> Result<(), ClientError> {
+        self.acknowledged(None, level, timeout).await.map(|_| ())
     }
 
     async fn acknowledged(

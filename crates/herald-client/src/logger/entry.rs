@@ -127,18 +127,23 @@ pub(crate) enum SubjectRef {
     Owned(Box<str>),
 }
 
-/// Where in the program the log call was made. Empty strings and line 0 mean unknown.
+/// Where in the program a log call was made. Empty strings and line 0 mean unknown.
+/// The strings are the program's own (source file names and function names are static in
+/// every language that logs through this crate), so a log call copies none of them.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Source {
-    pub(crate) file: &'static str,
-    pub(crate) line: u32,
-    pub(crate) routine: &'static str,
+pub struct Source {
+    /// The source file.
+    pub file: &'static str,
+    /// The line in it.
+    pub line: u32,
+    /// The function or method.
+    pub routine: &'static str,
 }
 
 impl Source {
     /// Returns the location of the caller of the `#[track_caller]` function this runs in.
     #[track_caller]
-    pub(crate) fn caller() -> Source {
+    pub fn caller() -> Source {
         let location = std::panic::Location::caller();
         Source {
             file: location.file(),

@@ -79,7 +79,7 @@ use herald_proto::Priority;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::{Client, ClientError};
-use entry::{Entry, Source, SubjectRef, Text};
+use entry::{Entry, SubjectRef, Text};
 pub(crate) use shared::Shared;
 use shared::{CloseGuard, Route, CLOSED};
 use worker::{CloseAck, Command};
@@ -90,7 +90,7 @@ pub use buffer::{
     MAX_BUFFER_SHARDS,
 };
 pub use drops::DROP_REPORT_TYPE;
-pub use entry::{INLINE_TEXT_BYTES, THREAD_NAME_BYTES};
+pub use entry::{Source, INLINE_TEXT_BYTES, THREAD_NAME_BYTES};
 pub use error::LoggerError;
 pub use options::{LoggerOptions, DEFAULT_CLOSE_TIMEOUT, DEFAULT_THRESHOLD};
 pub use recorder::{DEFAULT_FLIGHT_RECORDER_AGE, DEFAULT_FLIGHT_RECORDER_RECORDS};
@@ -188,6 +188,14 @@ impl Logger {
     pub fn log_on(&self, subject: &str, priority: Priority, text: &str, fields: Vec<Field>) {
         let source = Source::caller();
         self.emit(priority, Some(subject), || Text::new(text), fields, source);
+    }
+
+    /// Logs `text` at `priority` on `subject` (this handle's subject when `None`) from
+    /// `source`: for callers that know their own source location, such as the C API's
+    /// `HERALD_LOG`, which passes `__FILE__`, `__LINE__` and `__func__`.
+    #[inline]
+    pub fn log_from(&self, priority: Priority, subject: Option<&str>, text: &str, source: Source) {
+        self.emit(priority, subject, || Text::new(text), Vec::new(), source);
     }
 
     /// Logs formatted text at `priority`, formatting in place (no allocation for a short

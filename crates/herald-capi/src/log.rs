@@ -1,0 +1,106 @@
+//! The logger: `herald_log`, and `herald_log_at` behind the `HERALD_LOG` macro. A log call
+//! stamps the time, compares the priority with the threshold and hands the record to the
+//! client's Rust logger: no lock, no I/O, it never waits (when the logger's buffer is full
+//! the record is dropped, counted and reported).
+
+use std::ffi::{c_char, c_int};
+
+use ::herald_client::logger::Source;
+
+use crate::client::{borrow, herald_client};
+use crate::record::{check_subject, priority};
+use crate::status::guard;
+use crate::strings::{optional, text};
+
+/// Returns 1 if a record at `priority` would be sent (at or above the threshold), else 0
+/// (also for a NULL client or an unknown priority). `HERALD_LOG` calls it first and does
+/// not format below the threshold.
+///
+/// # Safety
+/// `c` is NULL or a live client.
+#[no_mangle]
+pub unsafe extern "C" fn herald_log_enabled(c: *const herald_client, priority_: c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(c) = (unsafe { c.as_ref() }) else {
+        return 0;
+    };
+    priority(priority_).map_or(0, |p| c_int::from(c.logger.enabled(p)))
+}
+
+/// Logs `text` at `priority` on `subject` (NULL: the client's name) through the client's
+/// logger, with this host, process and thread as origin. Never blocks. Records below the
+/// threshold go to the logger's flight recorder (sent as context before a later ERROR).
+///
+/// # Safety
+/// `c` is NULL or a live client; `subject` and `text` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn herald_log(
+    c: *const herald_client,
+    priority_: c_int,
+    subject: *const c_char,
+    text: *const c_char,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let (c, subject, text) = unsafe {
+            (
+                borrow(c)?,
+                optional(subject, "subject")?,
+                crate::strings::required(text, "text")?,
+            )
+        };
+        let priority = priority(priority_)?;
+        if let Some(subject) = subject {
+            check_subject(subject, "subject")?;
+        }
+        c.logger
+            .log_from(priority, subject, text, Source::default());
+        Ok(())
+    })
+}
+
+/// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the client's name), made at
+/// `file`:`line` in function `routine`: what `HERALD_LOG` calls after formatting. `file`
+/// and `routine` must stay valid and unchanged as long as the client lives — string
+/// literals, `__FILE__` and `__func__` are — because the logger keeps them without copying.
+///
+/// # Safety
+/// `c` is NULL or a live client; `subject` NULL or NUL-terminated; `file` and `routine`
+/// NULL or NUL-terminated and valid for the client's life; `text` points to `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn herald_log_at(
+    c: *const herald_client,
+    priority_: c_int,
+    subject: *const c_char,
+    file: *const c_char,
+    line: u32,
+    routine: *const c_char,
+    text_: *const c_char,
+    len: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract: `file` and `routine` outlive the client, so
+        // borrowing them as 'static is sound for as long as the logger can use them.
+        let (file, routine): (Option<&'static str>, Option<&'static str>) =
+            unsafe { (optional(file, "file")?, optional(routine, "routine")?) };
+        // SAFETY: the caller's contract.
+        let (c, subject, text) = unsafe {
+            (
+                borrow(c)?,
+                optional(subject, "subject")?,
+                text(text_, len, "text")?,
+            )
+        };
+        let priority = priority(priority_)?;
+        if let Some(subject) = subject {
+            check_subject(subject, "subject")?;
+        }
+        let source = Source {
+            file: file.unwrap_or_default(),
+            line,
+            routine: routine.unwrap_or_default(),
+        };
+        c.logger.log_from(priority, subject, text, source);
+        Ok(())
+    })
+}

@@ -1,0 +1,606 @@
+//! `herald_record`: a record the program builds (to publish, to send as a request, to set
+//! an information object) or one it received (delivered, a reply, an object read back).
+//! Building one allocates; publishing it again and again does not.
+
+use std::ffi::{c_char, c_int};
+use std::sync::OnceLock;
+
+use herald_proto::value::Value;
+use herald_proto::{Kind, Priority, Record};
+
+use crate::status::{guard, Failure, HERALD_E_NOT_FOUND};
+use crate::strings::{bytes, optional, required};
+use crate::view::{herald_field, herald_record_view, ViewCache};
+
+/// A log record.
+pub const HERALD_KIND_LOG: c_int = 0;
+/// A publish/subscribe message (also requests and replies).
+pub const HERALD_KIND_MESSAGE: c_int = 1;
+/// An information object (or a change of one).
+pub const HERALD_KIND_INFO: c_int = 2;
+
+/// Priority: finest detail.
+pub const HERALD_TRACE: c_int = 1;
+/// Priority: debugging detail meant to be removed again.
+pub const HERALD_DELOUSE: c_int = 2;
+/// Priority: debugging.
+pub const HERALD_DEBUG: c_int = 3;
+/// Priority: normal operation (the default).
+pub const HERALD_INFO: c_int = 4;
+/// Priority: normal but significant.
+pub const HERALD_NOTICE: c_int = 5;
+/// Priority: something may be wrong.
+pub const HERALD_WARNING: c_int = 6;
+/// Priority: something failed. (7 is not a priority.)
+pub const HERALD_ERROR: c_int = 8;
+/// Priority: a part of the system is unusable.
+pub const HERALD_CRITICAL: c_int = 9;
+/// Priority: someone must act now.
+pub const HERALD_ALERT: c_int = 10;
+/// Priority: the system is unusable.
+pub const HERALD_EMERGENCY: c_int = 11;
+
+/// A record: opaque; read it with `herald_record_read`.
+pub struct herald_record {
+    pub(crate) record: Record,
+    /// The server's sequence number and receive time of a delivered record.
+    pub(crate) seq: u64,
+    pub(crate) received: i64,
+    view: OnceLock<Box<ViewCache>>,
+    encoded: OnceLock<Box<[u8]>>,
+}
+
+impl herald_record {
+    /// Wraps `record` (delivered with `seq` and `received`, or 0).
+    pub fn boxed(record: Record, seq: u64, received: i64) -> Box<herald_record> {
+        Box::new(herald_record {
+            record,
+            seq,
+            received,
+            view: OnceLock::new(),
+            encoded: OnceLock::new(),
+        })
+    }
+
+    /// The view, built on first use.
+    pub fn view(&self) -> &herald_record_view {
+        &self
+            .view
+            .get_or_init(|| ViewCache::new(&self.record, self.seq, self.received))
+            .view
+    }
+
+    /// The record to change: what was cached from it is dropped.
+    fn change(&mut self) -> &mut Record {
+        self.view = OnceLock::new();
+        self.encoded = OnceLock::new();
+        &mut self.record
+    }
+}
+
+/// Returns the priority with number `value`.
+pub fn priority(value: c_int) -> Result<Priority, Failure> {
+    u8::try_from(value)
+        .ok()
+        .and_then(|v| Priority::from_u8(v).ok())
+        .ok_or_else(|| {
+            Failure::invalid(format!(
+                "priority {value} is not defined (HERALD_TRACE 1 … HERALD_EMERGENCY 11, without 7)"
+            ))
+        })
+}
+
+fn kind(value: c_int) -> Result<Kind, Failure> {
+    match value {
+        HERALD_KIND_LOG => Ok(Kind::Log),
+        HERALD_KIND_MESSAGE => Ok(Kind::Message),
+        HERALD_KIND_INFO => Ok(Kind::Info),
+        _ => Err(Failure::invalid(format!(
+            "kind {value} is not HERALD_KIND_LOG, HERALD_KIND_MESSAGE or HERALD_KIND_INFO"
+        ))),
+    }
+}
+
+/// Checks a subject the way the server will, so that the mistake is named at the call.
+pub fn check_subject(subject: &str, what: &str) -> Result<(), Failure> {
+    herald_proto::record::check_subject(subject)
+        .map_err(|why| Failure::invalid(format!("{what}: {why}")))
+}
+
+/// Borrows the record behind `r` for reading.
+///
+/// # Safety
+/// `r` is NULL or a record made by this library and not freed.
+pub unsafe fn borrow<'a>(r: *const herald_record) -> Result<&'a herald_record, Failure> {
+    // SAFETY: the caller's contract.
+    unsafe { r.as_ref() }.ok_or_else(|| Failure::invalid("record is NULL"))
+}
+
+/// Borrows the record behind `r` for changing.
+///
+/// # Safety
+/// As [`borrow`], and no other thread uses the record meanwhile.
+unsafe fn borrow_mut<'a>(r: *mut herald_record) -> Result<&'a mut herald_record, Failure> {
+    // SAFETY: the caller's contract.
+    unsafe { r.as_mut() }.ok_or_else(|| Failure::invalid("record is NULL"))
+}
+
+/// Hands `record` to the program through `out`.
+///
+/// # Safety
+/// `out` is NULL or points to writable storage for a pointer.
+pub unsafe fn give(
+    out: *mut *mut herald_record,
+    record: Box<herald_record>,
+) -> Result<(), Failure> {
+    if out.is_null() {
+        return Err(Failure::invalid("out is NULL"));
+    }
+    // SAFETY: not NULL, writable by the caller's contract.
+    unsafe { *out = Box::into_raw(record) };
+    Ok(())
+}
+
+/// Makes a record of `kind` (`HERALD_KIND_*`) about `subject`, priority INFO, stamped with
+/// the current time, and stores it in `*out`; free it with `herald_record_free`.
+///
+/// # Safety
+/// `subject` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_new(
+    kind_: c_int,
+    subject: *const c_char,
+    out: *mut *mut herald_record,
+) -> c_int {
+    guard(|| {
+        let kind = kind(kind_)?;
+        // SAFETY: the caller's contract.
+        let subject = unsafe { required(subject, "subject") }?;
+        check_subject(subject, "subject")?;
+        // SAFETY: the caller's contract.
+        unsafe { give(out, herald_record::boxed(Record::new(kind, subject), 0, 0)) }
+    })
+}
+
+/// Reads the wire encoding of one record (`len` bytes at `data`) into a new record in
+/// `*out`. `HERALD_E_INVALID` names what is wrong with bytes that are not a record.
+///
+/// # Safety
+/// `data` points to `len` readable bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_decode(
+    data: *const u8,
+    len: usize,
+    out: *mut *mut herald_record,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let data = unsafe { bytes(data, len, "data") }?;
+        let record =
+            Record::from_bytes(data).map_err(|e| Failure::invalid(format!("not a record: {e}")))?;
+        // SAFETY: the caller's contract.
+        unsafe { give(out, herald_record::boxed(record, 0, 0)) }
+    })
+}
+
+/// Gives the record's wire encoding: `*data` points to `*len` bytes owned by the record,
+/// valid until it is changed or freed.
+///
+/// # Safety
+/// `r` is NULL or a live record; `data` and `len` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_encode(
+    r: *const herald_record,
+    data: *mut *const u8,
+    len: *mut usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let r = unsafe { borrow(r) }?;
+        if data.is_null() || len.is_null() {
+            return Err(Failure::invalid("data or len is NULL"));
+        }
+        let encoded = r
+            .encoded
+            .get_or_init(|| r.record.to_bytes().into_boxed_slice());
+        // SAFETY: both checked not NULL, writable by the caller's contract.
+        unsafe {
+            *data = encoded.as_ptr();
+            *len = encoded.len();
+        }
+        Ok(())
+    })
+}
+
+/// Fills `*out` with the record as plain C data (see `herald_record_view`).
+///
+/// # Safety
+/// `r` is NULL or a live record; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_read(
+    r: *const herald_record,
+    out: *mut herald_record_view,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let r = unsafe { borrow(r) }?;
+        if out.is_null() {
+            return Err(Failure::invalid("out is NULL"));
+        }
+        let view = r.view();
+        // SAFETY: writable by the caller's contract; the view is plain data (pointers into
+        // the record's cache), copied bit for bit.
+        unsafe { std::ptr::copy_nonoverlapping(view, out, 1) };
+        Ok(())
+    })
+}
+
+/// Finds the first field called `name` and stores a pointer to it in `*out` (valid as a
+/// view is); `HERALD_E_NOT_FOUND` when there is none.
+///
+/// # Safety
+/// `r` is NULL or a live record; `name` is NULL or a NUL-terminated string; `out` is NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_field(
+    r: *const herald_record,
+    name: *const c_char,
+    out: *mut *const herald_field,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let (r, name) = unsafe { (borrow(r)?, required(name, "name")?) };
+        if out.is_null() {
+            return Err(Failure::invalid("out is NULL"));
+        }
+        let index = r
+            .record
+            .fields
+            .iter()
+            .position(|(key, _)| key == name)
+            .ok_or_else(|| Failure::new(HERALD_E_NOT_FOUND, format!("no field `{name}`")))?;
+        // SAFETY: `index` is within the view's `field_count` fields (one per record field);
+        // `out` is writable by the caller's contract.
+        unsafe { *out = r.view().fields.add(index) };
+        Ok(())
+    })
+}
+
+/// Frees a record. NULL is fine.
+///
+/// # Safety
+/// `r` is NULL or a record made by this library and not freed yet; nothing uses it after.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_free(r: *mut herald_record) {
+    if !r.is_null() {
+        // SAFETY: made by Box::into_raw in `give`, freed once by the caller's contract.
+        drop(unsafe { Box::from_raw(r) });
+    }
+}
+
+/// Runs `change` on the record behind `r`.
+///
+/// # Safety
+/// As [`borrow_mut`].
+unsafe fn change(
+    r: *mut herald_record,
+    change: impl FnOnce(&mut Record) -> Result<(), Failure>,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let r = unsafe { borrow_mut(r) }?;
+        change(r.change())
+    })
+}
+
+macro_rules! string_setters {
+    ($($(#[$doc:meta])* $name:ident => |$record:ident, $value:ident| $set:expr;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL
+        /// or a NUL-terminated string.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(r: *mut herald_record, value: *const c_char) -> c_int {
+            // SAFETY: the caller's contract.
+            unsafe {
+                change(r, |$record| {
+                    let $value = required(value, "value")?.to_string();
+                    $set;
+                    Ok(())
+                })
+            }
+        }
+    )*};
+}
+
+string_setters! {
+    /// Sets the message type, log type or info type name.
+    herald_record_set_type => |record, value| record.type_name = value;
+    /// Sets the text.
+    herald_record_set_text => |record, value| record.text = value;
+    /// Sets the origin's free context (component, container …).
+    herald_record_set_context => |record, value| record.origin.context = value;
+    /// Sets the origin's host name.
+    herald_record_set_host => |record, value| record.origin.host = value;
+    /// Sets the origin's process name.
+    herald_record_set_process => |record, value| record.origin.process = value;
+    /// Sets the origin's thread name.
+    herald_record_set_thread => |record, value| record.origin.thread = value;
+    /// Sets the origin's log statement id.
+    herald_record_set_log_id => |record, value| record.origin.log_id = value;
+    /// Sets the origin's URI for more information.
+    herald_record_set_uri => |record, value| record.origin.uri = value;
+    /// Adds an audience (a record with none is for everyone).
+    herald_record_add_audience => |record, value| record.audience.push(value);
+}
+
+/// Sets the subject (checked as the server will).
+///
+/// # Safety
+/// As `herald_record_set_type`.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_set_subject(
+    r: *mut herald_record,
+    subject: *const c_char,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        change(r, |record| {
+            let subject = required(subject, "subject")?;
+            check_subject(subject, "subject")?;
+            record.subject = subject.to_string();
+            Ok(())
+        })
+    }
+}
+
+/// Sets the text from `len` bytes of UTF-8 (no terminating NUL needed).
+///
+/// # Safety
+/// `r` as for `herald_record_set_type`; `text` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_set_text_len(
+    r: *mut herald_record,
+    text: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        change(r, |record| {
+            record.text = crate::strings::text(text, len, "text")?.to_string();
+            Ok(())
+        })
+    }
+}
+
+/// Sets the priority (`HERALD_TRACE` … `HERALD_EMERGENCY`).
+///
+/// # Safety
+/// `r` is NULL or a live record used by no other thread meanwhile.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_set_priority(r: *mut herald_record, value: c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        change(r, |record| {
+            record.priority = priority(value)?;
+            Ok(())
+        })
+    }
+}
+
+/// Sets the producer's time, ns since the Unix epoch (`herald_now()` for now).
+///
+/// # Safety
+/// As `herald_record_set_priority`.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_set_time(r: *mut herald_record, ns: i64) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        change(r, |record| {
+            record.time = ns;
+            Ok(())
+        })
+    }
+}
+
+/// Sets where in the program the record comes from: source `file`, `line` (0: unknown) and
+/// `routine` (NULL leaves one as it was).
+///
+/// # Safety
+/// `r` as for `herald_record_set_priority`; `file` and `routine` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_set_source(
+    r: *mut herald_record,
+    file: *const c_char,
+    line: u64,
+    routine: *const c_char,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        change(r, |record| {
+            let (file, routine) = (optional(file, "file")?, optional(routine, "routine")?);
+            let origin = &mut record.origin;
+            if let Some(file) = file {
+                origin.file = file.to_string();
+            }
+            origin.line = (line != 0).then_some(line);
+            if let Some(routine) = routine {
+                origin.routine = routine.to_string();
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Sets the error stack this record belongs to: its id and the record's level in it.
+///
+/// # Safety
+/// `r` as for `herald_record_set_priority`; `stack_id` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_set_stack(
+    r: *mut herald_record,
+    stack_id: *const c_char,
+    level: u64,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        change(r, |record| {
+            record.origin.stack_id = required(stack_id, "stack_id")?.to_string();
+            record.origin.stack_level = Some(level);
+            Ok(())
+        })
+    }
+}
+
+/// Sets this program's host, process and thread as the record's origin (as the logger
+/// does for its records).
+///
+/// # Safety
+/// As `herald_record_set_priority`.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_set_local_origin(r: *mut herald_record) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        change(r, |record| {
+            let local = ::herald_client::origin::local_origin();
+            let origin = &mut record.origin;
+            (origin.host, origin.process, origin.thread) =
+                (local.host, local.process, local.thread);
+            Ok(())
+        })
+    }
+}
+
+/// Removes every field.
+///
+/// # Safety
+/// As `herald_record_set_priority`.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_clear_fields(r: *mut herald_record) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        change(r, |record| {
+            record.fields.clear();
+            Ok(())
+        })
+    }
+}
+
+/// Adds field `name` with `value`.
+///
+/// # Safety
+/// `r` as for `herald_record_set_priority`; `name` NULL or NUL-terminated.
+unsafe fn add(
+    r: *mut herald_record,
+    name: *const c_char,
+    value: impl FnOnce() -> Result<Value, Failure>,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        change(r, |record| {
+            let name = required(name, "name")?.to_string();
+            record.fields.push((name, value()?));
+            Ok(())
+        })
+    }
+}
+
+/// Adds a boolean field (any non-zero `value` is true).
+///
+/// # Safety
+/// `r` as for `herald_record_set_priority`; `name` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_add_bool(
+    r: *mut herald_record,
+    name: *const c_char,
+    value: c_int,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { add(r, name, || Ok(Value::Bool(value != 0))) }
+}
+
+/// Adds a signed 64-bit integer field.
+///
+/// # Safety
+/// As `herald_record_add_bool`.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_add_int(
+    r: *mut herald_record,
+    name: *const c_char,
+    value: i64,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { add(r, name, || Ok(Value::Int(value))) }
+}
+
+/// Adds a 64-bit float field.
+///
+/// # Safety
+/// As `herald_record_add_bool`.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_add_float(
+    r: *mut herald_record,
+    name: *const c_char,
+    value: f64,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { add(r, name, || Ok(Value::Float(value))) }
+}
+
+/// Adds a time field, ns since the Unix epoch.
+///
+/// # Safety
+/// As `herald_record_add_bool`.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_add_time(
+    r: *mut herald_record,
+    name: *const c_char,
+    ns: i64,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { add(r, name, || Ok(Value::Time(ns))) }
+}
+
+/// Adds a string field (UTF-8, NUL-terminated).
+///
+/// # Safety
+/// As `herald_record_add_bool`; `value` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_add_str(
+    r: *mut herald_record,
+    name: *const c_char,
+    value: *const c_char,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        add(r, name, || {
+            Ok(Value::Str(required(value, "value")?.to_string()))
+        })
+    }
+}
+
+/// Adds a bytes field of `len` bytes.
+///
+/// # Safety
+/// As `herald_record_add_bool`; `value` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_add_bytes(
+    r: *mut herald_record,
+    name: *const c_char,
+    value: *const u8,
+    len: usize,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        add(r, name, || {
+            Ok(Value::Bytes(bytes(value, len, "value")?.to_vec()))
+        })
+    }
+}
+
+/// Returns the current time in ns since the Unix epoch, as records are stamped.
+#[no_mangle]
+pub extern "C" fn herald_now() -> i64 {
+    herald_proto::time::now_nanos()
+}
