@@ -18,6 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+// Deepest nesting of arrays and maps `herald_record_add_value` follows (a deeper tree, or
+// one whose pointers loop, is refused).
+#define HERALD_MAX_DEPTH 32
+
 // Acknowledgement level: the server has the records and has routed them.
 #define HERALD_ACK_RECEIVED 1
 
@@ -151,6 +155,26 @@ typedef struct herald_record herald_record;
 // A subscription. Opaque; end it with `herald_unsubscribe`.
 typedef struct herald_subscription herald_subscription;
 
+// One named, typed value of a record (or an item of an array or map field).
+typedef struct herald_field {
+  // The name; NULL for an array's items.
+  const char *name;
+  // `HERALD_BOOL` … `HERALD_MAP`.
+  int type;
+  // The value of a bool (0 or 1), int or time.
+  int64_t i;
+  // The value of a float.
+  double f;
+  // A string (NUL-terminated; it may hold further NULs, `len` is its length) or bytes.
+  const char *s;
+  // The length of `s` in bytes, without the terminating NUL.
+  size_t len;
+  // The items of an array or map.
+  const struct herald_field *items;
+  // How many items.
+  size_t count;
+} herald_field;
+
 // One event of a subscription. In a callback it is valid until the callback returns; one
 // from `herald_poll` until `herald_event_free`.
 typedef struct herald_event {
@@ -180,26 +204,6 @@ typedef int (*herald_object_fn)(const struct herald_record *object, void *user_d
 // A callback for a subscription's events: `event` is valid until it returns; `user_data`
 // is what was given to the subscribe call.
 typedef void (*herald_callback)(const struct herald_event *event, void *user_data);
-
-// One named, typed value of a record (or an item of an array or map field).
-typedef struct herald_field {
-  // The name; NULL for an array's items.
-  const char *name;
-  // `HERALD_BOOL` … `HERALD_MAP`.
-  int type;
-  // The value of a bool (0 or 1), int or time.
-  int64_t i;
-  // The value of a float.
-  double f;
-  // A string (NUL-terminated; it may hold further NULs, `len` is its length) or bytes.
-  const char *s;
-  // The length of `s` in bytes, without the terminating NUL.
-  size_t len;
-  // The items of an array or map.
-  const struct herald_field *items;
-  // How many items.
-  size_t count;
-} herald_field;
 
 // A record as plain C data. Every pointer points into the record and stays valid until the
 // record is changed or freed (for a record in a callback: until the callback returns).
@@ -262,6 +266,178 @@ typedef struct herald_record_view {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Sets the message type, log type or info type name.
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL or a
+// NUL-terminated string.
+int herald_record_set_type(struct herald_record *r, const char *value);
+
+// Sets the text.
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL or a
+// NUL-terminated string.
+int herald_record_set_text(struct herald_record *r, const char *value);
+
+// Sets the origin's free context (component, container …).
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL or a
+// NUL-terminated string.
+int herald_record_set_context(struct herald_record *r, const char *value);
+
+// Sets the origin's host name.
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL or a
+// NUL-terminated string.
+int herald_record_set_host(struct herald_record *r, const char *value);
+
+// Sets the origin's process name.
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL or a
+// NUL-terminated string.
+int herald_record_set_process(struct herald_record *r, const char *value);
+
+// Sets the origin's thread name.
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL or a
+// NUL-terminated string.
+int herald_record_set_thread(struct herald_record *r, const char *value);
+
+// Sets the origin's log statement id.
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL or a
+// NUL-terminated string.
+int herald_record_set_log_id(struct herald_record *r, const char *value);
+
+// Sets the origin's URI for more information.
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL or a
+// NUL-terminated string.
+int herald_record_set_uri(struct herald_record *r, const char *value);
+
+// Adds an audience (a record with none is for everyone).
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile; `value` is NULL or a
+// NUL-terminated string.
+int herald_record_add_audience(struct herald_record *r, const char *value);
+
+// Sets the subject (checked as the server will).
+//
+// # Safety
+// As `herald_record_set_type`.
+int herald_record_set_subject(struct herald_record *r, const char *subject);
+
+// Sets the text from `len` bytes of UTF-8 (no terminating NUL needed).
+//
+// # Safety
+// `r` as for `herald_record_set_type`; `text` points to `len` readable bytes.
+int herald_record_set_text_len(struct herald_record *r, const char *text, size_t len);
+
+// Sets the priority (`HERALD_TRACE` … `HERALD_EMERGENCY`).
+//
+// # Safety
+// `r` is NULL or a live record used by no other thread meanwhile.
+int herald_record_set_priority(struct herald_record *r, int value);
+
+// Sets the producer's time, ns since the Unix epoch (`herald_now()` for now).
+//
+// # Safety
+// As `herald_record_set_priority`.
+int herald_record_set_time(struct herald_record *r, int64_t ns);
+
+// Sets where in the program the record comes from: source `file`, `line` (0: unknown) and
+// `routine` (NULL leaves one as it was).
+//
+// # Safety
+// `r` as for `herald_record_set_priority`; `file` and `routine` NULL or NUL-terminated.
+int herald_record_set_source(struct herald_record *r, const char *file, uint64_t line, const char *routine);
+
+// Sets the error stack this record belongs to: its id and the record's level in it.
+//
+// # Safety
+// `r` as for `herald_record_set_priority`; `stack_id` NULL or NUL-terminated.
+int herald_record_set_stack(struct herald_record *r, const char *stack_id, uint64_t level);
+
+// Sets this program's host, process and thread as the record's origin (as the logger
+// does for its records).
+//
+// # Safety
+// As `herald_record_set_priority`.
+int herald_record_set_local_origin(struct herald_record *r);
+
+// Removes every field.
+//
+// # Safety
+// As `herald_record_set_priority`.
+int herald_record_clear_fields(struct herald_record *r);
+
+// Adds a boolean field (any non-zero `value` is true).
+//
+// # Safety
+// `r` as for `herald_record_set_priority`; `name` NULL or NUL-terminated.
+int herald_record_add_bool(struct herald_record *r, const char *name, int value);
+
+// Adds a signed 64-bit integer field.
+//
+// # Safety
+// As `herald_record_add_bool`.
+int herald_record_add_int(struct herald_record *r, const char *name, int64_t value);
+
+// Adds a 64-bit float field.
+//
+// # Safety
+// As `herald_record_add_bool`.
+int herald_record_add_float(struct herald_record *r, const char *name, double value);
+
+// Adds a time field, ns since the Unix epoch.
+//
+// # Safety
+// As `herald_record_add_bool`.
+int herald_record_add_time(struct herald_record *r, const char *name, int64_t ns);
+
+// Adds a string field (UTF-8, NUL-terminated).
+//
+// # Safety
+// As `herald_record_add_bool`; `value` NULL or NUL-terminated.
+int herald_record_add_str(struct herald_record *r, const char *name, const char *value);
+
+// Adds a bytes field of `len` bytes.
+//
+// # Safety
+// As `herald_record_add_bool`; `value` points to `len` readable bytes.
+int herald_record_add_bytes(struct herald_record *r, const char *name, const uint8_t *value, size_t len);
+
+// Sets the subject a reply goes to (`herald_request` sets it itself).
+//
+// # Safety
+// As `herald_record_set_type`.
+int herald_record_set_reply_to(struct herald_record *r, const char *subject);
+
+// Sets the correlation id of a request or reply (`herald_request` and `herald_reply` set
+// it themselves).
+//
+// # Safety
+// As `herald_record_set_priority`.
+int herald_record_set_id(struct herald_record *r, uint64_t id);
+
+// Adds field `name` with any value, arrays and maps included: `value` is a tree of
+// `herald_field`s as `herald_record_read` gives them (`type` and its members; a map's
+// items need names, other names are not used). Nesting deeper than `HERALD_MAX_DEPTH` is
+// refused.
+//
+// # Safety
+// `r` as for `herald_record_set_priority`; `name` NULL or NUL-terminated; `value` NULL or
+// a valid tree: each `s` points to `len` bytes, each `items` to `count` fields.
+int herald_record_add_value(struct herald_record *r, const char *name, const struct herald_field *value);
 
 // Connects to the first server of `url` that answers (`herald://host:port`, several
 // servers separated by commas for failover, `herald+tls://…` for TLS, `?token=…`) under
@@ -488,92 +664,6 @@ int herald_record_field(const struct herald_record *r, const char *name, const s
 // `r` is NULL or a record made by this library and not freed yet; nothing uses it after.
 void herald_record_free(struct herald_record *r);
 
-// Sets the subject (checked as the server will).
-//
-// # Safety
-// As `herald_record_set_type`.
-int herald_record_set_subject(struct herald_record *r, const char *subject);
-
-// Sets the text from `len` bytes of UTF-8 (no terminating NUL needed).
-//
-// # Safety
-// `r` as for `herald_record_set_type`; `text` points to `len` readable bytes.
-int herald_record_set_text_len(struct herald_record *r, const char *text, size_t len);
-
-// Sets the priority (`HERALD_TRACE` … `HERALD_EMERGENCY`).
-//
-// # Safety
-// `r` is NULL or a live record used by no other thread meanwhile.
-int herald_record_set_priority(struct herald_record *r, int value);
-
-// Sets the producer's time, ns since the Unix epoch (`herald_now()` for now).
-//
-// # Safety
-// As `herald_record_set_priority`.
-int herald_record_set_time(struct herald_record *r, int64_t ns);
-
-// Sets where in the program the record comes from: source `file`, `line` (0: unknown) and
-// `routine` (NULL leaves one as it was).
-//
-// # Safety
-// `r` as for `herald_record_set_priority`; `file` and `routine` NULL or NUL-terminated.
-int herald_record_set_source(struct herald_record *r, const char *file, uint64_t line, const char *routine);
-
-// Sets the error stack this record belongs to: its id and the record's level in it.
-//
-// # Safety
-// `r` as for `herald_record_set_priority`; `stack_id` NULL or NUL-terminated.
-int herald_record_set_stack(struct herald_record *r, const char *stack_id, uint64_t level);
-
-// Sets this program's host, process and thread as the record's origin (as the logger
-// does for its records).
-//
-// # Safety
-// As `herald_record_set_priority`.
-int herald_record_set_local_origin(struct herald_record *r);
-
-// Removes every field.
-//
-// # Safety
-// As `herald_record_set_priority`.
-int herald_record_clear_fields(struct herald_record *r);
-
-// Adds a boolean field (any non-zero `value` is true).
-//
-// # Safety
-// `r` as for `herald_record_set_priority`; `name` NULL or NUL-terminated.
-int herald_record_add_bool(struct herald_record *r, const char *name, int value);
-
-// Adds a signed 64-bit integer field.
-//
-// # Safety
-// As `herald_record_add_bool`.
-int herald_record_add_int(struct herald_record *r, const char *name, int64_t value);
-
-// Adds a 64-bit float field.
-//
-// # Safety
-// As `herald_record_add_bool`.
-int herald_record_add_float(struct herald_record *r, const char *name, double value);
-
-// Adds a time field, ns since the Unix epoch.
-//
-// # Safety
-// As `herald_record_add_bool`.
-int herald_record_add_time(struct herald_record *r, const char *name, int64_t ns);
-
-// Adds a string field (UTF-8, NUL-terminated).
-//
-// # Safety
-// As `herald_record_add_bool`; `value` NULL or NUL-terminated.
-int herald_record_add_str(struct herald_record *r, const char *name, const char *value);
-
-// Adds a bytes field of `len` bytes.
-//
-// # Safety
-// As `herald_record_add_bool`; `value` points to `len` readable bytes.
-int herald_record_add_bytes(struct herald_record *r, const char *name, const uint8_t *value, size_t len);
-
 // Returns the current time in ns since the Unix epoch, as records are stamped.
 int64_t herald_now(void);
 
@@ -586,9 +676,10 @@ const char *herald_last_error(void);
 // number that is none. The string is static.
 const char *herald_status_name(int status);
 
-// Subscribes to the records whose subject matches the glob `subject` (`ANTENNA.*`,
-// `>` for the rest of the levels), whose type matches the glob `type`, and whose priority
-// is in `priorities` (`>=WARNING`, `ERROR,ALERT`); NULL leaves a dimension open. With a
+// Subscribes to the records whose subject matches the glob `subject` (`*` any run of
+// characters, dots included; `?` one character: `ANTENNA.*`), whose type matches the glob
+// `type`, and whose priority is in `priorities` (`>=WARNING`, `ERROR,ALERT`); NULL leaves a
+// dimension open. With a
 // `callback`, events go to it on a thread of the subscription's own, one at a time in
 // order, with `user_data`; with NULL, take them with `herald_poll`. The subscription is in
 // `*out`; end it with `herald_unsubscribe`.

@@ -12,13 +12,14 @@
 //! 1. The C functions, one concept per file: [`client`] (connect, close, flush, monitor),
 //!    [`publish`] (publish, request, reply), [`log`] (the logger and `HERALD_LOG`),
 //!    [`subscribe`] (callbacks and polling), [`info`] (information objects).
-//! 2. The values they pass: [`record`] (`herald_record`: built by the program or
-//!    delivered), [`view`] (`herald_record_view`, the record as plain C data),
+//! 2. The values they pass: [`record`] (`herald_record`: built by the program with
+//!    [`builder`], or delivered), [`view`] (`herald_record_view`, the record as plain C data),
 //!    [`event`] (`herald_event`: a record, a gap notice or a failover).
 //! 3. Below them: [`status`] (codes, the thread's last error, the panic guard),
 //!    [`strings`] (C strings in), `runtime` (the library's I/O threads).
 #![allow(non_camel_case_types)]
 
+pub mod builder;
 pub mod client;
 pub mod event;
 pub mod info;

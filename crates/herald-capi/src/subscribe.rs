@@ -150,9 +150,10 @@ pub unsafe fn give(out: *mut *mut herald_subscription, subscription: Box<herald_
     unsafe { *out = Box::into_raw(subscription) };
 }
 
-/// Subscribes to the records whose subject matches the glob `subject` (`ANTENNA.*`,
-/// `>` for the rest of the levels), whose type matches the glob `type`, and whose priority
-/// is in `priorities` (`>=WARNING`, `ERROR,ALERT`); NULL leaves a dimension open. With a
+/// Subscribes to the records whose subject matches the glob `subject` (`*` any run of
+/// characters, dots included; `?` one character: `ANTENNA.*`), whose type matches the glob
+/// `type`, and whose priority is in `priorities` (`>=WARNING`, `ERROR,ALERT`); NULL leaves a
+/// dimension open. With a
 /// `callback`, events go to it on a thread of the subscription's own, one at a time in
 /// order, with `user_data`; with NULL, take them with `herald_poll`. The subscription is in
 /// `*out`; end it with `herald_unsubscribe`.
