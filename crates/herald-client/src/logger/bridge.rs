@@ -62,7 +62,8 @@ impl log::Log for LogBridge {
         };
         let args = *record.args();
         let text = || Text::from_args(args);
-        self.logger.emit(
+        // A bad subject is counted as a drop (and reported); `log` has no way to return it.
+        let _counted = self.logger.emit(
             priority_of(record.level()),
             subject,
             text,

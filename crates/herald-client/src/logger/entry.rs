@@ -159,9 +159,21 @@ thread_local! {
         let thread = std::thread::current();
         match thread.name() {
             Some(name) => InlineStr::truncated(name),
-            None => InlineStr::truncated(&format!("{:?}", thread.id())),
+            // A thread Rust did not start (a C program's, through the C API) has no Rust
+            // name: the system's name for it is what its program calls it.
+            None => match system_thread_name() {
+                Some(name) => InlineStr::truncated(&name),
+                None => InlineStr::truncated(&format!("{:?}", thread.id())),
+            },
         }
     };
+}
+
+/// Returns the system's name of the calling thread (Linux: its `comm`), once per thread.
+fn system_thread_name() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/thread-self/comm").ok()?;
+    let name = name.trim_end();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// Returns this thread's name (or `ThreadId(n)`), cut to [`THREAD_NAME_BYTES`].

@@ -179,7 +179,7 @@ impl Logger {
     #[track_caller]
     #[inline]
     pub fn log(&self, priority: Priority, text: &str, fields: Vec<Field>) {
-        self.emit(priority, None, || Text::new(text), fields, Source::caller());
+        let _counted = self.emit(priority, None, || Text::new(text), fields, Source::caller());
     }
 
     /// Logs `text` with `fields` at `priority` on `subject`. A subject that cannot be
@@ -187,15 +187,26 @@ impl Logger {
     #[track_caller]
     pub fn log_on(&self, subject: &str, priority: Priority, text: &str, fields: Vec<Field>) {
         let source = Source::caller();
-        self.emit(priority, Some(subject), || Text::new(text), fields, source);
+        let _counted = self.emit(priority, Some(subject), || Text::new(text), fields, source);
     }
 
     /// Logs `text` at `priority` on `subject` (this handle's subject when `None`) from
     /// `source`: for callers that know their own source location, such as the C API's
     /// `HERALD_LOG`, which passes `__FILE__`, `__LINE__` and `__func__`.
+    ///
+    /// # Errors
+    /// [`LoggerError::InvalidSubject`] for a subject that cannot be published to (the record
+    /// is also counted as dropped, as the other log calls count it).
     #[inline]
-    pub fn log_from(&self, priority: Priority, subject: Option<&str>, text: &str, source: Source) {
-        self.emit(priority, subject, || Text::new(text), Vec::new(), source);
+    pub fn log_from(
+        &self,
+        priority: Priority,
+        subject: Option<&str>,
+        text: &str,
+        source: Source,
+    ) -> Result<(), LoggerError> {
+        self.emit(priority, subject, || Text::new(text), Vec::new(), source)
+            .map_err(LoggerError::InvalidSubject)
     }
 
     /// Logs formatted text at `priority`, formatting in place (no allocation for a short
@@ -203,10 +214,11 @@ impl Logger {
     #[track_caller]
     pub fn log_fmt(&self, priority: Priority, args: fmt::Arguments<'_>) {
         let source = Source::caller();
-        self.emit(priority, None, || Text::from_args(args), Vec::new(), source);
+        let _counted = self.emit(priority, None, || Text::from_args(args), Vec::new(), source);
     }
 
-    /// The common path of every log call.
+    /// The common path of every log call; a subject that cannot be published to is counted
+    /// as a drop and returned as the error.
     #[inline]
     pub(crate) fn emit(
         &self,
@@ -215,13 +227,15 @@ impl Logger {
         text: impl FnOnce() -> Text,
         fields: Vec<Field>,
         source: Source,
-    ) {
+    ) -> Result<(), String> {
         let route = self.shared.route(priority);
         if let Route::Discard = route {
-            return;
+            return Ok(());
         }
         let subject = match subject {
             None => self.default_subject(),
+            // The handle's own subject, named again (as C's HERALD_LOG does): no lookup.
+            Some(subject) if subject == &*self.subject => self.default_subject(),
             Some(subject) => match self.shared.subjects.intern(subject) {
                 Ok(subject) => subject,
                 Err(why) => {
@@ -229,12 +243,13 @@ impl Logger {
                     self.shared
                         .drops
                         .count(priority, drops::DropReason::Rejected);
-                    return;
+                    return Err(why);
                 }
             },
         };
         let entry = Entry::new(priority, subject, text(), fields, source);
         self.shared.submit(route, entry);
+        Ok(())
     }
 
     #[inline]
@@ -333,7 +348,7 @@ macro_rules! priority_methods {
                 #[track_caller]
                 #[inline]
                 pub fn $name(&self, text: &str) {
-                    self.emit(Priority::$priority, None, || Text::new(text), Vec::new(), Source::caller());
+                    let _counted = self.emit(Priority::$priority, None, || Text::new(text), Vec::new(), Source::caller());
                 }
             )*
         }

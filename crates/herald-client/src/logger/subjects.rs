@@ -7,6 +7,7 @@
 //! bounded by [`MAX_SUBJECTS`] (subjects beyond it travel as owned strings).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
@@ -17,10 +18,36 @@ use super::entry::SubjectRef;
 /// Most subjects one logger numbers; later new subjects are copied into each entry.
 pub const MAX_SUBJECTS: usize = 4096;
 
+/// A multiply-rotate hash (as rustc's FxHash) for the table's keys: a log call naming a
+/// subject hashes it every time, and SipHash cost as much as the rest of the lookup. The
+/// keys are the program's own subjects, at most [`MAX_SUBJECTS`], so flooding is no concern.
+#[derive(Default)]
+struct SubjectHasher(u64);
+
+impl Hasher for SubjectHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        for &byte in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(K);
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// One version of the table.
 #[derive(Default)]
 pub(crate) struct Table {
-    ids: HashMap<Arc<str>, u32>,
+    ids: HashMap<Arc<str>, u32, BuildHasherDefault<SubjectHasher>>,
     names: Vec<Arc<str>>,
 }
 
