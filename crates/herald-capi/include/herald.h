@@ -15,8 +15,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 // Deepest nesting of arrays and maps `herald_record_add_value` follows (a deeper tree, or
 // one whose pointers loop, is refused).
@@ -174,6 +172,31 @@ typedef struct herald_field {
   // How many items.
   size_t count;
 } herald_field;
+
+// How a client connects and logs: fill it with `herald_options_init`, change what you
+// need, and pass it to `herald_connect_with`. Zero (or NULL) leaves a setting at its default.
+typedef struct herald_options {
+  // `sizeof(herald_options)`, set by `herald_options_init`: lets later versions add
+  // settings without breaking programs built against this one.
+  size_t size;
+  // Name shown by the server's monitor (the URL's `?name=` overrides it).
+  const char *name;
+  // Subject of the logger's records when a log call names none, and of its drop reports
+  // (default: the name when it is a valid subject, else `herald.c`).
+  const char *log_subject;
+  // Lowest priority the logger sends (default `HERALD_INFO`).
+  int log_threshold;
+  // Records the logger buffers before log calls drop (default 16,384).
+  size_t log_buffer_records;
+  // Time allowed per server to connect and shake hands, ms (default 5,000).
+  int connect_timeout_ms;
+  // How long to keep trying other servers after the connection fails, ms (default
+  // 30,000; -1 turns failover off).
+  int reconnect_timeout_ms;
+  // Bytes buffered for sending (and kept until acknowledged) before `herald_publish`
+  // waits (default 8 MiB).
+  size_t send_buffer_bytes;
+} herald_options;
 
 // One event of a subscription. In a callback it is valid until the callback returns; one
 // from `herald_poll` until `herald_event_free`.
@@ -439,6 +462,12 @@ int herald_record_set_id(struct herald_record *r, uint64_t id);
 // a valid tree: each `s` points to `len` bytes, each `items` to `count` fields.
 int herald_record_add_value(struct herald_record *r, const char *name, const struct herald_field *value);
 
+// Fills `*options` with the defaults. NULL is fine (nothing happens).
+//
+// # Safety
+// `options` is NULL or points to writable storage for a `herald_options`.
+void herald_options_init(struct herald_options *options);
+
 // Connects to the first server of `url` that answers (`herald://host:port`, several
 // servers separated by commas for failover, `herald+tls://…` for TLS, `?token=…`) under
 // `name` (shown by the server's monitor; NULL for the URL's `?name=` or none), and stores
@@ -447,6 +476,13 @@ int herald_record_add_value(struct herald_record *r, const char *name, const str
 // # Safety
 // `url` and `name` are NULL or NUL-terminated strings; `out` is NULL or writable.
 int herald_connect(const char *url, const char *name, struct herald_client **out);
+
+// Connects as `herald_connect` does, with `options` (NULL: the defaults).
+//
+// # Safety
+// `url` is NULL or a NUL-terminated string; `options` NULL or filled by
+// `herald_options_init` (its strings NULL or NUL-terminated); `out` NULL or writable.
+int herald_connect_with(const char *url, const struct herald_options *options, struct herald_client **out);
 
 // Sends what is still buffered (waiting at most 5 s), closes the connection and frees the
 // client. Subscriptions made on it deliver nothing more; free them with
@@ -464,7 +500,7 @@ int herald_close(struct herald_client *c);
 //
 // # Safety
 // `c` is NULL or a live client.
-int herald_flush(const struct herald_client *c, int ack_level_, int timeout_ms);
+int herald_flush(const struct herald_client *c, int ack_level, int timeout_ms);
 
 // Sets the lowest priority the client's logger sends (`herald_log`, `HERALD_LOG`); records
 // below it cost only a comparison. Takes effect at once on every thread.
@@ -562,7 +598,7 @@ int herald_info_subscribe(const struct herald_client *c, const char *name_regex,
 //
 // # Safety
 // `c` is NULL or a live client.
-int herald_log_enabled(const struct herald_client *c, int priority_);
+int herald_log_enabled(const struct herald_client *c, int priority);
 
 // Logs `text` at `priority` on `subject` (NULL: the client's name) through the client's
 // logger, with this host, process and thread as origin. Never blocks. Records below the
@@ -570,7 +606,7 @@ int herald_log_enabled(const struct herald_client *c, int priority_);
 //
 // # Safety
 // `c` is NULL or a live client; `subject` and `text` NULL or NUL-terminated.
-int herald_log(const struct herald_client *c, int priority_, const char *subject, const char *text);
+int herald_log(const struct herald_client *c, int priority, const char *subject, const char *text);
 
 // Logs `len` bytes of `text` at `priority` on `subject` (NULL: the client's name), made at
 // `file`:`line` in function `routine`: what `HERALD_LOG` calls after formatting. `file`
@@ -580,7 +616,7 @@ int herald_log(const struct herald_client *c, int priority_, const char *subject
 // # Safety
 // `c` is NULL or a live client; `subject` NULL or NUL-terminated; `file` and `routine`
 // NULL or NUL-terminated and valid for the client's life; `text` points to `len` bytes.
-int herald_log_at(const struct herald_client *c, int priority_, const char *subject, const char *file, uint32_t line, const char *routine, const char *text_, size_t len);
+int herald_log_at(const struct herald_client *c, int priority, const char *subject, const char *file, uint32_t line, const char *routine, const char *text, size_t len);
 
 // Queues the record for sending (waiting while the send buffer is full) and returns; the
 // record is copied and may be changed or freed at once.
@@ -600,14 +636,14 @@ int herald_try_publish(const struct herald_client *c, const struct herald_record
 //
 // # Safety
 // `c` is NULL or a live client; the strings NULL or NUL-terminated.
-int herald_publish_message(const struct herald_client *c, const char *subject, const char *type_, const char *text);
+int herald_publish_message(const struct herald_client *c, const char *subject, const char *type, const char *text);
 
 // Sends the record and waits at most `timeout_ms` until the server acknowledges it at
 // `ack_level` (`HERALD_ACK_RECEIVED`, or `HERALD_ACK_STORED`: durably archived).
 //
 // # Safety
 // As `herald_publish`.
-int herald_publish_sync(const struct herald_client *c, const struct herald_record *r, int ack_level_, int timeout_ms);
+int herald_publish_sync(const struct herald_client *c, const struct herald_record *r, int ack_level, int timeout_ms);
 
 // Sends the record as a request and waits at most `timeout_ms` for the first reply, stored
 // in `*reply` (free it with `herald_record_free`); `HERALD_E_TIMEOUT` when none came.
@@ -628,7 +664,7 @@ int herald_reply(const struct herald_client *c, const struct herald_record *requ
 //
 // # Safety
 // `subject` is NULL or a NUL-terminated string; `out` is NULL or writable.
-int herald_record_new(int kind_, const char *subject, struct herald_record **out);
+int herald_record_new(int kind, const char *subject, struct herald_record **out);
 
 // Reads the wire encoding of one record (`len` bytes at `data`) into a new record in
 // `*out`. `HERALD_E_INVALID` names what is wrong with bytes that are not a record.
@@ -687,7 +723,7 @@ const char *herald_status_name(int status);
 // # Safety
 // `c` is NULL or a live client; the strings NULL or NUL-terminated; `out` NULL or
 // writable; `callback` a function that may be called on another thread with `user_data`.
-int herald_subscribe(const struct herald_client *c, const char *subject, const char *type_, const char *priorities, herald_callback callback, void *user_data, struct herald_subscription **out);
+int herald_subscribe(const struct herald_client *c, const char *subject, const char *type, const char *priorities, herald_callback callback, void *user_data, struct herald_subscription **out);
 
 // Waits at most `timeout_ms` (0: not at all) for the next event of a polling
 // subscription and stores it in `*out` (free it with `herald_event_free`).
@@ -717,11 +753,12 @@ int herald_unsubscribe(struct herald_subscription *s);
  * HERALD_LOG(client, priority, subject, format, ...): logs a printf-style text at `priority`
  * on `subject` (NULL: the client's name) through the client's logger, from __FILE__,
  * __LINE__ and __func__. Never blocks. Below the threshold it costs one call that compares:
- * the arguments are not evaluated and nothing is formatted.
+ * the arguments are not evaluated, nothing is formatted, and (unlike herald_log) nothing
+ * goes to the logger's flight recorder.
  */
 #define HERALD_LOG(client, priority, subject, ...)                                          \
   do {                                                                                      \
-    herald_client *herald_log_client_ = (client);                                           \
+    const herald_client *herald_log_client_ = (client);                                           \
     int herald_log_priority_ = (priority);                                                  \
     if (herald_log_enabled(herald_log_client_, herald_log_priority_))                       \
       (void)herald_logf(herald_log_client_, herald_log_priority_, (subject), __FILE__,      \
@@ -734,41 +771,5 @@ int herald_unsubscribe(struct herald_subscription *s);
 #define HERALD_PRINTF_(f, a)
 #endif
 
-/*
- * Formats and logs as HERALD_LOG does, without the threshold check; `file` and `routine`
- * must stay valid as long as the client lives (string literals, __FILE__, __func__).
- * Texts up to 255 bytes are formatted on the stack, longer ones once more on the heap.
- */
-static inline int herald_logf(herald_client *client, int priority, const char *subject,
-                              const char *file, int line, const char *routine,
-                              const char *format, ...) HERALD_PRINTF_(7, 8);
-
-static inline int herald_logf(herald_client *client, int priority, const char *subject,
-                              const char *file, int line, const char *routine,
-                              const char *format, ...) {
-  char text[256];
-  va_list args;
-  int n, status;
-  char *heap;
-  if (format == NULL)
-    return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, NULL, 0);
-  va_start(args, format);
-  n = vsnprintf(text, sizeof text, format, args);
-  va_end(args);
-  if (n < 0)
-    return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, NULL, 0);
-  if ((size_t)n < sizeof text)
-    return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, text,
-                         (size_t)n);
-  heap = (char *)malloc((size_t)n + 1);
-  if (heap == NULL)
-    return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, text,
-                         sizeof text - 1);
-  va_start(args, format);
-  (void)vsnprintf(heap, (size_t)n + 1, format, args);
-  va_end(args);
-  status = herald_log_at(client, priority, subject, file, (uint32_t)line, routine, heap,
-                         (size_t)n);
-  free(heap);
-  return status;
-}
+/* herald_logf, herald_format and herald_vformat: the formatter HERALD_LOG uses. */
+#include "herald_logf.h"

@@ -17,6 +17,8 @@
  *       herald::Status status;
  *       client.flush(HERALD_ACK_RECEIVED, std::chrono::seconds(2), &status);
  *       if (!status.ok()) std::cerr << status.name() << ": " << status.message() << "\n";
+ * (std::filesystem's error_code& overloads do the same with two declarations; a defaulted
+ * pointer gives every call both forms from one, so that neither can be forgotten.)
  * Expected outcomes are no failures in either form: Subscription::poll() returns std::nullopt
  * when no event came in time, Client::get_info() std::nullopt when there is no such object,
  * and Client::try_publish() false when the send buffer is full.
@@ -39,6 +41,10 @@
 #ifndef HERALD_HPP
 #define HERALD_HPP
 
+#if __cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L)
+#error "herald.hpp needs C++17 or later (-std=c++17); C programs include herald.h"
+#endif
+
 #include "herald.h"
 
 #include <chrono>
@@ -57,23 +63,6 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-/*
- * libherald exports these string setters, but herald.h (made by cbindgen, which does not see
- * functions a Rust macro defines) lacks their declarations. Declaring a function twice is
- * allowed, so this block stays correct once herald.h declares them.
- */
-extern "C" {
-int herald_record_set_type(herald_record *r, const char *value);
-int herald_record_set_text(herald_record *r, const char *value);
-int herald_record_set_context(herald_record *r, const char *value);
-int herald_record_set_host(herald_record *r, const char *value);
-int herald_record_set_process(herald_record *r, const char *value);
-int herald_record_set_thread(herald_record *r, const char *value);
-int herald_record_set_log_id(herald_record *r, const char *value);
-int herald_record_set_uri(herald_record *r, const char *value);
-int herald_record_add_audience(herald_record *r, const char *value);
-}
 
 namespace herald {
 
@@ -236,7 +225,8 @@ class RecordView {
   std::int64_t time_ns() const noexcept { return view_.time; }
   int priority() const noexcept { return view_.priority; }
   std::string_view text() const noexcept {
-    return view_.text == nullptr ? std::string_view() : std::string_view(view_.text, view_.text_len);
+    if (view_.text == nullptr) return std::string_view();
+    return std::string_view(view_.text, view_.text_len);
   }
   std::string_view host() const noexcept { return detail::view_of(view_.host); }
   std::string_view process() const noexcept { return detail::view_of(view_.process); }
@@ -381,6 +371,14 @@ class Record {
   Record &audience(CStringArg value, Status *status = nullptr) {
     return change(status, [&] { return herald_record_add_audience(record_, value.c_str()); });
   }
+  /// The subject a reply goes to (Client::request sets it itself).
+  Record &reply_to(CStringArg subject, Status *status = nullptr) {
+    return change(status, [&] { return herald_record_set_reply_to(record_, subject.c_str()); });
+  }
+  /// The correlation id of a request or reply (Client::request and reply set it themselves).
+  Record &id(std::uint64_t value, Status *status = nullptr) {
+    return change(status, [&] { return herald_record_set_id(record_, value); });
+  }
   Record &clear_fields(Status *status = nullptr) {
     return change(status, [&] { return herald_record_clear_fields(record_); });
   }
@@ -434,6 +432,13 @@ class Record {
   Record &time_field(CStringArg name, std::chrono::system_clock::time_point when,
                      Status *status = nullptr) {
     return time_field(name, nanoseconds_since_epoch(when), status);
+  }
+
+  /// A field of any type, arrays and maps included: `value` is a tree of herald_field as
+  /// herald_record_read gives them (a FieldView's raw(), to copy a field from another record).
+  Record &value_field(CStringArg name, const herald_field &value, Status *status = nullptr) {
+    return change(status,
+                  [&] { return herald_record_add_value(record_, name.c_str(), &value); });
   }
 
   /// The record as plain data, valid until it is changed or destroyed.

@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_int};
 use herald_proto::value::{Field, Value};
 use herald_proto::Record;
 
-use crate::record::{borrow_mut, check_subject, herald_record, priority};
+use crate::record::{borrow_mut, check_subject, herald_record, priority_of};
 use crate::status::{guard, Failure};
 use crate::strings::{bytes, optional, required};
 use crate::view::{
@@ -225,7 +225,7 @@ pub unsafe extern "C" fn herald_record_set_priority(r: *mut herald_record, value
     // SAFETY: the caller's contract.
     unsafe {
         change(r, |record| {
-            record.priority = priority(value)?;
+            record.priority = priority_of(value)?;
             Ok(())
         })
     }

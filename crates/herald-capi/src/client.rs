@@ -7,7 +7,7 @@ use ::herald_client::{Client, ClientOptions, Logger, LoggerOptions};
 use herald_proto::frame::AckLevel;
 use herald_proto::{Kind, Record};
 
-use crate::record::{check_subject, give, herald_record, priority};
+use crate::record::{check_subject, give, herald_record, priority_of};
 use crate::runtime::{block, runtime};
 use crate::status::{guard, Failure, HERALD_E_INVALID};
 use crate::strings::{optional, required};
@@ -48,13 +48,72 @@ pub fn timeout(ms: c_int) -> Result<Duration, Failure> {
 }
 
 /// An acknowledgement level from C.
-pub fn ack_level(level: c_int) -> Result<AckLevel, Failure> {
+pub fn ack_level_of(level: c_int) -> Result<AckLevel, Failure> {
     match level {
         HERALD_ACK_RECEIVED => Ok(AckLevel::Received),
         HERALD_ACK_STORED => Ok(AckLevel::Stored),
         _ => Err(Failure::invalid(format!(
             "acknowledgement level {level} is not HERALD_ACK_RECEIVED or HERALD_ACK_STORED"
         ))),
+    }
+}
+
+/// How a client connects and logs: fill it with `herald_options_init`, change what you
+/// need, and pass it to `herald_connect_with`. Zero (or NULL) leaves a setting at its default.
+#[repr(C)]
+pub struct herald_options {
+    /// `sizeof(herald_options)`, set by `herald_options_init`: lets later versions add
+    /// settings without breaking programs built against this one.
+    pub size: usize,
+    /// Name shown by the server's monitor (the URL's `?name=` overrides it).
+    pub name: *const c_char,
+    /// Subject of the logger's records when a log call names none, and of its drop reports
+    /// (default: the name when it is a valid subject, else `herald.c`).
+    pub log_subject: *const c_char,
+    /// Lowest priority the logger sends (default `HERALD_INFO`).
+    pub log_threshold: c_int,
+    /// Records the logger buffers before log calls drop (default 16,384).
+    pub log_buffer_records: usize,
+    /// Time allowed per server to connect and shake hands, ms (default 5,000).
+    pub connect_timeout_ms: c_int,
+    /// How long to keep trying other servers after the connection fails, ms (default
+    /// 30,000; -1 turns failover off).
+    pub reconnect_timeout_ms: c_int,
+    /// Bytes buffered for sending (and kept until acknowledged) before `herald_publish`
+    /// waits (default 8 MiB).
+    pub send_buffer_bytes: usize,
+}
+
+/// Fills `*options` with the defaults. NULL is fine (nothing happens).
+///
+/// # Safety
+/// `options` is NULL or points to writable storage for a `herald_options`.
+#[no_mangle]
+pub unsafe extern "C" fn herald_options_init(options: *mut herald_options) {
+    if options.is_null() {
+        return;
+    }
+    let defaults = herald_options {
+        size: std::mem::size_of::<herald_options>(),
+        name: std::ptr::null(),
+        log_subject: std::ptr::null(),
+        log_threshold: 0,
+        log_buffer_records: 0,
+        connect_timeout_ms: 0,
+        reconnect_timeout_ms: 0,
+        send_buffer_bytes: 0,
+    };
+    // SAFETY: not NULL, writable by the caller's contract.
+    unsafe { options.write(defaults) };
+}
+
+/// A setting in ms: 0 keeps `default`, -1 is zero (off) where `off` allows it.
+fn millis(ms: c_int, default: Duration, what: &str, off: bool) -> Result<Duration, Failure> {
+    match ms {
+        0 => Ok(default),
+        -1 if off => Ok(Duration::ZERO),
+        ms if ms > 0 => Ok(Duration::from_millis(ms as u64)),
+        ms => Err(Failure::invalid(format!("{what} of {ms} ms is negative"))),
     }
 }
 
@@ -71,25 +130,92 @@ pub unsafe extern "C" fn herald_connect(
     name: *const c_char,
     out: *mut *mut herald_client,
 ) -> c_int {
+    let mut options = std::mem::MaybeUninit::<herald_options>::uninit();
+    // SAFETY: `options` is writable; herald_options_init fills every field.
+    let mut options = unsafe {
+        herald_options_init(options.as_mut_ptr());
+        options.assume_init()
+    };
+    options.name = name;
+    // SAFETY: the caller's contract.
+    unsafe { herald_connect_with(url, &options, out) }
+}
+
+/// Connects as `herald_connect` does, with `options` (NULL: the defaults).
+///
+/// # Safety
+/// `url` is NULL or a NUL-terminated string; `options` NULL or filled by
+/// `herald_options_init` (its strings NULL or NUL-terminated); `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn herald_connect_with(
+    url: *const c_char,
+    options: *const herald_options,
+    out: *mut *mut herald_client,
+) -> c_int {
     guard(|| {
         // SAFETY: the caller's contract.
-        let (url, name) = unsafe { (required(url, "url")?, optional(name, "name")?) };
+        let url = unsafe { required(url, "url") }?;
         if out.is_null() {
             return Err(Failure::invalid("out is NULL"));
         }
-        let options = ClientOptions {
-            name: name.unwrap_or_default().to_string(),
-            ..ClientOptions::default()
-        };
-        let client = block(Client::connect_with(url, options))??;
-        let subject = match name {
-            Some(name) if check_subject(name, "name").is_ok() => name,
-            _ => DEFAULT_LOGGER_SUBJECT,
-        };
+        // SAFETY: the caller's contract.
+        let settings = unsafe { options.as_ref() };
+        if let Some(settings) = settings {
+            if settings.size != std::mem::size_of::<herald_options>() {
+                return Err(Failure::invalid(format!(
+                    "options.size is {}, not sizeof(herald_options) {}: fill the options with herald_options_init",
+                    settings.size,
+                    std::mem::size_of::<herald_options>()
+                )));
+            }
+        }
+        let defaults = ClientOptions::default();
+        let mut client_options = ClientOptions::default();
+        let mut logger_options = LoggerOptions::new(DEFAULT_LOGGER_SUBJECT);
+        if let Some(s) = settings {
+            // SAFETY: the caller's contract.
+            let (name, log_subject) = unsafe {
+                (
+                    optional(s.name, "options.name")?,
+                    optional(s.log_subject, "options.log_subject")?,
+                )
+            };
+            if let Some(name) = name {
+                client_options.name = name.to_string();
+                if check_subject(name, "name").is_ok() {
+                    logger_options.subject = name.to_string();
+                }
+            }
+            if let Some(subject) = log_subject {
+                check_subject(subject, "options.log_subject")?;
+                logger_options.subject = subject.to_string();
+            }
+            if s.log_threshold != 0 {
+                logger_options.threshold = priority_of(s.log_threshold)?;
+            }
+            if s.log_buffer_records != 0 {
+                logger_options.buffer_records = s.log_buffer_records;
+            }
+            client_options.connect_timeout = millis(
+                s.connect_timeout_ms,
+                defaults.connect_timeout,
+                "options.connect_timeout_ms",
+                false,
+            )?;
+            client_options.reconnect_timeout = millis(
+                s.reconnect_timeout_ms,
+                defaults.reconnect_timeout,
+                "options.reconnect_timeout_ms",
+                true,
+            )?;
+            if s.send_buffer_bytes != 0 {
+                client_options.outbox_bytes = s.send_buffer_bytes;
+            }
+        }
+        let client = block(Client::connect_with(url, client_options))??;
         let logger = {
             let _inside = runtime().enter();
-            Logger::new(&client, LoggerOptions::new(subject))
-                .map_err(|e| Failure::new(HERALD_E_INVALID, e))?
+            Logger::new(&client, logger_options).map_err(|e| Failure::new(HERALD_E_INVALID, e))?
         };
         let boxed = Box::new(herald_client { client, logger });
         // SAFETY: checked not NULL; writable by the caller's contract.
@@ -133,13 +259,13 @@ pub unsafe extern "C" fn herald_close(c: *mut herald_client) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn herald_flush(
     c: *const herald_client,
-    ack_level_: c_int,
+    ack_level: c_int,
     timeout_ms: c_int,
 ) -> c_int {
     guard(|| {
         // SAFETY: the caller's contract.
         let c = unsafe { borrow(c) }?;
-        let (level, timeout) = (ack_level(ack_level_)?, timeout(timeout_ms)?);
+        let (level, timeout) = (ack_level_of(ack_level)?, timeout(timeout_ms)?);
         block(async {
             c.logger.flush(timeout).await?;
             c.client.flush_at(level, timeout).await
@@ -158,7 +284,7 @@ pub unsafe extern "C" fn herald_set_threshold(c: *const herald_client, threshold
     guard(|| {
         // SAFETY: the caller's contract.
         let c = unsafe { borrow(c) }?;
-        c.logger.set_threshold(priority(threshold)?);
+        c.logger.set_threshold(priority_of(threshold)?);
         Ok(())
     })
 }

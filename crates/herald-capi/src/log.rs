@@ -6,11 +6,21 @@
 use std::ffi::{c_char, c_int};
 
 use ::herald_client::logger::Source;
+use ::herald_client::LoggerError;
 
 use crate::client::{borrow, herald_client};
-use crate::record::{check_subject, priority};
-use crate::status::guard;
-use crate::strings::{optional, text};
+use crate::record::priority_of;
+use crate::status::{guard, Failure};
+use crate::strings::optional;
+
+/// A log call's outcome: a subject that cannot be published to is named (the logger has
+/// counted the record as dropped too).
+fn logged(outcome: Result<(), LoggerError>) -> Result<(), Failure> {
+    outcome.map_err(|e| match e {
+        LoggerError::InvalidSubject(why) => Failure::invalid(format!("subject: {why}")),
+        other => Failure::invalid(other),
+    })
+}
 
 /// Returns 1 if a record at `priority` would be sent (at or above the threshold), else 0
 /// (also for a NULL client or an unknown priority). `HERALD_LOG` calls it first and does
@@ -19,12 +29,12 @@ use crate::strings::{optional, text};
 /// # Safety
 /// `c` is NULL or a live client.
 #[no_mangle]
-pub unsafe extern "C" fn herald_log_enabled(c: *const herald_client, priority_: c_int) -> c_int {
+pub unsafe extern "C" fn herald_log_enabled(c: *const herald_client, priority: c_int) -> c_int {
     // SAFETY: the caller's contract.
     let Some(c) = (unsafe { c.as_ref() }) else {
         return 0;
     };
-    priority(priority_).map_or(0, |p| c_int::from(c.logger.enabled(p)))
+    priority_of(priority).map_or(0, |p| c_int::from(c.logger.enabled(p)))
 }
 
 /// Logs `text` at `priority` on `subject` (NULL: the client's name) through the client's
@@ -36,7 +46,7 @@ pub unsafe extern "C" fn herald_log_enabled(c: *const herald_client, priority_: 
 #[no_mangle]
 pub unsafe extern "C" fn herald_log(
     c: *const herald_client,
-    priority_: c_int,
+    priority: c_int,
     subject: *const c_char,
     text: *const c_char,
 ) -> c_int {
@@ -49,13 +59,11 @@ pub unsafe extern "C" fn herald_log(
                 crate::strings::required(text, "text")?,
             )
         };
-        let priority = priority(priority_)?;
-        if let Some(subject) = subject {
-            check_subject(subject, "subject")?;
-        }
-        c.logger
-            .log_from(priority, subject, text, Source::default());
-        Ok(())
+        let priority = priority_of(priority)?;
+        logged(
+            c.logger
+                .log_from(priority, subject, text, Source::default()),
+        )
     })
 }
 
@@ -70,12 +78,12 @@ pub unsafe extern "C" fn herald_log(
 #[no_mangle]
 pub unsafe extern "C" fn herald_log_at(
     c: *const herald_client,
-    priority_: c_int,
+    priority: c_int,
     subject: *const c_char,
     file: *const c_char,
     line: u32,
     routine: *const c_char,
-    text_: *const c_char,
+    text: *const c_char,
     len: usize,
 ) -> c_int {
     guard(|| {
@@ -88,19 +96,15 @@ pub unsafe extern "C" fn herald_log_at(
             (
                 borrow(c)?,
                 optional(subject, "subject")?,
-                text(text_, len, "text")?,
+                crate::strings::text(text, len, "text")?,
             )
         };
-        let priority = priority(priority_)?;
-        if let Some(subject) = subject {
-            check_subject(subject, "subject")?;
-        }
+        let priority = priority_of(priority)?;
         let source = Source {
             file: file.unwrap_or_default(),
             line,
             routine: routine.unwrap_or_default(),
         };
-        c.logger.log_from(priority, subject, text, source);
-        Ok(())
+        logged(c.logger.log_from(priority, subject, text, source))
     })
 }

@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int};
 use ::herald_client::ClientError;
 use herald_proto::{Kind, Record};
 
-use crate::client::{ack_level, borrow, herald_client, timeout};
+use crate::client::{ack_level_of, borrow, herald_client, timeout};
 use crate::record::{borrow as record, check_subject, give, herald_record};
 use crate::runtime::block;
 use crate::status::{guard, Failure};
@@ -65,7 +65,7 @@ thread_local! {
 pub unsafe extern "C" fn herald_publish_message(
     c: *const herald_client,
     subject: *const c_char,
-    type_: *const c_char,
+    r#type: *const c_char,
     text: *const c_char,
 ) -> c_int {
     guard(|| {
@@ -74,7 +74,7 @@ pub unsafe extern "C" fn herald_publish_message(
             (
                 borrow(c)?,
                 required(subject, "subject")?,
-                optional(type_, "type")?,
+                optional(r#type, "type")?,
                 optional(text, "text")?,
             )
         };
@@ -100,13 +100,13 @@ pub unsafe extern "C" fn herald_publish_message(
 pub unsafe extern "C" fn herald_publish_sync(
     c: *const herald_client,
     r: *const herald_record,
-    ack_level_: c_int,
+    ack_level: c_int,
     timeout_ms: c_int,
 ) -> c_int {
     guard(|| {
         // SAFETY: the caller's contract.
         let (c, r) = unsafe { (borrow(c)?, record(r)?) };
-        let (level, timeout) = (ack_level(ack_level_)?, timeout(timeout_ms)?);
+        let (level, timeout) = (ack_level_of(ack_level)?, timeout(timeout_ms)?);
         block(c.client.sync_send(&r.record, level, timeout))??;
         Ok(())
     })

@@ -78,18 +78,30 @@ impl herald_record {
 }
 
 /// Returns the priority with number `value`.
-pub fn priority(value: c_int) -> Result<Priority, Failure> {
-    u8::try_from(value)
-        .ok()
-        .and_then(|v| Priority::from_u8(v).ok())
-        .ok_or_else(|| {
-            Failure::invalid(format!(
-                "priority {value} is not defined (HERALD_TRACE 1 … HERALD_EMERGENCY 11, without 7)"
-            ))
-        })
+#[inline]
+pub fn priority_of(value: c_int) -> Result<Priority, Failure> {
+    // A match, not `Priority::from_u8`'s search: every log call converts its priority.
+    let known = match value {
+        HERALD_TRACE => Some(Priority::Trace),
+        HERALD_DELOUSE => Some(Priority::Delouse),
+        HERALD_DEBUG => Some(Priority::Debug),
+        HERALD_INFO => Some(Priority::Info),
+        HERALD_NOTICE => Some(Priority::Notice),
+        HERALD_WARNING => Some(Priority::Warning),
+        HERALD_ERROR => Some(Priority::Error),
+        HERALD_CRITICAL => Some(Priority::Critical),
+        HERALD_ALERT => Some(Priority::Alert),
+        HERALD_EMERGENCY => Some(Priority::Emergency),
+        _ => None,
+    };
+    known.ok_or_else(|| {
+        Failure::invalid(format!(
+            "priority {value} is not defined (HERALD_TRACE 1 … HERALD_EMERGENCY 11, without 7)"
+        ))
+    })
 }
 
-fn kind(value: c_int) -> Result<Kind, Failure> {
+fn kind_of(value: c_int) -> Result<Kind, Failure> {
     match value {
         HERALD_KIND_LOG => Ok(Kind::Log),
         HERALD_KIND_MESSAGE => Ok(Kind::Message),
@@ -149,12 +161,12 @@ pub unsafe fn give(
 /// `subject` is NULL or a NUL-terminated string; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn herald_record_new(
-    kind_: c_int,
+    kind: c_int,
     subject: *const c_char,
     out: *mut *mut herald_record,
 ) -> c_int {
     guard(|| {
-        let kind = kind(kind_)?;
+        let kind = kind_of(kind)?;
         // SAFETY: the caller's contract.
         let subject = unsafe { required(subject, "subject") }?;
         check_subject(subject, "subject")?;

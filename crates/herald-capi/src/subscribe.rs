@@ -127,14 +127,14 @@ fn deliver(
 /// Makes a record subscription from the three filter strings.
 fn filter(
     subject: *const c_char,
-    type_: *const c_char,
+    r#type: *const c_char,
     priorities: *const c_char,
 ) -> Result<Filter, Failure> {
     // SAFETY: the caller of the C function's contract (NULL or NUL-terminated).
     let (subject, type_name, priorities) = unsafe {
         (
             optional(subject, "subject")?,
-            optional(type_, "type")?,
+            optional(r#type, "type")?,
             optional(priorities, "priorities")?,
         )
     };
@@ -165,7 +165,7 @@ pub unsafe fn give(out: *mut *mut herald_subscription, subscription: Box<herald_
 pub unsafe extern "C" fn herald_subscribe(
     c: *const herald_client,
     subject: *const c_char,
-    type_: *const c_char,
+    r#type: *const c_char,
     priorities: *const c_char,
     callback: herald_callback,
     user_data: *mut c_void,
@@ -174,7 +174,7 @@ pub unsafe extern "C" fn herald_subscribe(
     guard(|| {
         // SAFETY: the caller's contract.
         let c = unsafe { borrow(c) }?;
-        let filter = filter(subject, type_, priorities)?;
+        let filter = filter(subject, r#type, priorities)?;
         if out.is_null() {
             return Err(Failure::invalid("out is NULL"));
         }

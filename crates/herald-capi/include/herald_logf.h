@@ -1,0 +1,399 @@
+/* herald_logf.h (included by herald.h): herald_logf and herald_format, printf-style formatting for HERALD_LOG, on the calling
+ * thread, fast enough to stay inside the logger's budget.
+ *
+ * glibc's vsnprintf costs ~150 ns on our 2-core test machines even for "%d of %d", as much
+ * as the whole log call is allowed. This formatter copies literal text and converts the
+ * common conversions itself — %d %i %u %x %X %o with the length modifiers hh h l ll j z t,
+ * the flags '-' and '0' and a width; %s with a width and a precision; %c; %% — and hands
+ * every other conversion (floats, %p, '+', ' ', '#', integer precision, wide characters) to
+ * snprintf, one conversion at a time, so the output is always what printf would write.
+ * %n writes nothing (a logger has no business writing through its arguments).
+ * tests/c/test_format.c compares it with snprintf. */
+#ifndef HERALD_LOGF_H
+#define HERALD_LOGF_H
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "herald.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* As snprintf: the same output and return value (the length the whole text needs). */
+static inline int herald_format(char *buf, size_t cap, const char *format, ...)
+    HERALD_PRINTF_(3, 4);
+
+/* As vsnprintf. */
+static inline int herald_vformat(char *buf, size_t cap, const char *format, va_list args)
+    HERALD_PRINTF_(3, 0);
+
+/* Formats as printf and logs as HERALD_LOG does, without the threshold check. `file` and
+ * `routine` must stay valid as long as the client lives (string literals, __FILE__,
+ * __func__). Texts up to 511 bytes are formatted on the stack, longer ones once more on the
+ * heap. */
+static inline int herald_logf(const herald_client *client, int priority, const char *subject,
+                              const char *file, int line, const char *routine,
+                              const char *format, ...) HERALD_PRINTF_(7, 8);
+
+
+/* The text being made: writes stop at `cap - 1`, `len` counts everything, as snprintf. */
+struct herald_fmt_out {
+  char *buf;
+  size_t cap;
+  size_t len;
+};
+
+static inline void herald_fmt_put(struct herald_fmt_out *o, const char *s, size_t n) {
+  if (o->len + 1 < o->cap) {
+    size_t room = o->cap - 1 - o->len;
+    memcpy(o->buf + o->len, s, n < room ? n : room);
+  }
+  o->len += n;
+}
+
+static inline void herald_fmt_pad(struct herald_fmt_out *o, char c, size_t n) {
+  char run[32];
+  memset(run, c, sizeof run);
+  while (n > 0) {
+    size_t k = n < sizeof run ? n : sizeof run;
+    herald_fmt_put(o, run, k);
+    n -= k;
+  }
+}
+
+/* Puts `n` bytes at `s` in a field of `width`, on the left when `left`. */
+static inline void herald_fmt_field(struct herald_fmt_out *o, const char *s, size_t n, size_t width, int left) {
+  if (!left && width > n) herald_fmt_pad(o, ' ', width - n);
+  herald_fmt_put(o, s, n);
+  if (left && width > n) herald_fmt_pad(o, ' ', width - n);
+}
+
+/* A conversion, parsed. */
+struct herald_fmt_spec {
+  int left, zero, plus, space, alt; /* flags */
+  int width, precision;             /* -1: none */
+  int length; /* 'H' hh, 'h', 'l', 'L' ll, 'j', 'z', 't', 'D' long double, 0 none */
+  char conversion;
+};
+
+static inline void herald_fmt_integer(struct herald_fmt_out *o, const struct herald_fmt_spec *s, uintmax_t magnitude, int negative) {
+  static const char lower[] = "0123456789abcdef", upper[] = "0123456789ABCDEF";
+  const char *digits = s->conversion == 'X' ? upper : lower;
+  unsigned base = s->conversion == 'x' || s->conversion == 'X' ? 16u
+                  : s->conversion == 'o'                       ? 8u
+                                                               : 10u;
+  char text[72];
+  size_t at = sizeof text, n, width = s->width > 0 ? (size_t)s->width : 0;
+  do {
+    text[--at] = digits[magnitude % base];
+    magnitude /= base;
+  } while (magnitude != 0);
+  n = sizeof text - at;
+  if (negative) {
+    if (s->zero && !s->left) {
+      herald_fmt_put(o, "-", 1);
+      if (width > n + 1) herald_fmt_pad(o, '0', width - n - 1);
+      herald_fmt_put(o, text + at, n);
+      return;
+    }
+    text[--at] = '-';
+    n++;
+  } else if (s->zero && !s->left && width > n) {
+    herald_fmt_pad(o, '0', width - n);
+    herald_fmt_put(o, text + at, n);
+    return;
+  }
+  herald_fmt_field(o, text + at, n, width, s->left);
+}
+
+/* Rebuilds the conversion `s` as a format of its own, with '*' replaced by the numbers. */
+static inline void herald_fmt_respell(const struct herald_fmt_spec *s, char *format) {
+  char *p = format;
+  static const char *lengths[] = {"hh", "h", "l", "ll", "j", "z", "t", "L"};
+  static const char codes[] = "HhlLjztD";
+  const char *code;
+  *p++ = '%';
+  if (s->left) *p++ = '-';
+  if (s->zero) *p++ = '0';
+  if (s->plus) *p++ = '+';
+  if (s->space) *p++ = ' ';
+  if (s->alt) *p++ = '#';
+  if (s->width >= 0) p += sprintf(p, "%d", s->width);
+  if (s->precision >= 0) p += sprintf(p, ".%d", s->precision);
+  if (s->length != 0 && (code = strchr(codes, s->length)) != NULL) {
+    const char *text = lengths[code - codes];
+    size_t n = strlen(text);
+    memcpy(p, text, n);
+    p += n;
+  }
+  *p++ = s->conversion;
+  *p = '\0';
+}
+
+/* Formats one conversion with snprintf, taking its argument of the right type. */
+static inline void herald_fmt_fallback(struct herald_fmt_out *o, const struct herald_fmt_spec *s, va_list *args) {
+  char format[48];
+  char *at = o->len + 1 < o->cap ? o->buf + o->len : NULL;
+  size_t room = at != NULL ? o->cap - o->len : 0;
+  char scratch[1];
+  int n = 0;
+  herald_fmt_respell(s, format);
+  if (at == NULL) {
+    at = scratch;
+    room = 0;
+  }
+  switch (s->conversion) {
+    case 'd': case 'i':
+      switch (s->length) {
+        case 'l': n = snprintf(at, room, format, va_arg(*args, long)); break;
+        case 'L': case 'D': n = snprintf(at, room, format, va_arg(*args, long long)); break;
+        case 'j': n = snprintf(at, room, format, va_arg(*args, intmax_t)); break;
+        case 'z': n = snprintf(at, room, format, (ptrdiff_t)va_arg(*args, size_t)); break;
+        case 't': n = snprintf(at, room, format, va_arg(*args, ptrdiff_t)); break;
+        default: n = snprintf(at, room, format, va_arg(*args, int)); break;
+      }
+      break;
+    case 'u': case 'o': case 'x': case 'X':
+      switch (s->length) {
+        case 'l': n = snprintf(at, room, format, va_arg(*args, unsigned long)); break;
+        case 'L': case 'D': n = snprintf(at, room, format, va_arg(*args, unsigned long long)); break;
+        case 'j': n = snprintf(at, room, format, va_arg(*args, uintmax_t)); break;
+        case 'z': n = snprintf(at, room, format, va_arg(*args, size_t)); break;
+        case 't': n = snprintf(at, room, format, va_arg(*args, ptrdiff_t)); break;
+        default: n = snprintf(at, room, format, va_arg(*args, unsigned)); break;
+      }
+      break;
+    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A':
+      if (s->length == 'D')
+        n = snprintf(at, room, format, va_arg(*args, long double));
+      else
+        n = snprintf(at, room, format, va_arg(*args, double));
+      break;
+    case 'c':
+      if (s->length == 'l')
+        n = snprintf(at, room, format, va_arg(*args, wint_t));
+      else
+        n = snprintf(at, room, format, va_arg(*args, int));
+      break;
+    case 's':
+      if (s->length == 'l')
+        n = snprintf(at, room, format, va_arg(*args, const wchar_t *));
+      else
+        n = snprintf(at, room, format, va_arg(*args, const char *));
+      break;
+    case 'p':
+      n = snprintf(at, room, format, va_arg(*args, void *));
+      break;
+    default:
+      break;
+  }
+  if (n > 0) o->len += (size_t)n;
+}
+
+/* Reads a conversion after its '%' at `*p`; returns 0 for one that is not (written as is). */
+static inline int herald_fmt_parse(const char **p, struct herald_fmt_spec *s, va_list *args) {
+  const char *q = *p;
+  memset(s, 0, sizeof *s);
+  s->width = -1;
+  s->precision = -1;
+  for (;; q++) {
+    if (*q == '-') s->left = 1;
+    else if (*q == '0') s->zero = 1;
+    else if (*q == '+') s->plus = 1;
+    else if (*q == ' ') s->space = 1;
+    else if (*q == '#') s->alt = 1;
+    else break;
+  }
+  if (*q == '*') {
+    s->width = va_arg(*args, int);
+    if (s->width < 0) {
+      s->left = 1;
+      s->width = s->width == INT_MIN ? 0 : -s->width;
+    }
+    q++;
+  } else if (*q >= '0' && *q <= '9') {
+    s->width = 0;
+    while (*q >= '0' && *q <= '9' && s->width < 100000) s->width = s->width * 10 + (*q++ - '0');
+  }
+  if (*q == '.') {
+    q++;
+    if (*q == '*') {
+      s->precision = va_arg(*args, int);
+      if (s->precision < 0) s->precision = -1;
+      q++;
+    } else {
+      s->precision = 0;
+      while (*q >= '0' && *q <= '9' && s->precision < 100000)
+        s->precision = s->precision * 10 + (*q++ - '0');
+    }
+  }
+  switch (*q) {
+    case 'h': s->length = q[1] == 'h' ? 'H' : 'h'; q += q[1] == 'h' ? 2 : 1; break;
+    case 'l': s->length = q[1] == 'l' ? 'L' : 'l'; q += q[1] == 'l' ? 2 : 1; break;
+    case 'j': case 'z': case 't': s->length = *q++; break;
+    case 'L': s->length = 'D'; q++; break;
+    default: break;
+  }
+  if (*q == '\0' || strchr("diuoxXfFeEgGaAcspn%", *q) == NULL) return 0;
+  s->conversion = *q;
+  *p = q + 1;
+  return 1;
+}
+
+/* Whether `s` is one this file converts itself. */
+static inline int herald_fmt_fast(const struct herald_fmt_spec *s) {
+  if (s->plus || s->space || s->alt) return 0;
+  switch (s->conversion) {
+    case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
+      return s->precision < 0 && s->length != 'D';
+    case 's': case 'c':
+      return s->length != 'l' && !s->zero;
+    default:
+      return 0;
+  }
+}
+
+static inline void herald_fmt_convert(struct herald_fmt_out *o, const struct herald_fmt_spec *s, va_list *args) {
+  intmax_t value;
+  uintmax_t magnitude;
+  switch (s->conversion) {
+    case 'd': case 'i':
+      switch (s->length) {
+        case 'H': value = (signed char)va_arg(*args, int); break;
+        case 'h': value = (short)va_arg(*args, int); break;
+        case 'l': value = va_arg(*args, long); break;
+        case 'L': value = va_arg(*args, long long); break;
+        case 'j': value = va_arg(*args, intmax_t); break;
+        case 'z': value = (intmax_t)va_arg(*args, size_t); break;
+        case 't': value = va_arg(*args, ptrdiff_t); break;
+        default: value = va_arg(*args, int); break;
+      }
+      magnitude = value < 0 ? (uintmax_t)0 - (uintmax_t)value : (uintmax_t)value;
+      herald_fmt_integer(o, s, magnitude, value < 0);
+      return;
+    case 'u': case 'o': case 'x': case 'X':
+      switch (s->length) {
+        case 'H': magnitude = (unsigned char)va_arg(*args, unsigned); break;
+        case 'h': magnitude = (unsigned short)va_arg(*args, unsigned); break;
+        case 'l': magnitude = va_arg(*args, unsigned long); break;
+        case 'L': magnitude = va_arg(*args, unsigned long long); break;
+        case 'j': magnitude = va_arg(*args, uintmax_t); break;
+        case 'z': magnitude = va_arg(*args, size_t); break;
+        case 't': magnitude = (uintmax_t)va_arg(*args, ptrdiff_t); break;
+        default: magnitude = va_arg(*args, unsigned); break;
+      }
+      herald_fmt_integer(o, s, magnitude, 0);
+      return;
+    case 'c': {
+      char c = (char)va_arg(*args, int);
+      herald_fmt_field(o, &c, 1, s->width > 0 ? (size_t)s->width : 0, s->left);
+      return;
+    }
+    case 's': {
+      const char *text = va_arg(*args, const char *);
+      size_t n;
+      if (text == NULL) text = s->precision < 0 || s->precision >= 6 ? "(null)" : "";
+      if (s->precision < 0) {
+        n = strlen(text);
+      } else {
+        const char *end = (const char *)memchr(text, '\0', (size_t)s->precision);
+        n = end != NULL ? (size_t)(end - text) : (size_t)s->precision;
+      }
+      herald_fmt_field(o, text, n, s->width > 0 ? (size_t)s->width : 0, s->left);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+static inline size_t herald_fmt_format(char *buf, size_t cap, const char *fmt, va_list args) {
+  struct herald_fmt_out o;
+  struct herald_fmt_spec s;
+  va_list rest;
+  const char *p = fmt;
+  o.buf = buf;
+  o.cap = cap;
+  o.len = 0;
+  va_copy(rest, args);
+  while (*p != '\0') {
+    const char *percent = strchr(p, '%');
+    if (percent == NULL) {
+      herald_fmt_put(&o, p, strlen(p));
+      break;
+    }
+    herald_fmt_put(&o, p, (size_t)(percent - p));
+    p = percent + 1;
+    if (*p == '%') {
+      herald_fmt_put(&o, "%", 1);
+      p++;
+    } else if (!herald_fmt_parse(&p, &s, &rest)) {
+      herald_fmt_put(&o, "%", 1); /* not a conversion: written as it stands */
+    } else if (s.conversion == '%') {
+      herald_fmt_put(&o, "%", 1); /* "%5%": a '%' with flags or a width is one '%' */
+    } else if (s.conversion == 'n') {
+      (void)va_arg(rest, void *);
+    } else if (herald_fmt_fast(&s)) {
+      herald_fmt_convert(&o, &s, &rest);
+    } else {
+      herald_fmt_fallback(&o, &s, &rest);
+    }
+  }
+  va_end(rest);
+  if (cap > 0) buf[o.len < cap ? o.len : cap - 1] = '\0';
+  return o.len;
+}
+
+/* As vsnprintf (the same output, the same return value), faster. */
+static inline int herald_vformat(char *buf, size_t cap, const char *fmt, va_list args) {
+  if (fmt == NULL) return -1;
+  return (int)herald_fmt_format(buf, cap, fmt, args);
+}
+
+static inline int herald_format(char *buf, size_t cap, const char *fmt, ...) {
+  va_list args;
+  int n;
+  va_start(args, fmt);
+  n = herald_vformat(buf, cap, fmt, args);
+  va_end(args);
+  return n;
+}
+
+static inline int herald_logf(const herald_client *client, int priority, const char *subject, const char *file,
+                int line, const char *routine, const char *fmt, ...) {
+  char text[512];
+  char *heap;
+  va_list args;
+  size_t n;
+  int status;
+  if (fmt == NULL) return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, NULL, 0);
+  va_start(args, fmt);
+  n = herald_fmt_format(text, sizeof text, fmt, args);
+  va_end(args);
+  if (n < sizeof text)
+    return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, text, n);
+  heap = (char *)malloc(n + 1);
+  if (heap == NULL)
+    return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, text,
+                         sizeof text - 1);
+  va_start(args, fmt);
+  (void)herald_fmt_format(heap, n + 1, fmt, args);
+  va_end(args);
+  status = herald_log_at(client, priority, subject, file, (uint32_t)line, routine, heap, n);
+  free(heap);
+  return status;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
