@@ -470,8 +470,10 @@ void herald_options_init(struct herald_options *options);
 
 // Connects to the first server of `url` that answers (`herald://host:port`, several
 // servers separated by commas for failover, `herald+tls://…` for TLS, `?token=…`) under
-// `name` (shown by the server's monitor; NULL for the URL's `?name=` or none), and stores
-// the client in `*out`. Close it with `herald_close`.
+// `name` (shown by the server's monitor; the URL's `?name=` overrides it; NULL and no
+// `?name=`: the program's file name), and stores the client in `*out`. The logger's own
+// subject is `name` when that is a valid subject, else `herald.c`. Close it with
+// `herald_close`.
 //
 // # Safety
 // `url` and `name` are NULL or NUL-terminated strings; `out` is NULL or writable.
@@ -484,9 +486,9 @@ int herald_connect(const char *url, const char *name, struct herald_client **out
 // `herald_options_init` (its strings NULL or NUL-terminated); `out` NULL or writable.
 int herald_connect_with(const char *url, const struct herald_options *options, struct herald_client **out);
 
-// Sends what is still buffered (waiting at most 5 s), closes the connection and frees the
-// client. Subscriptions made on it deliver nothing more; free them with
-// `herald_unsubscribe`. NULL is fine. Returns the flush's status: the client is freed
+// Sends what is still buffered (waiting at most 5 s in all), closes the connection and
+// frees the client. Subscriptions made on it receive nothing more (events that had arrived
+// are still delivered or polled); free them with `herald_unsubscribe`. NULL is fine. Returns the flush's status: the client is freed
 // either way.
 //
 // # Safety
@@ -600,7 +602,7 @@ int herald_info_subscribe(const struct herald_client *c, const char *name_regex,
 // `c` is NULL or a live client.
 int herald_log_enabled(const struct herald_client *c, int priority);
 
-// Logs `text` at `priority` on `subject` (NULL: the client's name) through the client's
+// Logs `text` at `priority` on `subject` (NULL: the logger's own subject, see `herald_connect`) through the client's
 // logger, with this host, process and thread as origin. Never blocks. Records below the
 // threshold go to the logger's flight recorder (sent as context before a later ERROR).
 //
@@ -608,7 +610,7 @@ int herald_log_enabled(const struct herald_client *c, int priority);
 // `c` is NULL or a live client; `subject` and `text` NULL or NUL-terminated.
 int herald_log(const struct herald_client *c, int priority, const char *subject, const char *text);
 
-// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the client's name), made at
+// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the logger's own subject, see `herald_connect`), made at
 // `file`:`line` in function `routine`: what `HERALD_LOG` calls after formatting. `file`
 // and `routine` must stay valid and unchanged as long as the client lives — string
 // literals, `__FILE__` and `__func__` are — because the logger keeps them without copying.
@@ -618,8 +620,9 @@ int herald_log(const struct herald_client *c, int priority, const char *subject,
 // NULL or NUL-terminated and valid for the client's life; `text` points to `len` bytes.
 int herald_log_at(const struct herald_client *c, int priority, const char *subject, const char *file, uint32_t line, const char *routine, const char *text, size_t len);
 
-// Queues the record for sending (waiting while the send buffer is full) and returns; the
-// record is copied and may be changed or freed at once.
+// Queues the record for sending and returns; the record is copied and may be changed or
+// freed at once. While the send buffer is full (the server takes records slower than they
+// come, or failover is under way) it waits, with no limit: `herald_try_publish` never waits.
 //
 // # Safety
 // `c` is NULL or a live client; `r` NULL or a live record.
@@ -646,7 +649,9 @@ int herald_publish_message(const struct herald_client *c, const char *subject, c
 int herald_publish_sync(const struct herald_client *c, const struct herald_record *r, int ack_level, int timeout_ms);
 
 // Sends the record as a request and waits at most `timeout_ms` for the first reply, stored
-// in `*reply` (free it with `herald_record_free`); `HERALD_E_TIMEOUT` when none came.
+// in `*reply` (free it with `herald_record_free`); `HERALD_E_TIMEOUT` when none came. The
+// client's first request also subscribes its reply inbox (up to 10 s), and sending waits
+// as `herald_publish` does, both before the `timeout_ms` starts.
 //
 // # Safety
 // As `herald_publish`; `reply` NULL or writable.
@@ -715,9 +720,8 @@ const char *herald_status_name(int status);
 // Subscribes to the records whose subject matches the glob `subject` (`*` any run of
 // characters, dots included; `?` one character: `ANTENNA.*`), whose type matches the glob
 // `type`, and whose priority is in `priorities` (`>=WARNING`, `ERROR,ALERT`); NULL leaves a
-// dimension open. With a
-// `callback`, events go to it on a thread of the subscription's own, one at a time in
-// order, with `user_data`; with NULL, take them with `herald_poll`. The subscription is in
+// dimension open. With a `callback`, events go to it on a thread of the subscription's own,
+// one at a time in order, with `user_data`; with NULL, take them with `herald_poll`. The subscription is in
 // `*out`; end it with `herald_unsubscribe`.
 //
 // # Safety
@@ -751,7 +755,7 @@ int herald_unsubscribe(struct herald_subscription *s);
 
 /*
  * HERALD_LOG(client, priority, subject, format, ...): logs a printf-style text at `priority`
- * on `subject` (NULL: the client's name) through the client's logger, from __FILE__,
+ * on `subject` (NULL: the logger's own subject) through the client's logger, from __FILE__,
  * __LINE__ and __func__. Never blocks. Below the threshold it costs one call that compares:
  * the arguments are not evaluated, nothing is formatted, and (unlike herald_log) nothing
  * goes to the logger's flight recorder.

@@ -28,7 +28,7 @@ unsafe fn change(
     guard(|| {
         // SAFETY: the caller's contract.
         let r = unsafe { borrow_mut(r) }?;
-        change(r.change())
+        r.change(change)
     })
 }
 

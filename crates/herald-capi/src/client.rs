@@ -3,6 +3,8 @@
 use std::ffi::{c_char, c_int};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use ::herald_client::{Client, ClientOptions, Logger, LoggerOptions};
 use herald_proto::frame::AckLevel;
 use herald_proto::{Kind, Record};
@@ -38,6 +40,11 @@ pub struct herald_client {
 pub unsafe fn borrow<'a>(c: *const herald_client) -> Result<&'a herald_client, Failure> {
     // SAFETY: the caller's contract.
     unsafe { c.as_ref() }.ok_or_else(|| Failure::invalid("client is NULL"))
+}
+
+/// The time left until `deadline` (zero once it passed).
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
 }
 
 /// A timeout in ms from C.
@@ -119,8 +126,10 @@ fn millis(ms: c_int, default: Duration, what: &str, off: bool) -> Result<Duratio
 
 /// Connects to the first server of `url` that answers (`herald://host:port`, several
 /// servers separated by commas for failover, `herald+tls://…` for TLS, `?token=…`) under
-/// `name` (shown by the server's monitor; NULL for the URL's `?name=` or none), and stores
-/// the client in `*out`. Close it with `herald_close`.
+/// `name` (shown by the server's monitor; the URL's `?name=` overrides it; NULL and no
+/// `?name=`: the program's file name), and stores the client in `*out`. The logger's own
+/// subject is `name` when that is a valid subject, else `herald.c`. Close it with
+/// `herald_close`.
 ///
 /// # Safety
 /// `url` and `name` are NULL or NUL-terminated strings; `out` is NULL or writable.
@@ -224,9 +233,9 @@ pub unsafe extern "C" fn herald_connect_with(
     })
 }
 
-/// Sends what is still buffered (waiting at most 5 s), closes the connection and frees the
-/// client. Subscriptions made on it deliver nothing more; free them with
-/// `herald_unsubscribe`. NULL is fine. Returns the flush's status: the client is freed
+/// Sends what is still buffered (waiting at most 5 s in all), closes the connection and
+/// frees the client. Subscriptions made on it receive nothing more (events that had arrived
+/// are still delivered or polled); free them with `herald_unsubscribe`. NULL is fine. Returns the flush's status: the client is freed
 /// either way.
 ///
 /// # Safety
@@ -242,8 +251,9 @@ pub unsafe extern "C" fn herald_close(c: *mut herald_client) -> c_int {
     guard(move || {
         let herald_client { client, logger } = *client;
         let closed = block(async move {
+            let deadline = Instant::now() + CLOSE_TIMEOUT;
             let logged = logger.close(CLOSE_TIMEOUT).await;
-            let flushed = client.close(CLOSE_TIMEOUT).await;
+            let flushed = client.close(left(deadline)).await;
             logged.and(flushed)
         })?;
         Ok(closed?)
@@ -267,8 +277,14 @@ pub unsafe extern "C" fn herald_flush(
         let c = unsafe { borrow(c) }?;
         let (level, timeout) = (ack_level_of(ack_level)?, timeout(timeout_ms)?);
         block(async {
+            // The logger's flush hands its records over and waits for `received`; `stored`
+            // needs one more acknowledgement, in the time left.
+            let deadline = Instant::now() + timeout;
             c.logger.flush(timeout).await?;
-            c.client.flush_at(level, timeout).await
+            match level {
+                AckLevel::Received => Ok(()),
+                _ => c.client.flush_at(level, left(deadline)).await,
+            }
         })??;
         Ok(())
     })

@@ -37,7 +37,7 @@ pub unsafe extern "C" fn herald_log_enabled(c: *const herald_client, priority: c
     priority_of(priority).map_or(0, |p| c_int::from(c.logger.enabled(p)))
 }
 
-/// Logs `text` at `priority` on `subject` (NULL: the client's name) through the client's
+/// Logs `text` at `priority` on `subject` (NULL: the logger's own subject, see `herald_connect`) through the client's
 /// logger, with this host, process and thread as origin. Never blocks. Records below the
 /// threshold go to the logger's flight recorder (sent as context before a later ERROR).
 ///
@@ -67,7 +67,7 @@ pub unsafe extern "C" fn herald_log(
     })
 }
 
-/// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the client's name), made at
+/// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the logger's own subject, see `herald_connect`), made at
 /// `file`:`line` in function `routine`: what `HERALD_LOG` calls after formatting. `file`
 /// and `routine` must stay valid and unchanged as long as the client lives — string
 /// literals, `__FILE__` and `__func__` are — because the logger keeps them without copying.

@@ -20,8 +20,9 @@ fn publish(c: &herald_client, record: &Record) -> Result<(), Failure> {
     }
 }
 
-/// Queues the record for sending (waiting while the send buffer is full) and returns; the
-/// record is copied and may be changed or freed at once.
+/// Queues the record for sending and returns; the record is copied and may be changed or
+/// freed at once. While the send buffer is full (the server takes records slower than they
+/// come, or failover is under way) it waits, with no limit: `herald_try_publish` never waits.
 ///
 /// # Safety
 /// `c` is NULL or a live client; `r` NULL or a live record.
@@ -113,7 +114,9 @@ pub unsafe extern "C" fn herald_publish_sync(
 }
 
 /// Sends the record as a request and waits at most `timeout_ms` for the first reply, stored
-/// in `*reply` (free it with `herald_record_free`); `HERALD_E_TIMEOUT` when none came.
+/// in `*reply` (free it with `herald_record_free`); `HERALD_E_TIMEOUT` when none came. The
+/// client's first request also subscribes its reply inbox (up to 10 s), and sending waits
+/// as `herald_publish` does, both before the `timeout_ms` starts.
 ///
 /// # Safety
 /// As `herald_publish`; `reply` NULL or writable.

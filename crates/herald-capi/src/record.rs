@@ -69,11 +69,14 @@ impl herald_record {
             .view
     }
 
-    /// The record to change: what was cached from it is dropped.
-    pub(crate) fn change(&mut self) -> &mut Record {
+    /// Runs `change` on the record, then drops what was cached from it. Dropped after, not
+    /// before: the change may read its argument from the record's own view (setting the
+    /// text from `view.text`), which points into the cache.
+    pub(crate) fn change<T>(&mut self, change: impl FnOnce(&mut Record) -> T) -> T {
+        let changed = change(&mut self.record);
         self.view = OnceLock::new();
         self.encoded = OnceLock::new();
-        &mut self.record
+        changed
     }
 }
 

@@ -153,9 +153,8 @@ pub unsafe fn give(out: *mut *mut herald_subscription, subscription: Box<herald_
 /// Subscribes to the records whose subject matches the glob `subject` (`*` any run of
 /// characters, dots included; `?` one character: `ANTENNA.*`), whose type matches the glob
 /// `type`, and whose priority is in `priorities` (`>=WARNING`, `ERROR,ALERT`); NULL leaves a
-/// dimension open. With a
-/// `callback`, events go to it on a thread of the subscription's own, one at a time in
-/// order, with `user_data`; with NULL, take them with `herald_poll`. The subscription is in
+/// dimension open. With a `callback`, events go to it on a thread of the subscription's own,
+/// one at a time in order, with `user_data`; with NULL, take them with `herald_poll`. The subscription is in
 /// `*out`; end it with `herald_unsubscribe`.
 ///
 /// # Safety
@@ -214,11 +213,10 @@ pub unsafe extern "C" fn herald_poll(
         let mut subscription = subscription
             .lock()
             .map_err(|_| Failure::invalid("the subscription's lock is poisoned"))?;
+        // With a zero wait the future is still polled once, so a closed connection is told
+        // from an empty queue.
         let event = match subscription.try_next() {
             Some(event) => Some(event),
-            None if wait.is_zero() => {
-                return Err(Failure::new(HERALD_E_TIMEOUT, "no event waiting"))
-            }
             None => block(async { tokio::time::timeout(wait, subscription.next()).await })?
                 .map_err(|_| {
                     Failure::new(HERALD_E_TIMEOUT, format!("no event within {timeout_ms} ms"))

@@ -12,13 +12,25 @@ pub fn local_origin() -> Origin {
         process: process_name(),
         ..Origin::default()
     });
-    let thread = std::thread::current();
     Origin {
-        thread: thread
-            .name()
-            .map_or_else(|| format!("{:?}", thread.id()), str::to_string),
+        thread: thread_name(),
         ..base.clone()
     }
+}
+
+/// Returns the calling thread's name: its Rust name; for a thread Rust did not start (a C
+/// program's, through the C API) the system's name for it (Linux: its `comm`), which is what
+/// its program calls it; else `ThreadId(n)`.
+pub fn thread_name() -> String {
+    let thread = std::thread::current();
+    if let Some(name) = thread.name() {
+        return name.to_string();
+    }
+    std::fs::read_to_string("/proc/thread-self/comm")
+        .ok()
+        .map(|name| name.trim_end().to_string())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| format!("{:?}", thread.id()))
 }
 
 fn host_name() -> String {

@@ -62,6 +62,14 @@ static void records_without_a_server(void) {
   EXPECT(field->type == HERALD_BYTES && field->len == 3 && memcmp(field->s, raw, 3) == 0);
   EXPECT_STATUS(herald_record_field(back, "missing", &field), HERALD_E_NOT_FOUND);
 
+  /* A record's own view may feed its setters (the view is dropped after the change). */
+  CHECK(herald_record_read(back, &view));
+  CHECK(herald_record_set_text(back, view.routine));
+  CHECK(herald_record_field(back, "unit", &field));
+  CHECK(herald_record_add_str(back, "unit again", field->s));
+  CHECK(herald_record_read(back, &view));
+  EXPECT(strcmp(view.text, "read_encoder") == 0 && view.field_count == 8);
+
   /* A change drops what was read before and reads anew. */
   CHECK(herald_record_clear_fields(back));
   CHECK(herald_record_read(back, &view));

@@ -265,6 +265,7 @@ static void close_while_subscribed(const char *url) {
   CHECK(herald_poll(polled, 1000, &event)); /* taken before the close: still there */
   herald_event_free(event);
   EXPECT_STATUS(herald_poll(polled, 1000, &event), HERALD_E_CLOSED);
+  EXPECT_STATUS(herald_poll(polled, 0, &event), HERALD_E_CLOSED);
   CHECK(herald_unsubscribe(open_sub));
   CHECK(herald_unsubscribe(polled));
   CHECK(herald_connect(url, "c-test-live", &client));

@@ -155,25 +155,8 @@ impl Source {
 
 thread_local! {
     /// This thread's name, worked out once per thread.
-    static THREAD_NAME: InlineStr<THREAD_NAME_BYTES> = {
-        let thread = std::thread::current();
-        match thread.name() {
-            Some(name) => InlineStr::truncated(name),
-            // A thread Rust did not start (a C program's, through the C API) has no Rust
-            // name: the system's name for it is what its program calls it.
-            None => match system_thread_name() {
-                Some(name) => InlineStr::truncated(&name),
-                None => InlineStr::truncated(&format!("{:?}", thread.id())),
-            },
-        }
-    };
-}
-
-/// Returns the system's name of the calling thread (Linux: its `comm`), once per thread.
-fn system_thread_name() -> Option<String> {
-    let name = std::fs::read_to_string("/proc/thread-self/comm").ok()?;
-    let name = name.trim_end();
-    (!name.is_empty()).then(|| name.to_string())
+    static THREAD_NAME: InlineStr<THREAD_NAME_BYTES> =
+        InlineStr::truncated(&crate::origin::thread_name());
 }
 
 /// Returns this thread's name (or `ThreadId(n)`), cut to [`THREAD_NAME_BYTES`].
