@@ -6,8 +6,8 @@
 #   PREFIX/lib/cmake/Herald/HeraldConfig.cmake (+ Version)  find_package(Herald), Herald::herald
 #
 # Usage: scripts/install-capi.sh PREFIX [--profile release|debug] [--no-rpath]
-#   --profile   which build to install, from target/<profile>/ (default: release). When the
-#               library is missing there, it is built with `cargo build -p herald-capi`.
+#   --profile   which build to install, from target/<profile>/ (default: release); it is
+#               built (or brought up to date) with `cargo build -p herald-capi` first.
 #   --no-rpath  leave `-Wl,-rpath,PREFIX/lib` out of herald.pc. By default it is in, so that
 #               programs linked with pkg-config find libherald.so in a prefix the loader does
 #               not search (/opt/herald …) without LD_LIBRARY_PATH. CMake sets its own rpath.
@@ -67,11 +67,9 @@ cargo_profile="$profile"
 target_dir="${CARGO_TARGET_DIR:-$root/target}/$profile"
 include_dir="$root/crates/herald-capi/include"
 
-if [[ ! -f "$target_dir/libherald.so" || ! -f "$target_dir/libherald.a" ]]; then
-  echo "install-capi: no libherald in $target_dir; building it" \
-    "(cargo build -p herald-capi --profile $cargo_profile)"
-  (cd "$root" && cargo build -p herald-capi --profile "$cargo_profile" --locked)
-fi
+# Always through cargo: a no-op when the library is up to date, and never a stale install.
+echo "install-capi: cargo build -p herald-capi --profile $cargo_profile"
+(cd "$root" && cargo build -q -p herald-capi --profile "$cargo_profile" --locked)
 for file in "$target_dir/libherald.so" "$target_dir/libherald.a" \
   "$include_dir/herald.h" "$include_dir/herald.hpp"; do
   if [[ ! -f "$file" ]]; then
