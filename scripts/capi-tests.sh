@@ -37,7 +37,8 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# Starts a server with the given environment; prints its URL once it answers.
+# Starts a server with the given environment and sets `url` once it answers. (Not in a
+# command substitution: that subshell's `pids` would never reach the cleanup.)
 start_server() {
   local name=$1; shift
   local port http
@@ -47,7 +48,7 @@ start_server() {
   pids+=($!)
   for _ in $(seq 100); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "herald://127.0.0.1:$port"
+      url="herald://127.0.0.1:$port"
       return
     fi
     sleep 0.1
@@ -72,9 +73,10 @@ for program in "${programs[@]}"; do
 done
 echo "capi-tests: built ${programs[*]}, plain and with ASan/UBSan (-Wall -Wextra -Werror)"
 
-url=$(start_server live)
 # Queues of 16 records: a slow subscriber loses records, and hears of it.
-gap_url=$(start_server gap HERALD_QUEUE_RECORDS=16)
+start_server gap HERALD_QUEUE_RECORDS=16
+gap_url=$url
+start_server live
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 args() { case $1 in test_live) echo "$url" ;; test_gap) echo "$gap_url" ;; esac; }
 

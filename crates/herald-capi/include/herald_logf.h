@@ -92,10 +92,24 @@ static inline void herald_fmt_integer(struct herald_fmt_out *o, const struct her
                                                                : 10u;
   char text[72];
   size_t at = sizeof text, n, width = s->width > 0 ? (size_t)s->width : 0;
-  do {
-    text[--at] = digits[magnitude % base];
-    magnitude /= base;
-  } while (magnitude != 0);
+  /* Constant divisors: the compiler turns them into multiplications (a division by a
+   * variable is a slow instruction per digit). */
+  if (base == 10u) {
+    do {
+      text[--at] = (char)('0' + magnitude % 10u);
+      magnitude /= 10u;
+    } while (magnitude != 0);
+  } else if (base == 16u) {
+    do {
+      text[--at] = digits[magnitude & 15u];
+      magnitude >>= 4;
+    } while (magnitude != 0);
+  } else {
+    do {
+      text[--at] = (char)('0' + (magnitude & 7u));
+      magnitude >>= 3;
+    } while (magnitude != 0);
+  }
   n = sizeof text - at;
   if (negative) {
     if (s->zero && !s->left) {
