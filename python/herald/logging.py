@@ -211,6 +211,16 @@ class HeraldHandler(_logging.Handler):
                 return
             extra = _extra_fields(record) if len(record.__dict__) > _BARE_SIZE else None
             self._buffer.append((record, record.getMessage(), extra))
+            if len(self._buffer) > self.capacity:
+                # Threads that checked the length at once each appended: take one back (the
+                # newest, whichever thread's) so the bound holds, and count it.
+                try:
+                    self._buffer.pop()
+                except IndexError:  # the sender took everything meanwhile: within bounds
+                    pass
+                else:
+                    self._count_drop()
+                    return
             if self._idle:
                 self._idle = False
                 self._wake.set()
