@@ -12,6 +12,7 @@
 //! - [`writer`]: [`Archive`], the bounded buffer and the writer thread in front of a store,
 //!   with the durability watermark that `stored` acknowledgements wait on.
 //! - [`spill`]: where the buffer overflows to on the embedded path, before anything is dropped.
+//! - [`segment`]: the block-compressed segment file format the next embedded store builds on.
 //! - [`embedded`]: the SQLite store, one file per retention class and day.
 //! - `cql`: the Cassandra / ScyllaDB store (feature `cql`): `CqlBackend`.
 //! - [`conformance`]: the suite every store must pass.
@@ -30,6 +31,7 @@ pub mod error;
 pub mod keep;
 pub mod query;
 pub mod rules;
+pub mod segment;
 pub mod spill;
 pub mod writer;
 

@@ -1,0 +1,427 @@
+//! One block of a segment: a header, then the entries compressed.
+//!
+//! The header (60 bytes, little-endian): `magic u32 | codec u8 | reserved u8 | priorities
+//! u16 | count u32 | raw_len u32 | stored_len u32 | min_time i64 | max_time i64 | first_seq
+//! u64 | last_seq u64 | payload_crc u32 | header_crc u32`. `priorities` has bit *n* set when
+//! an entry of priority *n* is in the block; times are the producers' (what queries select
+//! on); `payload_crc` is the CRC-32 of the stored payload, `header_crc` of the 56 bytes
+//! before it. The payload, once decompressed, is the entries one after another:
+//! `seq varint | received zigzag varint | length varint | record`, the record exactly as it
+//! arrived.
+
+use bytes::Bytes;
+use herald_proto::frame::RawRecord;
+
+use crate::entry::Entry;
+use crate::error::{ArchiveError, ArchiveErrorKind};
+use crate::keep::Keep;
+
+/// Bytes of a block header.
+pub const BLOCK_HEADER_BYTES: usize = 60;
+/// The first four bytes of every block: `HBLK`.
+const MAGIC: u32 = u32::from_le_bytes(*b"HBLK");
+
+/// How a block's payload is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Codec {
+    /// Stored as it is.
+    None = 0,
+    /// LZ4 block format (`lz4_flex`).
+    Lz4 = 1,
+}
+
+impl Codec {
+    fn from_u8(value: u8) -> Option<Codec> {
+        match value {
+            0 => Some(Codec::None),
+            1 => Some(Codec::Lz4),
+            _ => None,
+        }
+    }
+}
+
+/// What a reader learns from a block's header without reading the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockHeader {
+    /// How the payload is compressed.
+    pub codec: Codec,
+    /// Bit *n* set: an entry of priority *n* is in the block.
+    pub priorities: u16,
+    /// Entries in the block.
+    pub count: u32,
+    /// Bytes of the payload once decompressed.
+    pub raw_len: u32,
+    /// Bytes of the payload as stored (after the header).
+    pub stored_len: u32,
+    /// Earliest producer's time in the block.
+    pub min_time: i64,
+    /// Latest producer's time in the block.
+    pub max_time: i64,
+    /// Lowest server sequence number.
+    pub first_seq: u64,
+    /// Highest server sequence number.
+    pub last_seq: u64,
+    /// CRC-32 of the stored payload.
+    pub payload_crc: u32,
+}
+
+impl BlockHeader {
+    /// Returns the header's bytes.
+    pub fn encode(&self) -> [u8; BLOCK_HEADER_BYTES] {
+        let mut out = [0u8; BLOCK_HEADER_BYTES];
+        out[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        out[4] = self.codec as u8;
+        out[6..8].copy_from_slice(&self.priorities.to_le_bytes());
+        out[8..12].copy_from_slice(&self.count.to_le_bytes());
+        out[12..16].copy_from_slice(&self.raw_len.to_le_bytes());
+        out[16..20].copy_from_slice(&self.stored_len.to_le_bytes());
+        out[20..28].copy_from_slice(&self.min_time.to_le_bytes());
+        out[28..36].copy_from_slice(&self.max_time.to_le_bytes());
+        out[36..44].copy_from_slice(&self.first_seq.to_le_bytes());
+        out[44..52].copy_from_slice(&self.last_seq.to_le_bytes());
+        out[52..56].copy_from_slice(&self.payload_crc.to_le_bytes());
+        let header_crc = crc32fast::hash(&out[..56]);
+        out[56..60].copy_from_slice(&header_crc.to_le_bytes());
+        out
+    }
+
+    /// Reads a header, checking its magic and checksum.
+    ///
+    /// # Errors
+    /// [`ArchiveErrorKind::Corrupt`] naming what does not hold.
+    pub fn decode(bytes: &[u8; BLOCK_HEADER_BYTES]) -> Result<BlockHeader, ArchiveError> {
+        let u32_at =
+            |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default());
+        let u64_at =
+            |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
+        if u32_at(0) != MAGIC {
+            return Err(corrupt("not a block header (bad magic)"));
+        }
+        if u32_at(56) != crc32fast::hash(&bytes[..56]) {
+            return Err(corrupt("block header checksum does not match"));
+        }
+        let codec = Codec::from_u8(bytes[4])
+            .ok_or_else(|| corrupt(format!("unknown block codec {}", bytes[4])))?;
+        Ok(BlockHeader {
+            codec,
+            priorities: u16::from_le_bytes([bytes[6], bytes[7]]),
+            count: u32_at(8),
+            raw_len: u32_at(12),
+            stored_len: u32_at(16),
+            min_time: u64_at(20) as i64,
+            max_time: u64_at(28) as i64,
+            first_seq: u64_at(36),
+            last_seq: u64_at(44),
+            payload_crc: u32_at(52),
+        })
+    }
+
+    /// Returns whether the block may hold entries with a producer's time in `[from, to)`.
+    pub fn overlaps(&self, from: i64, to: i64) -> bool {
+        self.count > 0 && self.min_time < to && self.max_time >= from
+    }
+}
+
+/// Gathers entries into one block.
+#[derive(Debug, Default)]
+pub struct BlockBuilder {
+    raw: Vec<u8>,
+    count: u32,
+    priorities: u16,
+    min_time: i64,
+    max_time: i64,
+    first_seq: u64,
+    last_seq: u64,
+}
+
+impl BlockBuilder {
+    /// Returns an empty builder.
+    pub fn new() -> BlockBuilder {
+        BlockBuilder::default()
+    }
+
+    /// Adds `entry` (its record's bytes as they are).
+    pub fn push(&mut self, entry: &Entry) {
+        let record = &entry.record;
+        let time = record.meta.time;
+        if self.count == 0 {
+            (self.min_time, self.max_time) = (time, time);
+            (self.first_seq, self.last_seq) = (entry.seq, entry.seq);
+        } else {
+            self.min_time = self.min_time.min(time);
+            self.max_time = self.max_time.max(time);
+            self.first_seq = self.first_seq.min(entry.seq);
+            self.last_seq = self.last_seq.max(entry.seq);
+        }
+        self.priorities |= 1 << (record.meta.priority as u16);
+        self.count += 1;
+        write_varint(&mut self.raw, entry.seq);
+        write_varint(&mut self.raw, zigzag(entry.received));
+        write_varint(&mut self.raw, record.bytes.len() as u64);
+        self.raw.extend_from_slice(&record.bytes);
+    }
+
+    /// Returns the entries added so far.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// Returns whether no entry was added.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Returns the bytes of the entries before compression.
+    pub fn raw_len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Returns the block's bytes (header and payload, compressed with `codec`) and its
+    /// header, and empties the builder for the next block.
+    pub fn finish(&mut self, codec: Codec) -> (BlockHeader, Vec<u8>) {
+        let payload = match codec {
+            Codec::None => self.raw.clone(),
+            Codec::Lz4 => lz4_flex::block::compress(&self.raw),
+        };
+        let header = BlockHeader {
+            codec,
+            priorities: self.priorities,
+            count: self.count,
+            raw_len: self.raw.len() as u32,
+            stored_len: payload.len() as u32,
+            min_time: self.min_time,
+            max_time: self.max_time,
+            first_seq: self.first_seq,
+            last_seq: self.last_seq,
+            payload_crc: crc32fast::hash(&payload),
+        };
+        let mut block = Vec::with_capacity(BLOCK_HEADER_BYTES + payload.len());
+        block.extend_from_slice(&header.encode());
+        block.extend_from_slice(&payload);
+        *self = BlockBuilder {
+            raw: std::mem::take(&mut self.raw),
+            ..BlockBuilder::default()
+        };
+        self.raw.clear();
+        (header, block)
+    }
+}
+
+/// Reads the entries of a block from its stored payload, checking the payload's checksum
+/// and each record; the entries get retention class `keep` (a block holds one class).
+///
+/// # Errors
+/// [`ArchiveErrorKind::Corrupt`] naming what does not hold.
+pub fn decode_entries(
+    header: &BlockHeader,
+    payload: &[u8],
+    keep: Keep,
+) -> Result<Vec<Entry>, ArchiveError> {
+    if payload.len() != header.stored_len as usize {
+        return Err(corrupt(format!(
+            "block payload of {} bytes, the header says {}",
+            payload.len(),
+            header.stored_len
+        )));
+    }
+    if crc32fast::hash(payload) != header.payload_crc {
+        return Err(corrupt("block payload checksum does not match"));
+    }
+    let raw = match header.codec {
+        Codec::None => payload.to_vec(),
+        Codec::Lz4 => lz4_flex::block::decompress(payload, header.raw_len as usize)
+            .map_err(|e| corrupt(format!("block does not decompress: {e}")))?,
+    };
+    let raw = Bytes::from(raw);
+    let mut entries = Vec::with_capacity(header.count as usize);
+    let mut at = 0;
+    while at < raw.len() {
+        let seq = read_varint(&raw, &mut at)?;
+        let received = unzigzag(read_varint(&raw, &mut at)?);
+        let len = usize::try_from(read_varint(&raw, &mut at)?).unwrap_or(usize::MAX);
+        let end = at
+            .checked_add(len)
+            .filter(|end| *end <= raw.len())
+            .ok_or_else(|| corrupt("block entry runs past the block"))?;
+        let record = RawRecord::new(raw.slice(at..end))
+            .map_err(|e| corrupt(format!("block entry is not a record: {e}")))?;
+        at = end;
+        entries.push(Entry {
+            seq,
+            received,
+            keep,
+            record,
+        });
+    }
+    if entries.len() != header.count as usize {
+        return Err(corrupt(format!(
+            "block holds {} entries, the header says {}",
+            entries.len(),
+            header.count
+        )));
+    }
+    Ok(entries)
+}
+
+fn corrupt(message: impl Into<String>) -> ArchiveError {
+    ArchiveError::new(ArchiveErrorKind::Corrupt, message)
+}
+
+fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+fn unzigzag(value: u64) -> i64 {
+    ((value >> 1) as i64) ^ -((value & 1) as i64)
+}
+
+fn write_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn read_varint(bytes: &[u8], at: &mut usize) -> Result<u64, ArchiveError> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *bytes
+            .get(*at)
+            .ok_or_else(|| corrupt("block ends inside a number"))?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    Err(corrupt("number in block longer than 64 bits"))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use herald_proto::{Kind, Priority, Record};
+
+    pub(crate) fn entry(seq: u64, time: i64, priority: Priority, text: &str) -> Entry {
+        let record = Record {
+            time,
+            priority,
+            text: text.to_string(),
+            ..Record::new(Kind::Log, "ANTENNA.DV01.Mount")
+        };
+        Entry {
+            seq,
+            received: time + 5,
+            keep: Keep::days(7),
+            record: RawRecord::new(record.to_bytes().into()).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_block_gives_back_its_entries_byte_for_byte_with_a_header_that_describes_them() {
+        for codec in [Codec::None, Codec::Lz4] {
+            let entries: Vec<Entry> = (0..500)
+                .map(|n| {
+                    entry(
+                        1000 + n,
+                        1_700_000_000_000_000_000 + n as i64 * 7,
+                        if n % 50 == 0 {
+                            Priority::Error
+                        } else {
+                            Priority::Info
+                        },
+                        &format!("encoder step {n}"),
+                    )
+                })
+                .collect();
+            let mut builder = BlockBuilder::new();
+            for e in &entries {
+                builder.push(e);
+            }
+            let (header, block) = builder.finish(codec);
+            assert!(builder.is_empty());
+            let read =
+                BlockHeader::decode(block[..BLOCK_HEADER_BYTES].try_into().unwrap()).unwrap();
+            assert_eq!(read, header);
+            assert_eq!(
+                (header.count, header.first_seq, header.last_seq),
+                (500, 1000, 1499)
+            );
+            assert_eq!(header.priorities, (1 << 4) | (1 << 8));
+            assert!(header.overlaps(1_700_000_000_000_000_000, 1_700_000_000_000_000_001));
+            assert!(!header.overlaps(0, 1_700_000_000_000_000_000));
+            let back =
+                decode_entries(&header, &block[BLOCK_HEADER_BYTES..], Keep::days(7)).unwrap();
+            assert_eq!(back.len(), 500);
+            for (a, b) in back.iter().zip(&entries) {
+                assert_eq!(
+                    (a.seq, a.received, &a.record.bytes),
+                    (b.seq, b.received, &b.record.bytes)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn lz4_blocks_of_repetitive_logs_are_several_times_smaller() {
+        let mut builder = BlockBuilder::new();
+        for n in 0..500 {
+            builder.push(&entry(
+                n,
+                1_700_000_000_000_000_000 + n as i64,
+                Priority::Info,
+                &format!("encoder step {n} of the azimuth axis"),
+            ));
+        }
+        let raw = builder.raw_len();
+        let (header, _) = builder.finish(Codec::Lz4);
+        assert!(
+            header.stored_len as usize * 3 < raw,
+            "{} of {raw}",
+            header.stored_len
+        );
+    }
+
+    #[test]
+    fn a_changed_byte_anywhere_is_found() {
+        let mut builder = BlockBuilder::new();
+        for n in 0..20 {
+            builder.push(&entry(n, n as i64, Priority::Info, "x"));
+        }
+        let (_, block) = builder.finish(Codec::Lz4);
+        for at in 0..block.len() {
+            let mut bad = block.clone();
+            bad[at] ^= 0x01;
+            let header = BlockHeader::decode(bad[..BLOCK_HEADER_BYTES].try_into().unwrap());
+            let found = match header {
+                Err(_) => true,
+                Ok(header) => {
+                    decode_entries(&header, &bad[BLOCK_HEADER_BYTES..], Keep::days(1)).is_err()
+                }
+            };
+            assert!(found, "a flipped bit at byte {at} went unnoticed");
+        }
+    }
+
+    #[test]
+    fn varints_and_zigzag_round_trip() {
+        for value in [
+            0i64,
+            1,
+            -1,
+            63,
+            -64,
+            i64::MAX,
+            i64::MIN,
+            1_700_000_000_000_000_000,
+        ] {
+            let mut out = Vec::new();
+            write_varint(&mut out, zigzag(value));
+            let mut at = 0;
+            assert_eq!(unzigzag(read_varint(&out, &mut at).unwrap()), value);
+            assert_eq!(at, out.len());
+        }
+    }
+}
