@@ -8,7 +8,7 @@
 //!   arrived, no re-encoding) and makes the bytes of a block; [`BlockHeader`] is what a
 //!   reader sees first (time range, sequence range, priorities, sizes, checksums);
 //!   [`decode_entries`] reads a block's entries back.
-//! - [`file`]: one segment file: [`SegmentWriter`] appends blocks, [`scan`] lists a file's
+//! - [`file`](mod@file): one segment file: [`SegmentWriter`] appends blocks, [`scan`] lists a file's
 //!   blocks by their headers, [`read_block`] reads one, [`repair`] cuts a torn tail back to
 //!   the last whole block and says what it cut.
 
