@@ -6,8 +6,10 @@
 //! table under a writer mutex; that happens once per subject, not per call, and the table is
 //! bounded by [`MAX_SUBJECTS`] (subjects beyond it travel as owned strings).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
@@ -17,6 +19,26 @@ use super::entry::SubjectRef;
 
 /// Most subjects one logger numbers; later new subjects are copied into each entry.
 pub const MAX_SUBJECTS: usize = 4096;
+
+/// Subjects each thread remembers with their numbers (per table), most recent kept.
+const RECENT_SUBJECTS: usize = 4;
+
+/// Numbers the tables, so that a thread's remembered subjects are told apart by table (an
+/// address could be reused by a later table).
+static NEXT_TABLE: AtomicU64 = AtomicU64::new(1);
+
+/// The subjects a thread named last: (table, subject, number).
+#[derive(Default)]
+struct Recent {
+    slots: [Option<(u64, Arc<str>, u32)>; RECENT_SUBJECTS],
+    next: usize,
+}
+
+thread_local! {
+    /// A thread logs to a few subjects over and over: a hit here costs a string comparison
+    /// instead of the table's lookup (an `ArcSwap` load, a hash, a probe: ~40 ns measured).
+    static RECENT: RefCell<Recent> = RefCell::new(Recent::default());
+}
 
 /// A multiply-rotate hash (as rustc's FxHash) for the table's keys: a log call naming a
 /// subject hashes it every time, and SipHash cost as much as the rest of the lookup. The
@@ -56,6 +78,11 @@ impl Table {
     pub(crate) fn name(&self, id: u32) -> Option<&str> {
         self.names.get(id as usize).map(|name| &**name)
     }
+
+    /// Returns the subject numbered `id`, shared.
+    fn name_arc(&self, id: Option<u32>) -> Option<Arc<str>> {
+        self.names.get(id? as usize).cloned()
+    }
 }
 
 /// The numbered subjects of one logger and its clones.
@@ -63,6 +90,7 @@ pub(crate) struct SubjectTable {
     current: ArcSwap<Table>,
     writer: Mutex<()>,
     limit: usize,
+    serial: u64,
 }
 
 impl Default for SubjectTable {
@@ -78,6 +106,7 @@ impl SubjectTable {
             current: ArcSwap::default(),
             writer: Mutex::new(()),
             limit,
+            serial: NEXT_TABLE.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -86,6 +115,48 @@ impl SubjectTable {
     /// # Errors
     /// Why `subject` cannot be published to.
     pub(crate) fn intern(&self, subject: &str) -> Result<SubjectRef, String> {
+        if let Some(id) = self.recent(subject) {
+            return Ok(SubjectRef::Id(id));
+        }
+        let found = self.lookup(subject)?;
+        if let SubjectRef::Id(id) = found {
+            if let Some(name) = self.current.load().name_arc(Some(id)) {
+                self.remember(name, id);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Returns the number this thread remembers for `subject` in this table.
+    #[inline]
+    fn recent(&self, subject: &str) -> Option<u32> {
+        RECENT
+            .try_with(|recent| {
+                recent
+                    .borrow()
+                    .slots
+                    .iter()
+                    .flatten()
+                    .find_map(|(table, name, id)| {
+                        (*table == self.serial && &**name == subject).then_some(*id)
+                    })
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Remembers `name`'s number for this thread, in place of the oldest remembered.
+    fn remember(&self, name: Arc<str>, id: u32) {
+        let _gone = RECENT.try_with(|recent| {
+            let mut recent = recent.borrow_mut();
+            let slot = recent.next;
+            recent.slots[slot] = Some((self.serial, name, id));
+            recent.next = (slot + 1) % RECENT_SUBJECTS;
+        });
+    }
+
+    /// Finds or numbers `subject` in the table.
+    fn lookup(&self, subject: &str) -> Result<SubjectRef, String> {
         if let Some(id) = self.current.load().ids.get(subject) {
             return Ok(SubjectRef::Id(*id));
         }
@@ -132,6 +203,24 @@ mod tests {
         assert!(matches!(table.intern("A.b"), Ok(SubjectRef::Id(0))));
         assert_eq!(table.snapshot().name(1), Some("C"));
         assert!(table.intern("A.*").unwrap_err().contains("`*`"));
+    }
+
+    #[test]
+    fn a_thread_remembers_numbers_per_table() {
+        let (one, two) = (SubjectTable::default(), SubjectTable::default());
+        two.intern("first.in.two").unwrap();
+        assert!(matches!(one.intern("A.b"), Ok(SubjectRef::Id(0))));
+        assert_eq!(one.recent("A.b"), Some(0));
+        // The same subject in another table has that table's number, not the one remembered.
+        assert_eq!(two.recent("A.b"), None);
+        assert!(matches!(two.intern("A.b"), Ok(SubjectRef::Id(1))));
+        assert_eq!((one.recent("A.b"), two.recent("A.b")), (Some(0), Some(1)));
+        // Only the last few are remembered; the others are still found in the table.
+        for n in 0..RECENT_SUBJECTS {
+            one.intern(&format!("S{n}")).unwrap();
+        }
+        assert_eq!(one.recent("A.b"), None);
+        assert!(matches!(one.intern("A.b"), Ok(SubjectRef::Id(0))));
     }
 
     #[test]
