@@ -13,8 +13,11 @@ cargo build --release -q -p herald-capi
 source bench/lib.sh
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$W"' EXIT
 
+# The program asks for the library by its SONAME, as an installed one is.
+mkdir -p "$W/lib"
+ln -sf "$PWD/target/release/libherald.so" "$W/lib/libherald.so.0"
 gcc -O2 -std=c99 -Wall -Wextra -Werror -Icrates/herald-capi/include bench/capi/bench.c \
-  -Ltarget/release -lherald -lpthread -Wl,-rpath,"$PWD/target/release" -o "$W/capi-bench"
+  -Ltarget/release -lherald -lpthread -Wl,-rpath,"$W/lib" -o "$W/capi-bench"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$H" serve --listen "127.0.0.1:$port" --http 127.0.0.1:0 --data-dir "$W/data" >"$W/server.log" 2>&1 &
 server=$!

@@ -77,7 +77,10 @@ echo "capi-tests: built ${programs[*]}, plain and with ASan/UBSan (-Wall -Wextra
 start_server gap HERALD_QUEUE_RECORDS=16
 gap_url=$url
 start_server live
-export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The programs ask for the library by its SONAME, libherald.so.0, as an installed one is.
+mkdir -p "$work/lib"
+ln -sf "$lib/libherald.so" "$work/lib/$(readelf -d "$lib/libherald.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')"
+export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 args() { case $1 in test_live) echo "$url" ;; test_gap) echo "$gap_url" ;; esac; }
 
 for program in "${programs[@]}"; do

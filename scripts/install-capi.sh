@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the C API of the Herald client for C and C++ programs:
-#   PREFIX/lib/libherald.so, PREFIX/lib/libherald.a
+#   PREFIX/lib/libherald.so.VERSION (SONAME libherald.so.MAJOR, and both links), libherald.a
 #   PREFIX/include/herald.h, PREFIX/include/herald.hpp (and any header they include)
 #   PREFIX/lib/pkgconfig/herald.pc                      pkg-config --cflags --libs herald
 #   PREFIX/lib/cmake/Herald/HeraldConfig.cmake (+ Version)  find_package(Herald), Herald::herald
@@ -92,7 +92,12 @@ libdir="$prefix/lib"
 includedir="$prefix/include"
 mkdir -p "$libdir/pkgconfig" "$libdir/cmake/Herald" "$includedir"
 
-install -m 0755 "$target_dir/libherald.so" "$libdir/libherald.so"
+# libherald.so.<version>, with the links the loader (the SONAME, libherald.so.<major>) and
+# the linker (libherald.so) look for.
+major="${version%%.*}"
+install -m 0755 "$target_dir/libherald.so" "$libdir/libherald.so.$version"
+ln -sf "libherald.so.$version" "$libdir/libherald.so.$major"
+ln -sf "libherald.so.$major" "$libdir/libherald.so"
 install -m 0644 "$target_dir/libherald.a" "$libdir/libherald.a"
 # Every header of the crate: herald.h and herald.hpp, and what they include.
 install -m 0644 "$include_dir"/*.h "$include_dir"/*.hpp "$includedir/"
@@ -129,8 +134,7 @@ if(NOT TARGET Herald::herald)
   add_library(Herald::herald SHARED IMPORTED)
   set_target_properties(Herald::herald PROPERTIES
     IMPORTED_LOCATION "${_herald_prefix}/lib/libherald.so"
-    # libherald.so has no SONAME: programs record the file name itself.
-    IMPORTED_NO_SONAME TRUE
+    IMPORTED_SONAME "libherald.so.@HERALD_MAJOR@"
     INTERFACE_INCLUDE_DIRECTORIES "${_herald_prefix}/include")
 endif()
 
@@ -147,6 +151,7 @@ endif()
 
 unset(_herald_prefix)
 EOF
+sed -i "s/@HERALD_MAJOR@/$major/" "$libdir/cmake/Herald/HeraldConfig.cmake"
 
 cat >"$libdir/cmake/Herald/HeraldConfigVersion.cmake" <<EOF
 # The version of Herald's C API installed here; any request of the same major version
