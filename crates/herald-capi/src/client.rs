@@ -9,7 +9,8 @@ use ::herald_client::{Client, ClientOptions, Logger, LoggerOptions};
 use herald_proto::frame::AckLevel;
 use herald_proto::{Kind, Record};
 
-use crate::record::{check_subject, give, herald_record, priority_of};
+use crate::out::{self, give};
+use crate::record::{check_subject, herald_record, priority_of};
 use crate::runtime::{block, runtime};
 use crate::status::{guard, Failure, HERALD_E_INVALID};
 use crate::strings::{optional, required};
@@ -164,9 +165,7 @@ pub unsafe extern "C" fn herald_connect_with(
     guard(|| {
         // SAFETY: the caller's contract.
         let url = unsafe { required(url, "url") }?;
-        if out.is_null() {
-            return Err(Failure::invalid("out is NULL"));
-        }
+        out::check(out)?;
         // SAFETY: the caller's contract.
         let settings = unsafe { options.as_ref() };
         if let Some(settings) = settings {
@@ -226,10 +225,8 @@ pub unsafe extern "C" fn herald_connect_with(
             let _inside = runtime().enter();
             Logger::new(&client, logger_options).map_err(|e| Failure::new(HERALD_E_INVALID, e))?
         };
-        let boxed = Box::new(herald_client { client, logger });
-        // SAFETY: checked not NULL; writable by the caller's contract.
-        unsafe { *out = Box::into_raw(boxed) };
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe { give(out, Box::new(herald_client { client, logger })) }
     })
 }
 
@@ -325,12 +322,8 @@ pub unsafe extern "C" fn herald_log_dropped(c: *const herald_client, out: *mut u
     guard(|| {
         // SAFETY: the caller's contract.
         let c = unsafe { borrow(c) }?;
-        if out.is_null() {
-            return Err(Failure::invalid("out is NULL"));
-        }
-        // SAFETY: checked not NULL, writable by the caller's contract.
-        unsafe { *out = c.logger.dropped() };
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe { out::put(out, c.logger.dropped()) }
     })
 }
 

@@ -8,11 +8,12 @@ use herald_proto::info::{AttributeData, ObjectData, SelectionData, TypeData, Upd
 use herald_proto::{Kind, Record};
 
 use crate::client::{borrow, herald_client};
-use crate::record::{borrow as record, give, herald_record};
+use crate::out::{self, give};
+use crate::record::{borrow as record, herald_record};
 use crate::runtime::block;
 use crate::status::{guard, Failure, HERALD_E_NOT_FOUND};
 use crate::strings::{optional, required};
-use crate::subscribe::{herald_callback, herald_subscription, start};
+use crate::subscribe::{herald_callback, herald_subscription, subscribed};
 
 /// Set: only a new object; every attribute must be given.
 pub const HERALD_INFO_CREATE: c_int = 0;
@@ -138,9 +139,7 @@ pub unsafe extern "C" fn herald_info_get(
     guard(|| {
         // SAFETY: the caller's contract.
         let (c, name) = unsafe { (borrow(c)?, required(name, "name")?) };
-        if out.is_null() {
-            return Err(Failure::invalid("out is NULL"));
-        }
+        out::check(out)?;
         let object = block(c.client.get_info(name))??
             .ok_or_else(|| Failure::new(HERALD_E_NOT_FOUND, format!("no object `{name}`")))?;
         // SAFETY: the caller's contract.
@@ -229,13 +228,7 @@ pub unsafe extern "C" fn herald_info_subscribe(
         // SAFETY: the caller's contract.
         let c = unsafe { borrow(c) }?;
         let selection = selection(name_regex, types)?;
-        if out.is_null() {
-            return Err(Failure::invalid("out is NULL"));
-        }
-        let subscription = block(c.client.subscribe_info(selection))??;
-        let made = start(subscription, callback, user_data)?;
-        // SAFETY: checked not NULL, writable by the caller's contract.
-        unsafe { crate::subscribe::give(out, made) };
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe { subscribed(c.client.subscribe_info(selection), callback, user_data, out) }
     })
 }

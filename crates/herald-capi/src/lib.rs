@@ -16,7 +16,8 @@
 //!    [`builder`], or delivered), [`view`] (`herald_record_view`, the record as plain C data),
 //!    [`event`] (`herald_event`: a record, a gap notice or a failover).
 //! 3. Below them: [`status`] (codes, the thread's last error, the panic guard),
-//!    [`strings`] (C strings in), `runtime` (the library's I/O threads).
+//!    [`strings`] (C strings in), `out` (out-parameters checked and written), `runtime`
+//!    (the library's I/O threads).
 #![allow(non_camel_case_types)]
 
 pub mod builder;
@@ -24,6 +25,7 @@ pub mod client;
 pub mod event;
 pub mod info;
 pub mod log;
+mod out;
 pub mod publish;
 pub mod record;
 mod runtime;

@@ -7,7 +7,8 @@ use ::herald_client::ClientError;
 use herald_proto::{Kind, Record};
 
 use crate::client::{ack_level_of, borrow, herald_client, timeout};
-use crate::record::{borrow as record, check_subject, give, herald_record};
+use crate::out::give;
+use crate::record::{borrow as record, check_subject, herald_record};
 use crate::runtime::block;
 use crate::status::{guard, Failure};
 use crate::strings::{optional, required};

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use herald_proto::{Kind, Priority, Record};
 
+use crate::out::{self, give};
 use crate::status::{guard, Failure, HERALD_E_NOT_FOUND};
 use crate::strings::{bytes, required};
 use crate::view::{herald_field, herald_record_view, ViewCache};
@@ -141,22 +142,6 @@ pub(crate) unsafe fn borrow_mut<'a>(
     unsafe { r.as_mut() }.ok_or_else(|| Failure::invalid("record is NULL"))
 }
 
-/// Hands `record` to the program through `out`.
-///
-/// # Safety
-/// `out` is NULL or points to writable storage for a pointer.
-pub unsafe fn give(
-    out: *mut *mut herald_record,
-    record: Box<herald_record>,
-) -> Result<(), Failure> {
-    if out.is_null() {
-        return Err(Failure::invalid("out is NULL"));
-    }
-    // SAFETY: not NULL, writable by the caller's contract.
-    unsafe { *out = Box::into_raw(record) };
-    Ok(())
-}
-
 /// Makes a record of `kind` (`HERALD_KIND_*`) about `subject`, priority INFO, stamped with
 /// the current time, and stores it in `*out`; free it with `herald_record_free`.
 ///
@@ -240,9 +225,7 @@ pub unsafe extern "C" fn herald_record_read(
     guard(|| {
         // SAFETY: the caller's contract.
         let r = unsafe { borrow(r) }?;
-        if out.is_null() {
-            return Err(Failure::invalid("out is NULL"));
-        }
+        out::check(out)?;
         let view = r.view();
         // SAFETY: writable by the caller's contract; the view is plain data (pointers into
         // the record's cache), copied bit for bit.
@@ -266,9 +249,7 @@ pub unsafe extern "C" fn herald_record_field(
     guard(|| {
         // SAFETY: the caller's contract.
         let (r, name) = unsafe { (borrow(r)?, required(name, "name")?) };
-        if out.is_null() {
-            return Err(Failure::invalid("out is NULL"));
-        }
+        out::check(out)?;
         let index = r
             .record
             .fields

@@ -6,12 +6,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, ThreadId};
 
-use ::herald_client::{Event, Subscription};
+use std::future::Future;
+
+use ::herald_client::{ClientError, Event, Subscription};
 use herald_proto::Filter;
 use tokio::sync::Notify;
 
 use crate::client::{borrow, herald_client, timeout};
 use crate::event::{herald_event, OwnedEvent};
+use crate::out;
 use crate::runtime::{block, runtime};
 use crate::status::{guard, Failure, HERALD_E_CLOSED, HERALD_E_TIMEOUT};
 use crate::strings::optional;
@@ -141,13 +144,23 @@ fn filter(
     Filter::parse(subject, type_name, priorities, &[], None).map_err(Failure::invalid)
 }
 
-/// Hands `subscription` to the program through `out`.
+/// The end of every subscribe call: checks `out`, waits for the server to confirm the
+/// subscription `subscribing` makes, starts it (a callback thread, or polling) and hands it
+/// to the program.
 ///
 /// # Safety
-/// `out` is writable (checked not NULL by the caller).
-pub unsafe fn give(out: *mut *mut herald_subscription, subscription: Box<herald_subscription>) {
+/// `out` is NULL or writable; `callback` and `user_data` as `herald_subscribe` says.
+pub unsafe fn subscribed(
+    subscribing: impl Future<Output = Result<Subscription, ClientError>>,
+    callback: herald_callback,
+    user_data: *mut c_void,
+    out: *mut *mut herald_subscription,
+) -> Result<(), Failure> {
+    out::check(out)?;
+    let subscription = block(subscribing)??;
+    let made = start(subscription, callback, user_data)?;
     // SAFETY: the caller's contract.
-    unsafe { *out = Box::into_raw(subscription) };
+    unsafe { out::give(out, made) }
 }
 
 /// Subscribes to the records whose subject matches the glob `subject` (`*` any run of
@@ -174,14 +187,8 @@ pub unsafe extern "C" fn herald_subscribe(
         // SAFETY: the caller's contract.
         let c = unsafe { borrow(c) }?;
         let filter = filter(subject, r#type, priorities)?;
-        if out.is_null() {
-            return Err(Failure::invalid("out is NULL"));
-        }
-        let subscription = block(c.client.subscribe(filter))??;
-        let made = start(subscription, callback, user_data)?;
-        // SAFETY: checked not NULL, writable by the caller's contract.
-        unsafe { give(out, made) };
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe { subscribed(c.client.subscribe(filter), callback, user_data, out) }
     })
 }
 
@@ -201,9 +208,7 @@ pub unsafe extern "C" fn herald_poll(
     guard(|| {
         // SAFETY: the caller's contract.
         let s = unsafe { s.as_ref() }.ok_or_else(|| Failure::invalid("subscription is NULL"))?;
-        if out.is_null() {
-            return Err(Failure::invalid("out is NULL"));
-        }
+        out::check(out)?;
         let wait = timeout(timeout_ms)?;
         let Mode::Polling(subscription) = &s.mode else {
             return Err(Failure::invalid(

@@ -128,26 +128,8 @@ async fn a_mirror_is_fed_read_only_and_catches_up_after_a_reconnect() {
         .sync_send(&record("ANTENNA.DV03", 0), AckLevel::Received, WAIT)
         .await
         .unwrap_err();
-    match refused {
-        ClientError::Server { code, message } => {
-            assert_eq!(code, ErrorCode::ReadOnly);
-            assert!(
-                message.contains("read-only mirror of `control`"),
-                "{message}"
-            );
-        }
-        other => panic!("expected read_only, got {other:?}"),
-    }
-    match set(&on_public, "ANTENNA.DV01", 9).await.unwrap_err() {
-        ClientError::Server { code, message } => {
-            assert_eq!(code, ErrorCode::ReadOnly);
-            assert!(
-                message.contains("read-only mirror of `control`"),
-                "{message}"
-            );
-        }
-        other => panic!("expected read_only, got {other:?}"),
-    }
+    assert_read_only(refused);
+    assert_read_only(set(&on_public, "ANTENNA.DV01", 9).await.unwrap_err());
     // Other subjects are the mirror's own.
     on_public
         .sync_send(&record("LOCAL.thing", 0), AckLevel::Received, WAIT)
@@ -203,4 +185,18 @@ async fn a_mirror_is_fed_read_only_and_catches_up_after_a_reconnect() {
         "{records} records and {lost} reported lost"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Asserts that the mirror refused a change as read-only, naming its source.
+fn assert_read_only(refused: ClientError) {
+    match refused {
+        ClientError::Server { code, message } => {
+            assert_eq!(code, ErrorCode::ReadOnly);
+            assert!(
+                message.contains("read-only mirror of `control`"),
+                "{message}"
+            );
+        }
+        other => panic!("expected read_only, got {other:?}"),
+    }
 }

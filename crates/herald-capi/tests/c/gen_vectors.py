@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, List
+from typing import Any, List, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "python"))
 
@@ -50,6 +50,13 @@ class Writer:
         self.counter += 1
         return f"{stem}_{self.counter}"
 
+    def byte_array(self, hex_text: str) -> Tuple[str, int]:
+        """A static C array of the bytes `hex_text` spells: its name and length."""
+        data = bytes.fromhex(hex_text)
+        array = self.fresh("bytes")
+        self.statics.append(f"static const uint8_t {array}[] = {c_bytes(data)};")
+        return array, len(data)
+
     def field_tree(self, name: str | None, value: Any) -> str:
         """A C initializer of a herald_field for `value`; arrays' and maps' items go into
         static arrays of their own."""
@@ -64,10 +71,8 @@ class Writer:
             size = len(value.encode("utf-8"))
             return f"{{{name_c}, HERALD_STR, 0, 0.0, {c_string(value)}, {size}, NULL, 0}}"
         if isinstance(value, dict) and list(value) == ["bytes"]:
-            data = bytes.fromhex(value["bytes"])
-            array = self.fresh("bytes")
-            self.statics.append(f"static const uint8_t {array}[] = {c_bytes(data)};")
-            return f"{{{name_c}, HERALD_BYTES, 0, 0.0, (const char *){array}, {len(data)}, NULL, 0}}"
+            array, size = self.byte_array(value["bytes"])
+            return f"{{{name_c}, HERALD_BYTES, 0, 0.0, (const char *){array}, {size}, NULL, 0}}"
         if isinstance(value, dict) and list(value) == ["time"]:
             return f"{{{name_c}, HERALD_TIME, {value['time']}LL, 0.0, NULL, 0, NULL, 0}}"
         if isinstance(value, list):
@@ -95,10 +100,8 @@ class Writer:
         if isinstance(value, dict) and list(value) == ["time"]:
             return f"herald_record_add_time(r, {n}, {value['time']}LL)"
         if isinstance(value, dict) and list(value) == ["bytes"]:
-            data = bytes.fromhex(value["bytes"])
-            array = self.fresh("bytes")
-            self.statics.append(f"static const uint8_t {array}[] = {c_bytes(data)};")
-            return f"herald_record_add_bytes(r, {n}, {array}, {len(data)})"
+            array, size = self.byte_array(value["bytes"])
+            return f"herald_record_add_bytes(r, {n}, {array}, {size})"
         tree = self.fresh("tree")
         self.statics.append(f"static const herald_field {tree} = {self.field_tree(None, value)};")
         return f"herald_record_add_value(r, {n}, &{tree})"
@@ -120,9 +123,8 @@ class Writer:
             routine = c_string(origin["routine"]) if "routine" in origin else "NULL"
             calls.append(f"herald_record_set_source(r, {file}, {origin.get('line', 0)}, {routine})")
         if "stack_id" in origin:
-            calls.append(
-                f"herald_record_set_stack(r, {c_string(origin['stack_id'])}, {origin.get('stack_level', 0)})"
-            )
+            stack, level = c_string(origin["stack_id"]), origin.get("stack_level", 0)
+            calls.append(f"herald_record_set_stack(r, {stack}, {level})")
         if meaning["text"]:
             calls.append(f"herald_record_set_text(r, {c_string(meaning['text'])})")
         for name, value in meaning["fields"].items():
@@ -132,9 +134,8 @@ class Writer:
         if meaning["id"] is not None:
             calls.append(f"herald_record_set_id(r, {meaning['id']}ULL)")
         body = "\n".join(f"  CHECK({call});" for call in calls)
-        self.lines.append(
-            f"static herald_record *{function}(void) {{\n  herald_record *r = NULL;\n{body}\n  return r;\n}}"
-        )
+        head = f"static herald_record *{function}(void) {{\n  herald_record *r = NULL;"
+        self.lines.append(f"{head}\n{body}\n  return r;\n}}")
 
 
 def main() -> None:
@@ -148,13 +149,15 @@ def main() -> None:
                 records = list(zip(meaning["records"], frame_from_json(meaning).records))
             elif meaning["type"] == "DELIVER":
                 frame = frame_from_json(meaning)
-                records = [(e["record"], f.record) for e, f in zip(meaning["entries"], frame.entries)]
+                pairs = zip(meaning["entries"], frame.entries)
+                records = [(entry["record"], made.record) for entry, made in pairs]
             else:
                 continue
             for index, (record_meaning, record) in enumerate(records):
                 encoded = record.to_bytes()
                 if encoded.hex() not in case["hex"]:
-                    raise SystemExit(f"{path.stem}/{case['name']} record {index}: not in the frame's bytes")
+                    where = f"{path.stem}/{case['name']} record {index}"
+                    raise SystemExit(f"{where}: not in the frame's bytes")
                 label = f"{path.stem}/{case['name']}#{index}"
                 function = writer.fresh("build")
                 writer.record(function, record_meaning)

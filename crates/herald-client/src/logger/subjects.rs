@@ -78,11 +78,6 @@ impl Table {
     pub(crate) fn name(&self, id: u32) -> Option<&str> {
         self.names.get(id as usize).map(|name| &**name)
     }
-
-    /// Returns the subject numbered `id`, shared.
-    fn name_arc(&self, id: Option<u32>) -> Option<Arc<str>> {
-        self.names.get(id? as usize).cloned()
-    }
 }
 
 /// The numbered subjects of one logger and its clones.
@@ -118,13 +113,13 @@ impl SubjectTable {
         if let Some(id) = self.recent(subject) {
             return Ok(SubjectRef::Id(id));
         }
-        let found = self.lookup(subject)?;
-        if let SubjectRef::Id(id) = found {
-            if let Some(name) = self.current.load().name_arc(Some(id)) {
+        match self.lookup(subject)? {
+            Some((id, name)) => {
                 self.remember(name, id);
+                Ok(SubjectRef::Id(id))
             }
+            None => Ok(SubjectRef::Owned(subject.into())),
         }
-        Ok(found)
     }
 
     /// Returns the number this thread remembers for `subject` in this table.
@@ -155,10 +150,11 @@ impl SubjectTable {
         });
     }
 
-    /// Finds or numbers `subject` in the table.
-    fn lookup(&self, subject: &str) -> Result<SubjectRef, String> {
-        if let Some(id) = self.current.load().ids.get(subject) {
-            return Ok(SubjectRef::Id(*id));
+    /// Finds or numbers `subject` in the table: its number and the table's copy of it, or
+    /// `None` when the table is full.
+    fn lookup(&self, subject: &str) -> Result<Option<(u32, Arc<str>)>, String> {
+        if let Some((name, id)) = self.current.load().ids.get_key_value(subject) {
+            return Ok(Some((*id, Arc::clone(name))));
         }
         check_subject(subject)?;
         let _writer = self
@@ -166,11 +162,11 @@ impl SubjectTable {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let table = self.current.load_full();
-        if let Some(id) = table.ids.get(subject) {
-            return Ok(SubjectRef::Id(*id));
+        if let Some((name, id)) = table.ids.get_key_value(subject) {
+            return Ok(Some((*id, Arc::clone(name))));
         }
         if table.names.len() >= self.limit {
-            return Ok(SubjectRef::Owned(subject.into()));
+            return Ok(None);
         }
         let id = table.names.len() as u32;
         let name: Arc<str> = subject.into();
@@ -179,9 +175,9 @@ impl SubjectTable {
             names: table.names.clone(),
         };
         next.ids.insert(Arc::clone(&name), id);
-        next.names.push(name);
+        next.names.push(Arc::clone(&name));
         self.current.store(Arc::new(next));
-        Ok(SubjectRef::Id(id))
+        Ok(Some((id, name)))
     }
 
     /// Returns the current table, for the background side to resolve a batch with.
