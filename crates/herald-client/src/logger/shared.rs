@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crossbeam_utils::CachePadded;
 use herald_proto::Priority;
 use tokio::sync::mpsc;
 
@@ -21,7 +22,9 @@ use crate::Client;
 pub(super) const CLOSED: u8 = 0x80;
 
 /// State shared by the handles and the background side. The log calls only read
-/// `threshold` and the options, and push into `buffer` or `recorder`.
+/// `threshold` and the options, and push into `buffer` or `recorder`. What the background
+/// side writes often (the drop counts, the buffer's wake-up) lies on cache lines of its own,
+/// so that a log call's reads stay in its core's cache.
 pub(crate) struct Shared {
     /// The threshold's wire value, with [`CLOSED`] set once closed.
     pub(super) threshold: AtomicU8,
@@ -30,7 +33,7 @@ pub(crate) struct Shared {
     pub(super) when_full: WhenFull,
     pub(super) buffer: Buffer,
     pub(super) recorder: FlightRecorder,
-    pub(super) drops: DropCounter,
+    pub(super) drops: CachePadded<DropCounter>,
     pub(super) subjects: SubjectTable,
 }
 
@@ -66,7 +69,7 @@ impl Shared {
                 options.flight_recorder_records,
                 options.flight_recorder_age,
             ),
-            drops: DropCounter::default(),
+            drops: CachePadded::new(DropCounter::default()),
             subjects: SubjectTable::default(),
         }
     }
