@@ -39,7 +39,7 @@ pub struct Entry {
 
 /// Which table a record goes to: logs are read by time across all subjects, everything
 /// else by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Table {
     /// Information-object changes and messages, clustered by (name, time).
     Samples,

@@ -12,7 +12,8 @@
 //! - [`writer`]: [`Archive`], the bounded buffer and the writer thread in front of a store,
 //!   with the durability watermark that `stored` acknowledgements wait on.
 //! - [`spill`]: where the buffer overflows to on the embedded path, before anything is dropped.
-//! - [`segment`]: the block-compressed segment file format the next embedded store builds on.
+//! - [`segment`]: the block-compressed segment file format.
+//! - [`blockstore`]: [`BlockStore`], the store of segment files, one per class, hour and table.
 //! - [`embedded`]: the SQLite store, one file per retention class and day.
 //! - `cql`: the Cassandra / ScyllaDB store (feature `cql`): `CqlBackend`.
 //! - [`conformance`]: the suite every store must pass.
@@ -21,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod blockstore;
 pub mod conformance;
 #[cfg(feature = "cql")]
 pub mod cql;
@@ -36,6 +38,7 @@ pub mod spill;
 pub mod writer;
 
 pub use backend::{Backend, Expired, RowRange, Slot, Source};
+pub use blockstore::BlockStore;
 #[cfg(feature = "cql")]
 pub use cql::{CqlBackend, CqlConsistency, CqlOptions, LazyCqlBackend};
 pub use embedded::{EmbeddedBackend, OpenFiles};

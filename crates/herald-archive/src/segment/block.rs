@@ -1,23 +1,36 @@
-//! One block of a segment: a header, then the entries compressed.
+//! One block of a segment: a header, a subject filter, then the entries compressed.
 //!
-//! The header (60 bytes, little-endian): `magic u32 | codec u8 | reserved u8 | priorities
+//! The header (68 bytes, little-endian): `magic u32 | codec u8 | reserved u8 | priorities
 //! u16 | count u32 | raw_len u32 | stored_len u32 | min_time i64 | max_time i64 | first_seq
-//! u64 | last_seq u64 | payload_crc u32 | header_crc u32`. `priorities` has bit *n* set when
-//! an entry of priority *n* is in the block; times are the producers' (what queries select
-//! on); `payload_crc` is the CRC-32 of the stored payload, `header_crc` of the 56 bytes
-//! before it. The payload, once decompressed, is the entries one after another:
-//! `seq varint | received zigzag varint | length varint | record`, the record exactly as it
-//! arrived.
+//! u64 | last_seq u64 | payload_crc u32 | filter_len u32 | filter_crc u32 | header_crc u32`.
+//! `priorities` has bit *n* set when an entry of priority *n* is in the block; times are the
+//! producers' (what queries select on); `payload_crc` is the CRC-32 of the stored payload,
+//! `filter_crc` of the filter, `header_crc` of the 64 bytes before it. The filter
+//! (`filter_len` bytes, none for log blocks) is a Bloom filter of the entries' subjects
+//! ([`super::filter`]); the payload follows it.
+//!
+//! The payload, once decompressed, is the entries one after another: `seq | received |
+//! time` (each a zigzag varint of the difference from the entry before, the first from 0),
+//! `kind << 4 | priority` (u8), the routing fields' positions in the record (`subject`,
+//! `type`, `audience`: start and length varints each), `length varint | record`, the
+//! record exactly as it arrived. The positions are kept so that a reader gets the entry's
+//! routing fields without checking the record again — a record that does not decode (kept
+//! as it came, counted when read) stays readable for everything else in its block.
+
+use std::collections::HashSet;
 
 use bytes::Bytes;
 use herald_proto::frame::RawRecord;
+use herald_proto::record::RecordMeta;
+use herald_proto::{Kind, Priority};
 
 use crate::entry::Entry;
 use crate::error::{ArchiveError, ArchiveErrorKind};
 use crate::keep::Keep;
+use crate::segment::filter;
 
 /// Bytes of a block header.
-pub const BLOCK_HEADER_BYTES: usize = 60;
+pub const BLOCK_HEADER_BYTES: usize = 68;
 /// The first four bytes of every block: `HBLK`.
 const MAGIC: u32 = u32::from_le_bytes(*b"HBLK");
 
@@ -64,6 +77,10 @@ pub struct BlockHeader {
     pub last_seq: u64,
     /// CRC-32 of the stored payload.
     pub payload_crc: u32,
+    /// Bytes of the subject filter between the header and the payload (0: none).
+    pub filter_len: u32,
+    /// CRC-32 of the filter.
+    pub filter_crc: u32,
 }
 
 impl BlockHeader {
@@ -81,8 +98,10 @@ impl BlockHeader {
         out[36..44].copy_from_slice(&self.first_seq.to_le_bytes());
         out[44..52].copy_from_slice(&self.last_seq.to_le_bytes());
         out[52..56].copy_from_slice(&self.payload_crc.to_le_bytes());
-        let header_crc = crc32fast::hash(&out[..56]);
-        out[56..60].copy_from_slice(&header_crc.to_le_bytes());
+        out[56..60].copy_from_slice(&self.filter_len.to_le_bytes());
+        out[60..64].copy_from_slice(&self.filter_crc.to_le_bytes());
+        let header_crc = crc32fast::hash(&out[..64]);
+        out[64..68].copy_from_slice(&header_crc.to_le_bytes());
         out
     }
 
@@ -98,7 +117,7 @@ impl BlockHeader {
         if u32_at(0) != MAGIC {
             return Err(corrupt("not a block header (bad magic)"));
         }
-        if u32_at(56) != crc32fast::hash(&bytes[..56]) {
+        if u32_at(64) != crc32fast::hash(&bytes[..64]) {
             return Err(corrupt("block header checksum does not match"));
         }
         let codec = Codec::from_u8(bytes[4])
@@ -114,7 +133,14 @@ impl BlockHeader {
             first_seq: u64_at(36),
             last_seq: u64_at(44),
             payload_crc: u32_at(52),
+            filter_len: u32_at(56),
+            filter_crc: u32_at(60),
         })
+    }
+
+    /// Returns the bytes of the whole block: header, filter and payload.
+    pub fn block_len(&self) -> u64 {
+        BLOCK_HEADER_BYTES as u64 + u64::from(self.filter_len) + u64::from(self.stored_len)
     }
 
     /// Returns whether the block may hold entries with a producer's time in `[from, to)`.
@@ -133,18 +159,40 @@ pub struct BlockBuilder {
     max_time: i64,
     first_seq: u64,
     last_seq: u64,
+    /// The entry before, which the next one's numbers are written against.
+    previous: Previous,
+    /// Hashes of the distinct subjects, when the block gets a subject filter.
+    subjects: Option<HashSet<u64>>,
+}
+
+/// What an entry's numbers are written against: the entry before it.
+#[derive(Debug, Default, Clone, Copy)]
+struct Previous {
+    seq: u64,
+    received: i64,
+    time: i64,
 }
 
 impl BlockBuilder {
-    /// Returns an empty builder.
+    /// Returns an empty builder for a block without a subject filter (log records, read
+    /// by time across subjects).
     pub fn new() -> BlockBuilder {
         BlockBuilder::default()
+    }
+
+    /// Returns an empty builder for a block with a subject filter (samples, read by name).
+    pub fn with_subject_filter() -> BlockBuilder {
+        BlockBuilder {
+            subjects: Some(HashSet::new()),
+            ..BlockBuilder::default()
+        }
     }
 
     /// Adds `entry` (its record's bytes as they are).
     pub fn push(&mut self, entry: &Entry) {
         let record = &entry.record;
-        let time = record.meta.time;
+        let meta = &record.meta;
+        let time = meta.time;
         if self.count == 0 {
             (self.min_time, self.max_time) = (time, time);
             (self.first_seq, self.last_seq) = (entry.seq, entry.seq);
@@ -154,12 +202,28 @@ impl BlockBuilder {
             self.first_seq = self.first_seq.min(entry.seq);
             self.last_seq = self.last_seq.max(entry.seq);
         }
-        self.priorities |= 1 << (record.meta.priority as u16);
+        self.priorities |= 1 << (meta.priority as u16);
         self.count += 1;
-        write_varint(&mut self.raw, entry.seq);
-        write_varint(&mut self.raw, zigzag(entry.received));
-        write_varint(&mut self.raw, record.bytes.len() as u64);
-        self.raw.extend_from_slice(&record.bytes);
+        if let Some(subjects) = &mut self.subjects {
+            subjects.insert(filter::subject_hash(record.subject_bytes()));
+        }
+        let previous = self.previous;
+        let raw = &mut self.raw;
+        write_varint(raw, zigzag(entry.seq.wrapping_sub(previous.seq) as i64));
+        write_varint(raw, zigzag(entry.received.wrapping_sub(previous.received)));
+        write_varint(raw, zigzag(time.wrapping_sub(previous.time)));
+        raw.push(((meta.kind as u8) << 4) | meta.priority as u8);
+        for (start, end) in [meta.subject, meta.type_name, meta.audience] {
+            write_varint(raw, u64::from(start));
+            write_varint(raw, u64::from(end.wrapping_sub(start)));
+        }
+        write_varint(raw, record.bytes.len() as u64);
+        raw.extend_from_slice(&record.bytes);
+        self.previous = Previous {
+            seq: entry.seq,
+            received: entry.received,
+            time,
+        };
     }
 
     /// Returns the entries added so far.
@@ -177,12 +241,20 @@ impl BlockBuilder {
         self.raw.len()
     }
 
-    /// Returns the block's bytes (header and payload, compressed with `codec`) and its
-    /// header, and empties the builder for the next block.
+    /// Returns the block's bytes (header, filter and payload, compressed with `codec`) and
+    /// its header, and empties the builder for the next block (which gets a subject filter
+    /// if this one did).
     pub fn finish(&mut self, codec: Codec) -> (BlockHeader, Vec<u8>) {
         let payload = match codec {
             Codec::None => self.raw.clone(),
             Codec::Lz4 => lz4_flex::block::compress(&self.raw),
+        };
+        let subject_filter = match &mut self.subjects {
+            Some(subjects) => {
+                let hashes: Vec<u64> = subjects.drain().collect();
+                filter::build(&hashes)
+            }
+            None => Vec::new(),
         };
         let header = BlockHeader {
             codec,
@@ -195,12 +267,17 @@ impl BlockBuilder {
             first_seq: self.first_seq,
             last_seq: self.last_seq,
             payload_crc: crc32fast::hash(&payload),
+            filter_len: subject_filter.len() as u32,
+            filter_crc: crc32fast::hash(&subject_filter),
         };
-        let mut block = Vec::with_capacity(BLOCK_HEADER_BYTES + payload.len());
+        let mut block =
+            Vec::with_capacity(BLOCK_HEADER_BYTES + subject_filter.len() + payload.len());
         block.extend_from_slice(&header.encode());
+        block.extend_from_slice(&subject_filter);
         block.extend_from_slice(&payload);
         *self = BlockBuilder {
             raw: std::mem::take(&mut self.raw),
+            subjects: self.subjects.take(),
             ..BlockBuilder::default()
         };
         self.raw.clear();
@@ -236,22 +313,23 @@ pub fn decode_entries(
     let raw = Bytes::from(raw);
     let mut entries = Vec::with_capacity(header.count as usize);
     let mut at = 0;
+    let mut previous = Previous::default();
     while at < raw.len() {
-        let seq = read_varint(&raw, &mut at)?;
-        let received = unzigzag(read_varint(&raw, &mut at)?);
-        let len = usize::try_from(read_varint(&raw, &mut at)?).unwrap_or(usize::MAX);
-        let end = at
-            .checked_add(len)
-            .filter(|end| *end <= raw.len())
-            .ok_or_else(|| corrupt("block entry runs past the block"))?;
-        let record = RawRecord::new(raw.slice(at..end))
-            .map_err(|e| corrupt(format!("block entry is not a record: {e}")))?;
-        at = end;
+        let mut delta = || read_varint(&raw, &mut at).map(unzigzag);
+        let seq = previous.seq.wrapping_add(delta()? as u64);
+        let received = previous.received.wrapping_add(delta()?);
+        let time = previous.time.wrapping_add(delta()?);
+        previous = Previous {
+            seq,
+            received,
+            time,
+        };
+        let entry = read_entry(&raw, &mut at, time)?;
         entries.push(Entry {
             seq,
             received,
             keep,
-            record,
+            record: entry,
         });
     }
     if entries.len() != header.count as usize {
@@ -262,6 +340,52 @@ pub fn decode_entries(
         )));
     }
     Ok(entries)
+}
+
+/// Reads an entry's kind, priority, field positions and record, at `*at`.
+fn read_entry(raw: &Bytes, at: &mut usize, time: i64) -> Result<RawRecord, ArchiveError> {
+    let byte = *raw
+        .get(*at)
+        .ok_or_else(|| corrupt("block ends inside an entry"))?;
+    *at += 1;
+    let kind = Kind::from_u8(byte >> 4)
+        .ok_or_else(|| corrupt(format!("unknown record kind {} in block", byte >> 4)))?;
+    let priority = Priority::from_u8(byte & 0x0f)
+        .map_err(|_| corrupt(format!("unknown priority {} in block", byte & 0x0f)))?;
+    let mut range = || -> Result<(u32, u32), ArchiveError> {
+        let start = read_varint(raw, at)?;
+        let len = read_varint(raw, at)?;
+        let end = start
+            .checked_add(len)
+            .filter(|end| *end <= u64::from(u32::MAX));
+        let end = end.ok_or_else(|| corrupt("field position in block out of range"))?;
+        Ok((start as u32, end as u32))
+    };
+    let (subject, type_name, audience) = (range()?, range()?, range()?);
+    let len = usize::try_from(read_varint(raw, at)?).unwrap_or(usize::MAX);
+    let end = at
+        .checked_add(len)
+        .filter(|end| *end <= raw.len())
+        .ok_or_else(|| corrupt("block entry runs past the block"))?;
+    let bytes = raw.slice(*at..end);
+    *at = end;
+    if [subject, type_name, audience]
+        .iter()
+        .any(|(start, end)| start > end || *end as usize > bytes.len())
+    {
+        return Err(corrupt("field position in block past its record"));
+    }
+    Ok(RawRecord {
+        bytes,
+        meta: RecordMeta {
+            kind,
+            priority,
+            time,
+            subject,
+            type_name,
+            audience,
+        },
+    })
 }
 
 fn corrupt(message: impl Into<String>) -> ArchiveError {

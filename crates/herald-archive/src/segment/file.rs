@@ -12,13 +12,15 @@ use crate::error::{ArchiveError, ArchiveErrorKind};
 /// The header every segment file starts with.
 pub const SEGMENT_HEADER: [u8; 16] = *b"HRLDSEG\0\x01\0\0\0\0\0\0\0";
 
-/// Where a block is in its file, and its header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a block is in its file, its header and its subject filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockRef {
     /// Offset of the block's header in the file.
     pub offset: u64,
     /// The header.
     pub header: BlockHeader,
+    /// The subject filter (empty for blocks without one).
+    pub filter: Box<[u8]>,
 }
 
 /// What [`repair`] found.
@@ -102,13 +104,14 @@ impl SegmentWriter {
     }
 }
 
-/// Lists the blocks of a segment file by their headers, reading no payload. Stops at the
-/// first block that does not read whole (a torn tail); [`repair`] tells how much that is.
+/// Lists the blocks of a segment file by their headers and filters, reading no payload
+/// (a payload's checksum is checked when the block is read). Stops at the first block that
+/// does not read whole (a torn tail); [`repair`] tells how much that is.
 ///
 /// # Errors
 /// I/O errors; [`ArchiveErrorKind::Corrupt`] for a file that is not a segment.
 pub fn scan(path: &Path) -> Result<Vec<BlockRef>, ArchiveError> {
-    Ok(walk(path)?.0)
+    Ok(walk(path, false)?.0)
 }
 
 /// Reads the stored payload of one block.
@@ -117,19 +120,21 @@ pub fn scan(path: &Path) -> Result<Vec<BlockRef>, ArchiveError> {
 /// I/O errors, or a file shorter than the block.
 pub fn read_block(file: &mut File, block: &BlockRef) -> Result<Vec<u8>, ArchiveError> {
     let mut payload = vec![0u8; block.header.stored_len as usize];
-    file.seek(SeekFrom::Start(block.offset + BLOCK_HEADER_BYTES as u64))
+    let start = block.offset + BLOCK_HEADER_BYTES as u64 + u64::from(block.header.filter_len);
+    file.seek(SeekFrom::Start(start))
         .and_then(|_| file.read_exact(&mut payload))
         .map_err(|e| ArchiveError::io("segment read", e))?;
     Ok(payload)
 }
 
-/// Cuts a torn tail off a segment file: everything from the first block whose header or
-/// payload does not read whole and match its checksums. Returns what was kept and cut.
+/// Cuts a torn tail off a segment file: everything from the first block whose header,
+/// filter or payload does not read whole and match its checksums. Returns what was kept
+/// and cut.
 ///
 /// # Errors
 /// I/O errors; [`ArchiveErrorKind::Corrupt`] for a file that is not a segment.
 pub fn repair(path: &Path) -> Result<Repair, ArchiveError> {
-    let (blocks, kept, len) = walk(path)?;
+    let (blocks, kept, len) = walk(path, true)?;
     if kept < len {
         let file = OpenOptions::new()
             .write(true)
@@ -146,7 +151,8 @@ pub fn repair(path: &Path) -> Result<Repair, ArchiveError> {
 }
 
 /// Reads a segment file's blocks: the whole ones, where they end, and the file's length.
-fn walk(path: &Path) -> Result<(Vec<BlockRef>, u64, u64), ArchiveError> {
+/// Payload checksums are checked only when `payloads` is set.
+fn walk(path: &Path, payloads: bool) -> Result<(Vec<BlockRef>, u64, u64), ArchiveError> {
     let mut file = File::open(path).map_err(|e| io(path, "open", e))?;
     let len = file.metadata().map_err(|e| io(path, "stat", e))?.len();
     let mut header = [0u8; 16];
@@ -174,19 +180,28 @@ fn walk(path: &Path) -> Result<(Vec<BlockRef>, u64, u64), ArchiveError> {
         let Ok(block) = BlockHeader::decode(&bytes) else {
             break;
         };
-        let end = offset + (BLOCK_HEADER_BYTES as u64) + u64::from(block.stored_len);
+        let end = offset + block.block_len();
         if end > len {
             break;
         }
-        payload.resize(block.stored_len as usize, 0);
-        file.read_exact(&mut payload)
+        let mut filter = vec![0u8; block.filter_len as usize];
+        file.read_exact(&mut filter)
             .map_err(|e| io(path, "read", e))?;
-        if crc32fast::hash(&payload) != block.payload_crc {
+        if crc32fast::hash(&filter) != block.filter_crc {
             break;
+        }
+        if payloads {
+            payload.resize(block.stored_len as usize, 0);
+            file.read_exact(&mut payload)
+                .map_err(|e| io(path, "read", e))?;
+            if crc32fast::hash(&payload) != block.payload_crc {
+                break;
+            }
         }
         blocks.push(BlockRef {
             offset,
             header: block,
+            filter: filter.into_boxed_slice(),
         });
         offset = end;
     }

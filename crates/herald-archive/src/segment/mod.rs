@@ -8,12 +8,14 @@
 //!   arrived, no re-encoding) and makes the bytes of a block; [`BlockHeader`] is what a
 //!   reader sees first (time range, sequence range, priorities, sizes, checksums);
 //!   [`decode_entries`] reads a block's entries back.
+//! - [`filter`]: the subject filter (a Bloom filter) of a samples block.
 //! - [`file`](mod@file): one segment file: [`SegmentWriter`] appends blocks, [`scan`] lists a file's
 //!   blocks by their headers, [`read_block`] reads one, [`repair`] cuts a torn tail back to
 //!   the last whole block and says what it cut.
 
 pub mod block;
 pub mod file;
+pub mod filter;
 
 pub use block::{decode_entries, BlockBuilder, BlockHeader, Codec, BLOCK_HEADER_BYTES};
 pub use file::{read_block, repair, scan, BlockRef, Repair, SegmentWriter, SEGMENT_HEADER};

@@ -1,0 +1,338 @@
+//! The block store: the archive as append-only segment files of compressed blocks
+//! ([`crate::segment`]), one file per retention class, hour and table ([`layout`]).
+//!
+//! A write groups its entries by file and appends one block per file (more when an hour's
+//! share of the write is larger than [`BLOCK_RAW_BYTES`]): the records exactly as they
+//! arrived, compressed with LZ4, behind a header that says their time range and priorities
+//! and, for samples, a filter of their subjects. Nothing is sorted or re-encoded on the way
+//! in. Reads pick blocks by their headers and filters (see `read`); expiring deletes whole
+//! hour files.
+//!
+//! **Crashes.** The store writes a marker file (`RUNNING`) while it is open and removes it
+//! when it is dropped. Opened with the marker still there, it repairs every file written
+//! since the marker was made (a block a crash left half-written is cut, see
+//! [`segment::repair`](crate::segment::repair)) and reports what it cut
+//! ([`BlockStore::repairs`]).
+
+pub mod layout;
+mod read;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use crate::backend::{Backend, Expired, RowRange, Slot, Source};
+use crate::entry::{Entry, Row, Table};
+use crate::error::ArchiveError;
+use crate::segment::{scan, BlockBuilder, Codec, Repair, SegmentWriter};
+use layout::FileKey;
+use read::FileIndex;
+
+/// Raw bytes of entries that make a block (before compression).
+pub const BLOCK_RAW_BYTES: usize = 256 * 1024;
+/// Segment files kept open for appending; producers' clocks rarely spread wider.
+const OPEN_WRITERS: usize = 32;
+/// The marker of an open store.
+const MARKER: &str = "RUNNING";
+
+/// A file the store cut at start-up, and what it cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repaired {
+    /// The file.
+    pub path: PathBuf,
+    /// What was kept and cut.
+    pub repair: Repair,
+}
+
+/// The block store.
+#[derive(Debug)]
+pub struct BlockStore {
+    root: PathBuf,
+    writers: Mutex<Writers>,
+    /// Block indexes of the files read or written so far.
+    indexes: Mutex<HashMap<FileKey, Arc<FileIndex>>>,
+    repairs: Vec<Repaired>,
+}
+
+#[derive(Debug, Default)]
+struct Writers {
+    open: HashMap<FileKey, SegmentWriter>,
+    order: VecDeque<FileKey>,
+    /// Files appended to since the last sync.
+    dirty: HashSet<FileKey>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl BlockStore {
+    /// Opens the store under `root` (created if missing), repairing the files a crash may
+    /// have left torn.
+    ///
+    /// # Errors
+    /// [`ArchiveError`] if the directory cannot be made or a file cannot be repaired.
+    pub fn open(root: &Path) -> Result<BlockStore, ArchiveError> {
+        std::fs::create_dir_all(root)
+            .map_err(|e| ArchiveError::io(&format!("creating {}", root.display()), e))?;
+        let marker = root.join(MARKER);
+        let mut repairs = Vec::new();
+        if let Ok(since) = std::fs::metadata(&marker).and_then(|m| m.modified()) {
+            repairs = repair_since(root, since)?;
+        }
+        std::fs::write(&marker, b"")
+            .map_err(|e| ArchiveError::io(&format!("writing {}", marker.display()), e))?;
+        Ok(BlockStore {
+            root: root.to_path_buf(),
+            writers: Mutex::new(Writers::default()),
+            indexes: Mutex::new(HashMap::new()),
+            repairs,
+        })
+    }
+
+    /// Returns the files cut at start-up (a crash left their last block torn).
+    pub fn repairs(&self) -> &[Repaired] {
+        &self.repairs
+    }
+
+    /// Returns the directory the store keeps its files in.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Returns the block index of `key`'s file, scanning the file the first time.
+    fn index(&self, key: FileKey) -> Result<Arc<FileIndex>, ArchiveError> {
+        if let Some(index) = lock(&self.indexes).get(&key) {
+            return Ok(Arc::clone(index));
+        }
+        let path = key.path(&self.root);
+        let blocks = if path.exists() {
+            scan(&path)?
+        } else {
+            Vec::new()
+        };
+        let index = Arc::new(FileIndex {
+            blocks: blocks.into(),
+        });
+        // Another thread may have loaded it meanwhile: the first one in stays.
+        Ok(Arc::clone(lock(&self.indexes).entry(key).or_insert(index)))
+    }
+
+    /// Appends `entries` (all of `key`'s file) as blocks.
+    fn append(
+        &self,
+        writers: &mut Writers,
+        key: FileKey,
+        entries: &[&Entry],
+    ) -> Result<(), ArchiveError> {
+        let index = self.index(key)?;
+        let writer = writers.writer(&self.root, key)?;
+        let mut builder = match key.table {
+            Table::Samples => BlockBuilder::with_subject_filter(),
+            Table::Logs => BlockBuilder::new(),
+        };
+        let mut appended = Vec::new();
+        for (n, entry) in entries.iter().enumerate() {
+            builder.push(entry);
+            if builder.raw_len() >= BLOCK_RAW_BYTES || n + 1 == entries.len() {
+                let (header, block) = builder.finish(Codec::Lz4);
+                let offset = writer.append(&block)?;
+                let filter_end = crate::segment::BLOCK_HEADER_BYTES + header.filter_len as usize;
+                appended.push(crate::segment::BlockRef {
+                    offset,
+                    header,
+                    filter: block[crate::segment::BLOCK_HEADER_BYTES..filter_end].into(),
+                });
+            }
+        }
+        writers.dirty.insert(key);
+        // Only whole blocks that reached the file are indexed, so readers never see a
+        // block before its bytes.
+        index
+            .blocks
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .extend(appended);
+        Ok(())
+    }
+}
+
+impl Drop for BlockStore {
+    fn drop(&mut self) {
+        // A clean close: everything synced, no repair needed at the next start.
+        if self.sync().is_ok() {
+            let _ = std::fs::remove_file(self.root.join(MARKER));
+        }
+    }
+}
+
+impl Writers {
+    fn writer(&mut self, root: &Path, key: FileKey) -> Result<&mut SegmentWriter, ArchiveError> {
+        if !self.open.contains_key(&key) {
+            if self.open.len() >= OPEN_WRITERS {
+                if let Some(oldest) = self.order.pop_front() {
+                    if let Some(writer) = self.open.remove(&oldest) {
+                        if self.dirty.remove(&oldest) {
+                            writer.sync()?;
+                        }
+                    }
+                }
+            }
+            let path = key.path(root);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| ArchiveError::io(&format!("creating {}", dir.display()), e))?;
+            }
+            let (writer, _repaired) = SegmentWriter::open(&path)?;
+            self.open.insert(key, writer);
+            self.order.push_back(key);
+        }
+        Ok(self.open.get_mut(&key).expect("inserted above"))
+    }
+}
+
+/// Repairs every segment file under `root` modified since `since`.
+fn repair_since(root: &Path, since: SystemTime) -> Result<Vec<Repaired>, ArchiveError> {
+    let mut repairs = Vec::new();
+    for key in layout::list_files(root)? {
+        let path = key.path(root);
+        let modified = std::fs::metadata(&path).and_then(|m| m.modified());
+        if modified.is_ok_and(|m| m >= since) {
+            let repair = crate::segment::repair(&path)?;
+            if repair.cut_bytes > 0 {
+                repairs.push(Repaired { path, repair });
+            }
+        }
+    }
+    Ok(repairs)
+}
+
+impl Backend for BlockStore {
+    fn describe(&self) -> String {
+        format!("embedded block store in {}", self.root.display())
+    }
+
+    fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
+        let mut by_file: HashMap<FileKey, Vec<&Entry>> = HashMap::new();
+        for entry in entries {
+            by_file.entry(FileKey::of(entry)).or_default().push(entry);
+        }
+        let mut writers = lock(&self.writers);
+        for (key, group) in by_file {
+            self.append(&mut writers, key, &group)?;
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), ArchiveError> {
+        let mut writers = lock(&self.writers);
+        // A file stays dirty until its sync succeeds.
+        let dirty: Vec<FileKey> = writers.dirty.iter().copied().collect();
+        for key in dirty {
+            if let Some(writer) = writers.open.get(&key) {
+                writer.sync()?;
+            }
+            writers.dirty.remove(&key);
+        }
+        Ok(())
+    }
+
+    fn slots(
+        &self,
+        _source: Source<'_>,
+        first_day: i32,
+        last_day: i32,
+    ) -> Result<Vec<Slot>, ArchiveError> {
+        let mut slots = layout::list_slots(&self.root)?;
+        slots.retain(|slot| (first_day..=last_day).contains(&slot.day));
+        Ok(slots)
+    }
+
+    fn read(
+        &self,
+        source: Source<'_>,
+        slot: Slot,
+        range: &RowRange,
+        limit: usize,
+    ) -> Result<Vec<Row>, ArchiveError> {
+        let mut rows = Vec::new();
+        let lower = range.after.map_or(range.from, |c| c.time.max(range.from));
+        for key in layout::slot_files(&self.root, slot)? {
+            if key.table != source.table() || key.end() <= lower || key.start() >= range.to {
+                continue;
+            }
+            if rows.len() >= limit {
+                // Files are in hour order: a later hour cannot hold an earlier row.
+                break;
+            }
+            let index = self.index(key)?;
+            read::read_rows(
+                &key.path(&self.root),
+                &index,
+                source,
+                range,
+                limit,
+                &mut rows,
+            )?;
+        }
+        Ok(rows)
+    }
+
+    fn last_at(&self, name: &str, slot: Slot, time: i64) -> Result<Option<Row>, ArchiveError> {
+        let mut files = layout::slot_files(&self.root, slot)?;
+        files.retain(|key| key.table == Table::Samples && key.start() <= time);
+        for key in files.into_iter().rev() {
+            let index = self.index(key)?;
+            if let Some(row) = read::last_at(&key.path(&self.root), &index, name, time)? {
+                return Ok(Some(row));
+            }
+        }
+        Ok(None)
+    }
+
+    fn expire(&self, now: i64) -> Result<Expired, ArchiveError> {
+        let mut expired = Expired::default();
+        for slot in layout::list_slots(&self.root)? {
+            let files = layout::slot_files(&self.root, slot)?;
+            let gone: Vec<FileKey> = files.iter().copied().filter(|k| k.expired(now)).collect();
+            if gone.is_empty() {
+                continue;
+            }
+            {
+                let mut writers = lock(&self.writers);
+                for key in &gone {
+                    writers.open.remove(key);
+                    writers.order.retain(|k| k != key);
+                    writers.dirty.remove(key);
+                }
+            }
+            let mut indexes = lock(&self.indexes);
+            for key in &gone {
+                indexes.remove(key);
+                let path = key.path(&self.root);
+                match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(err) => {
+                        return Err(ArchiveError::io(
+                            &format!("removing {}", path.display()),
+                            err,
+                        ))
+                    }
+                }
+            }
+            drop(indexes);
+            if gone.len() == files.len() {
+                let dir = layout::day_dir(&self.root, slot);
+                // Only an empty directory goes; a file written meanwhile keeps it.
+                if std::fs::remove_dir(&dir).is_ok() {
+                    expired.slots += 1;
+                }
+            }
+        }
+        Ok(expired)
+    }
+}

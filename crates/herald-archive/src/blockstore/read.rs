@@ -1,0 +1,169 @@
+//! Reading one segment file for a query: its block index picks the blocks that may hold
+//! rows (time range, priorities, the subject filter), in the order of their earliest time,
+//! and reading stops as soon as no further block can change the answer.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::RwLock;
+
+use herald_proto::archive::StoredRecord;
+
+use crate::backend::{RowRange, Source};
+use crate::entry::{Entry, Row};
+use crate::error::ArchiveError;
+use crate::keep::Keep;
+use crate::segment::{decode_entries, filter, read_block, BlockHeader, BlockRef};
+
+/// The blocks of one segment file, as far as they are whole: loaded by scanning the file
+/// once, then extended by the store as it appends.
+#[derive(Debug, Default)]
+pub(super) struct FileIndex {
+    pub(super) blocks: RwLock<Vec<BlockRef>>,
+}
+
+/// The blocks of `index` that `keep` says may matter: their headers, in the order `order`
+/// puts them.
+fn candidates(index: &FileIndex, keep: impl Fn(&BlockRef) -> bool) -> Vec<(u64, BlockHeader)> {
+    let blocks = index
+        .blocks
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    blocks
+        .iter()
+        .filter(|block| keep(block))
+        .map(|block| (block.offset, block.header))
+        .collect()
+}
+
+/// Reads the entries of the block at `offset`.
+fn entries(file: &mut File, offset: u64, header: BlockHeader) -> Result<Vec<Entry>, ArchiveError> {
+    let block = BlockRef {
+        offset,
+        header,
+        filter: Box::default(),
+    };
+    let payload = read_block(file, &block)?;
+    // The retention class is the file's; rows do not carry it.
+    decode_entries(&header, &payload, Keep::days(1))
+}
+
+fn row(entry: Entry) -> Row {
+    Row {
+        time: entry.record.meta.time,
+        stored: StoredRecord {
+            seq: entry.seq,
+            received: entry.received,
+            record: entry.record.bytes,
+        },
+    }
+}
+
+/// Whether `entry` is one of `source`'s.
+fn of_source(entry: &Entry, source: Source<'_>) -> bool {
+    match source {
+        Source::Samples(name) => entry.record.subject_bytes() == name.as_bytes(),
+        Source::Logs => true,
+    }
+}
+
+/// Puts `rows` in order, drops rows written twice and keeps the first `limit`.
+pub(super) fn settle(rows: &mut Vec<Row>, limit: usize) {
+    rows.sort_by_key(|row| (row.time, row.stored.seq));
+    rows.dedup_by(|a, b| a == b);
+    rows.truncate(limit);
+}
+
+/// Adds to `out` the rows of `source` in the file at `path` within `range` that could be
+/// among the first `limit` (`out` stays settled: ordered, without repeats, at most
+/// `limit`).
+pub(super) fn read_rows(
+    path: &Path,
+    index: &FileIndex,
+    source: Source<'_>,
+    range: &RowRange,
+    limit: usize,
+    out: &mut Vec<Row>,
+) -> Result<(), ArchiveError> {
+    let lower = range.after.map_or(range.from, |c| c.time.max(range.from));
+    let hash = match source {
+        Source::Samples(name) => Some(filter::subject_hash(name.as_bytes())),
+        Source::Logs => None,
+    };
+    let mask = range.priorities.bits();
+    let mut blocks = candidates(index, |block| {
+        let header = &block.header;
+        header.overlaps(lower, range.to)
+            && match hash {
+                Some(hash) => filter::may_contain(&block.filter, hash),
+                None => header.priorities & mask != 0,
+            }
+    });
+    if blocks.is_empty() {
+        return Ok(());
+    }
+    blocks.sort_by_key(|(_, header)| header.min_time);
+    let mut file = open(path)?;
+    for (offset, header) in blocks {
+        if out.len() >= limit && out.last().is_some_and(|last| header.min_time > last.time) {
+            break;
+        }
+        let before = out.len();
+        for entry in entries(&mut file, offset, header)? {
+            let (time, seq) = (entry.record.meta.time, entry.seq);
+            let wanted = time >= range.from
+                && time < range.to
+                && range.after.is_none_or(|c| (time, seq) > (c.time, c.seq))
+                && (hash.is_some() || range.priorities.contains(entry.record.meta.priority))
+                && of_source(&entry, source);
+            if wanted {
+                out.push(row(entry));
+            }
+        }
+        if out.len() > before {
+            settle(out, limit);
+        }
+    }
+    Ok(())
+}
+
+/// Returns the last sample of `name` at or before `time` in the file at `path`.
+pub(super) fn last_at(
+    path: &Path,
+    index: &FileIndex,
+    name: &str,
+    time: i64,
+) -> Result<Option<Row>, ArchiveError> {
+    let hash = filter::subject_hash(name.as_bytes());
+    let mut blocks = candidates(index, |block| {
+        block.header.count > 0
+            && block.header.min_time <= time
+            && filter::may_contain(&block.filter, hash)
+    });
+    if blocks.is_empty() {
+        return Ok(None);
+    }
+    // Latest first: once the best row is later than a block's latest entry, no block after
+    // it can hold a better one.
+    blocks.sort_by_key(|(_, header)| std::cmp::Reverse(header.max_time));
+    let mut file = open(path)?;
+    let mut best: Option<Row> = None;
+    for (offset, header) in blocks {
+        if best.as_ref().is_some_and(|b| b.time > header.max_time) {
+            break;
+        }
+        for entry in entries(&mut file, offset, header)? {
+            let at = (entry.record.meta.time, entry.seq);
+            if at.0 <= time
+                && of_source(&entry, Source::Samples(name))
+                && best.as_ref().is_none_or(|b| at > (b.time, b.stored.seq))
+            {
+                best = Some(row(entry));
+            }
+        }
+    }
+    Ok(best)
+}
+
+fn open(path: &Path) -> Result<File, ArchiveError> {
+    File::open(path).map_err(|e| ArchiveError::io(&format!("opening {}", path.display()), e))
+}
