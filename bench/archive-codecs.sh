@@ -2,7 +2,7 @@
 # Block compression for the archive on a facility's records (issue 19): runs a server with
 # `--demo` for SECONDS (default 150) while bench/archive_codecs.py keeps every record, then
 # prints bytes per record and compression speed for lz4 and zstd on 64 and 256 KiB blocks,
-# and the bytes per record today's embedded archive (SQLite) used for the same records.
+# and the bytes per record the embedded archive (the block store) used for the same records.
 #   bash bench/archive-codecs.sh [SECONDS]
 # Installs the Python packages lz4 and zstandard with pip when missing. Stops its server by
 # PID and removes its scratch directory.
@@ -24,7 +24,7 @@ wait "$server" 2>/dev/null || true
 records=$(python3 -c "
 import sys; sys.path.insert(0, 'bench'); import archive_codecs as a
 print(len(a.load('$W/records.bin')))")
-archive=$(du -sb "$W/data/archive" | cut -f1)
-echo "today's embedded archive (SQLite): $archive bytes on disk for about $records records" \
+archive=$(du -sb "$W/data/segments" | cut -f1)
+echo "the embedded archive (block store): $archive bytes on disk for about $records records" \
   "(the demo ran a few seconds longer than the collector): $((archive / records)) B per record"
 python3 bench/archive_codecs.py measure "$W/records.bin"

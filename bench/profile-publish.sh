@@ -5,7 +5,8 @@
 #   - the share of the server's CPU each thread took, and the archive thread's big parts,
 #   - a flame graph (SVG, inferno) of the server.
 # For the archive's "before and after" (issue 19).
-#   ARCHIVE=embedded|none bash bench/profile-publish.sh OUT.svg [N]
+#   ARCHIVE=embedded|sqlite|none bash bench/profile-publish.sh OUT.svg [N]
+# FOLDED=FILE keeps the folded stacks (inferno-collapse-perf's output) for other views.
 # Needs perf (linux-perf) and inferno (`cargo install inferno --locked`); installs them when
 # missing. Stops its server by PID and removes its scratch directory.
 set -euo pipefail
@@ -63,4 +64,5 @@ PY
 inferno-flamegraph --width 1400 --minwidth 3 \
   --title "herald serve (archive: $archive) under herald bench pub, $records x 128 B" \
   "$W/folded.txt" >"$out" 2>/dev/null
+[ -n "${FOLDED:-}" ] && cp "$W/folded.txt" "$FOLDED"
 echo "flame graph: $out"

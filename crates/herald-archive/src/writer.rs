@@ -450,17 +450,25 @@ impl Inner {
     /// when closing).
     fn write(&self, batch: &[Entry], closing: bool) -> bool {
         let now = now_nanos();
-        let live: Vec<Entry> = batch
-            .iter()
-            .filter(|entry| {
-                let slot = Slot {
-                    day: entry.day(),
-                    keep: entry.keep,
-                };
-                !slot.expired(now)
-            })
-            .cloned()
-            .collect();
+        let expired_already = |entry: &Entry| {
+            let slot = Slot {
+                day: entry.day(),
+                keep: entry.keep,
+            };
+            slot.expired(now)
+        };
+        // Almost always nothing is past its retention: then the batch is written as it is.
+        let filtered: Vec<Entry>;
+        let live: &[Entry] = if batch.iter().any(expired_already) {
+            filtered = batch
+                .iter()
+                .filter(|entry| !expired_already(entry))
+                .cloned()
+                .collect();
+            &filtered
+        } else {
+            batch
+        };
         let expired = (batch.len() - live.len()) as u64;
         self.counters
             .expired_on_arrival
@@ -468,7 +476,7 @@ impl Inner {
         let mut backoff = RETRY_MIN;
         let mut attempts = 0;
         loop {
-            match self.backend.write(&live) {
+            match self.backend.write(live) {
                 Ok(()) => break,
                 Err(err) => {
                     attempts += 1;

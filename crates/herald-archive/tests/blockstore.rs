@@ -51,7 +51,7 @@ mod only_blocks {
         let file = store.root().join("36500d/2026-11-20/00.samples.seg");
         let whole = std::fs::metadata(&file).unwrap().len();
         // The process dies (no clean close) while appending a block: half of it is there.
-        std::mem::forget(store);
+        store.abandon();
         let mut torn = std::fs::OpenOptions::new()
             .append(true)
             .open(&file)
@@ -71,6 +71,19 @@ mod only_blocks {
             all_samples(&store, name, BASE, BASE + 200 * SECOND, 1000).len(),
             100
         );
+        // One writer at a time; readers beside it.
+        let second = BlockStore::open(dir.path()).unwrap_err();
+        assert!(
+            second.to_string().contains("in use by another process"),
+            "{second}"
+        );
+        let reader = BlockStore::open_read_only(dir.path());
+        assert_eq!(
+            all_samples(&reader, name, BASE, BASE + 200 * SECOND, 1000).len(),
+            100
+        );
+        assert!(reader.write(&entries).is_err());
+        drop(reader);
         // A clean close leaves nothing to repair.
         drop(store);
         assert!(BlockStore::open(dir.path()).unwrap().repairs().is_empty());

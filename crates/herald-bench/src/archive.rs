@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use herald_archive::query::{self, Budget};
-use herald_archive::{Backend, EmbeddedBackend, Entry, Keep};
+use herald_archive::{Backend, BlockStore, Entry, Keep};
 use herald_client::{monitor_value, Client, Event};
 use herald_proto::archive::{BucketQuery, SampleQuery};
 use herald_proto::frame::RawRecord;
@@ -228,7 +228,7 @@ async fn write_day(client: &Client, day_start: i64) -> anyhow::Result<()> {
 /// Writes the day into a fresh store at `dir` one second (ten signals) per write, as the
 /// archive writer sees a 1 Hz system, then times its reads.
 fn live_day_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::Result<(f64, f64)> {
-    let store = EmbeddedBackend::open(dir);
+    let store = BlockStore::open(dir)?;
     let mut seq = 0;
     for second in 0..DAY_POINTS {
         let time = day_start + second * SECOND;
@@ -255,9 +255,10 @@ fn live_day_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::
     store_reads(dir, day_start, buckets)
 }
 
-/// Times the day's read and buckets straight from the embedded store in `dir`.
+/// Times the day's read and buckets straight from the embedded store in `dir` (read-only:
+/// the server in this process holds it open for writing).
 fn store_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::Result<(f64, f64)> {
-    let store = EmbeddedBackend::open(dir);
+    let store = BlockStore::open_read_only(dir);
     let query = SampleQuery {
         name: buckets.name.clone(),
         from: day_start,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use herald_archive::query::Answer;
-use herald_archive::{Archive, ArchiveError, Backend, Budget, EmbeddedBackend};
+use herald_archive::{Archive, ArchiveError, Backend, BlockStore, Budget, EmbeddedBackend};
 use herald_proto::archive::ArchiveRequest;
 
 use crate::config::{ArchiveBackendConfig, ArchiveConfig, Config};
@@ -26,6 +26,23 @@ pub async fn open(config: &Config) -> std::io::Result<Option<Arc<Archive>>> {
             let dir = ArchiveConfig::embedded_dir(&config.data_dir);
             // A full buffer overflows to disk before anything is dropped.
             options.spill_dir = Some(dir.join("spill"));
+            let store = BlockStore::open(&dir).map_err(std::io::Error::other)?;
+            for cut in store.repairs() {
+                tracing::warn!(
+                    file = %cut.path.display(),
+                    cut_bytes = cut.repair.cut_bytes,
+                    kept_blocks = cut.repair.blocks,
+                    "archive: the last run ended without closing the store; a half-written \
+                     block was cut from the end of this file (its records were never \
+                     acknowledged as stored)"
+                );
+            }
+            warn_of_sqlite_archive(&config.data_dir);
+            Arc::new(store)
+        }
+        ArchiveBackendConfig::Sqlite => {
+            let dir = ArchiveConfig::sqlite_dir(&config.data_dir);
+            options.spill_dir = Some(dir.join("spill"));
             Arc::new(EmbeddedBackend::open(&dir))
         }
         ArchiveBackendConfig::Cassandra { .. } => cassandra(&config.archive.backend).await?,
@@ -33,6 +50,22 @@ pub async fn open(config: &Config) -> std::io::Result<Option<Arc<Archive>>> {
     tracing::info!(backend = %backend.describe(), rules = config.archive.options.rules.rules().len(), "archive open");
     let archive = Archive::start(backend, options)?;
     Ok(Some(Arc::new(archive)))
+}
+
+/// Tells the operator about an archive an earlier version left in the SQLite store, which
+/// the block store does not read.
+fn warn_of_sqlite_archive(data_dir: &std::path::Path) {
+    let old = ArchiveConfig::sqlite_dir(data_dir);
+    let days = herald_archive::embedded::layout::list_slots(&old).map_or(0, |s| s.len());
+    if days > 0 {
+        tracing::warn!(
+            dir = %old.display(),
+            days,
+            "archive: records from an earlier version are in the SQLite store, which this \
+             configuration does not read: stop the server and run `herald archive migrate` \
+             to move them into the block store, or set archive.backend = \"sqlite\""
+        );
+    }
 }
 
 #[cfg(feature = "cql")]

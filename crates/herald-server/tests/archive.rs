@@ -214,7 +214,7 @@ async fn logs_are_queried_by_priority_subject_host_and_text() {
 #[tokio::test]
 async fn a_stored_record_that_does_not_decode_fails_no_query() {
     use herald_archive::conformance::{entry_of, poisoned};
-    use herald_archive::{Backend, EmbeddedBackend, Keep};
+    use herald_archive::{Backend, BlockStore, Keep};
 
     let data_dir = herald_testkit::temp_dir("poisoned");
 
@@ -228,7 +228,10 @@ async fn a_stored_record_that_does_not_decode_fails_no_query() {
         ..Record::new(Kind::Info, name)
     };
     let keep = Keep::days(30);
-    let store = EmbeddedBackend::open(&data_dir.join("archive"));
+    let store = BlockStore::open(&herald_server::config::ArchiveConfig::embedded_dir(
+        &data_dir,
+    ))
+    .unwrap();
     let entries = [
         entry_of(&record(0, 1), keep),
         poisoned(entry_of(&record(1, i64::MIN), keep)),

@@ -8,6 +8,11 @@
 //! in. Reads pick blocks by their headers and filters (see `read`); expiring deletes whole
 //! hour files.
 //!
+//! **One writer.** [`BlockStore::open`] locks the directory (`LOCK`, an advisory file lock)
+//! for as long as the store lives: a second server, or `herald archive migrate`, on the
+//! same data is refused with a message saying so. [`BlockStore::open_read_only`] takes no
+//! lock and writes nothing, for tools that read beside a running server.
+//!
 //! **Crashes.** The store writes a marker file (`RUNNING`) while it is open and removes it
 //! when it is dropped. Opened with the marker still there, it repairs every file written
 //! since the marker was made (a block a crash left half-written is cut, see
@@ -24,7 +29,7 @@ use std::time::SystemTime;
 
 use crate::backend::{Backend, Expired, RowRange, Slot, Source};
 use crate::entry::{Entry, Row, Table};
-use crate::error::ArchiveError;
+use crate::error::{ArchiveError, ArchiveErrorKind};
 use crate::segment::{scan, BlockBuilder, Codec, Repair, SegmentWriter};
 use layout::FileKey;
 use read::FileIndex;
@@ -35,6 +40,8 @@ pub const BLOCK_RAW_BYTES: usize = 256 * 1024;
 const OPEN_WRITERS: usize = 32;
 /// The marker of an open store.
 const MARKER: &str = "RUNNING";
+/// The file a writing store holds locked.
+const LOCK: &str = "LOCK";
 
 /// A file the store cut at start-up, and what it cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +60,8 @@ pub struct BlockStore {
     /// Block indexes of the files read or written so far.
     indexes: Mutex<HashMap<FileKey, Arc<FileIndex>>>,
     repairs: Vec<Repaired>,
+    /// The locked file, held while the store writes; `None`: opened read-only.
+    lock: Option<std::fs::File>,
 }
 
 #[derive(Debug, Default)]
@@ -78,6 +87,7 @@ impl BlockStore {
     pub fn open(root: &Path) -> Result<BlockStore, ArchiveError> {
         std::fs::create_dir_all(root)
             .map_err(|e| ArchiveError::io(&format!("creating {}", root.display()), e))?;
+        let lock = lock_dir(root)?;
         let marker = root.join(MARKER);
         let mut repairs = Vec::new();
         if let Ok(since) = std::fs::metadata(&marker).and_then(|m| m.modified()) {
@@ -90,7 +100,27 @@ impl BlockStore {
             writers: Mutex::new(Writers::default()),
             indexes: Mutex::new(HashMap::new()),
             repairs,
+            lock: Some(lock),
         })
+    }
+
+    /// Opens the store under `root` for reading only: no lock, no repair, and writes are
+    /// refused. Blocks a running server appends later are not seen by this handle once it
+    /// has read their file.
+    pub fn open_read_only(root: &Path) -> BlockStore {
+        BlockStore {
+            root: root.to_path_buf(),
+            writers: Mutex::new(Writers::default()),
+            indexes: Mutex::new(HashMap::new()),
+            repairs: Vec::new(),
+            lock: None,
+        }
+    }
+
+    /// Lets go of the store as a crash would: nothing synced, the `RUNNING` marker left for
+    /// the next start to find (the lock goes with the handle). For tests of the repair.
+    pub fn abandon(mut self) {
+        drop(self.lock.take());
     }
 
     /// Returns the files cut at start-up (a crash left their last block torn).
@@ -163,7 +193,7 @@ impl BlockStore {
 impl Drop for BlockStore {
     fn drop(&mut self) {
         // A clean close: everything synced, no repair needed at the next start.
-        if self.sync().is_ok() {
+        if self.lock.is_some() && self.sync().is_ok() {
             let _ = std::fs::remove_file(self.root.join(MARKER));
         }
     }
@@ -194,6 +224,30 @@ impl Writers {
     }
 }
 
+/// Locks `root` for one writing store.
+fn lock_dir(root: &Path) -> Result<std::fs::File, ArchiveError> {
+    let path = root.join(LOCK);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| ArchiveError::io(&format!("opening {}", path.display()), e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(ArchiveError::new(
+            ArchiveErrorKind::Unavailable,
+            format!(
+                "the archive in {} is in use by another process (a running herald server?)",
+                root.display()
+            ),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(ArchiveError::io(&format!("locking {}", path.display()), e))
+        }
+    }
+}
+
 /// Repairs every segment file under `root` modified since `since`.
 fn repair_since(root: &Path, since: SystemTime) -> Result<Vec<Repaired>, ArchiveError> {
     let mut repairs = Vec::new();
@@ -216,9 +270,30 @@ impl Backend for BlockStore {
     }
 
     fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
-        let mut by_file: HashMap<FileKey, Vec<&Entry>> = HashMap::new();
+        if self.lock.is_none() {
+            return Err(ArchiveError::new(
+                ArchiveErrorKind::BadQuery,
+                format!(
+                    "the archive in {} was opened read-only",
+                    self.root.display()
+                ),
+            ));
+        }
+        // A batch touches few files (usually one): a short list beats hashing every entry.
+        let mut by_file: Vec<(FileKey, Vec<&Entry>)> = Vec::new();
+        let mut last = usize::MAX;
         for entry in entries {
-            by_file.entry(FileKey::of(entry)).or_default().push(entry);
+            let key = FileKey::of(entry);
+            if by_file.get(last).is_none_or(|(k, _)| *k != key) {
+                last = match by_file.iter().position(|(k, _)| *k == key) {
+                    Some(at) => at,
+                    None => {
+                        by_file.push((key, Vec::new()));
+                        by_file.len() - 1
+                    }
+                };
+            }
+            by_file[last].1.push(entry);
         }
         let mut writers = lock(&self.writers);
         for (key, group) in by_file {

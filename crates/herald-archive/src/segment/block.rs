@@ -241,6 +241,18 @@ impl BlockBuilder {
         self.raw.len()
     }
 
+    /// Returns the earliest producer's time of the entries so far (`None` when empty).
+    pub fn min_time(&self) -> Option<i64> {
+        (self.count > 0).then_some(self.min_time)
+    }
+
+    /// Returns a copy of the entries added so far, for readers of a block not yet written.
+    pub fn entries(&self) -> Vec<Entry> {
+        let raw = Bytes::copy_from_slice(&self.raw);
+        // The builder wrote these bytes itself: they always read back.
+        decode_raw(raw, self.count, Keep::days(1)).unwrap_or_default()
+    }
+
     /// Returns the block's bytes (header, filter and payload, compressed with `codec`) and
     /// its header, and empties the builder for the next block (which gets a subject filter
     /// if this one did).
@@ -310,8 +322,12 @@ pub fn decode_entries(
         Codec::Lz4 => lz4_flex::block::decompress(payload, header.raw_len as usize)
             .map_err(|e| corrupt(format!("block does not decompress: {e}")))?,
     };
-    let raw = Bytes::from(raw);
-    let mut entries = Vec::with_capacity(header.count as usize);
+    decode_raw(Bytes::from(raw), header.count, keep)
+}
+
+/// Reads `count` entries from a block's payload once decompressed.
+fn decode_raw(raw: Bytes, count: u32, keep: Keep) -> Result<Vec<Entry>, ArchiveError> {
+    let mut entries = Vec::with_capacity(count as usize);
     let mut at = 0;
     let mut previous = Previous::default();
     while at < raw.len() {
@@ -332,11 +348,10 @@ pub fn decode_entries(
             record: entry,
         });
     }
-    if entries.len() != header.count as usize {
+    if entries.len() != count as usize {
         return Err(corrupt(format!(
-            "block holds {} entries, the header says {}",
+            "block holds {} entries, the header says {count}",
             entries.len(),
-            header.count
         )));
     }
     Ok(entries)

@@ -80,8 +80,10 @@ pub struct RawRule {
 pub enum ArchiveBackendConfig {
     /// No archive: nothing is kept, `stored` acknowledgements are refused.
     None,
-    /// SQLite files under `<data_dir>/archive`.
+    /// The block store: segment files under `<data_dir>/segments` (the default).
     Embedded,
+    /// The SQLite store of earlier versions, under `<data_dir>/archive`.
+    Sqlite,
     /// Apache Cassandra or ScyllaDB.
     Cassandra {
         /// Nodes to contact first.
@@ -103,8 +105,14 @@ pub struct ArchiveConfig {
 }
 
 impl ArchiveConfig {
-    /// Returns the directory of the embedded store under `data_dir`.
+    /// Returns the directory of the embedded block store under `data_dir`.
     pub fn embedded_dir(data_dir: &Path) -> std::path::PathBuf {
+        data_dir.join("segments")
+    }
+
+    /// Returns the directory of the SQLite store (`backend = "sqlite"`, and the archive of
+    /// versions before the block store) under `data_dir`.
+    pub fn sqlite_dir(data_dir: &Path) -> std::path::PathBuf {
         data_dir.join("archive")
     }
 }
@@ -118,6 +126,7 @@ pub fn from_raw(raw: Option<RawArchiveConfig>) -> Result<ArchiveConfig, ConfigEr
     let defaults = ArchiveOptions::default();
     let backend = match raw.backend.as_deref().unwrap_or("embedded") {
         "embedded" => ArchiveBackendConfig::Embedded,
+        "sqlite" => ArchiveBackendConfig::Sqlite,
         "none" => ArchiveBackendConfig::None,
         "cassandra" | "scylla" | "cql" => ArchiveBackendConfig::Cassandra {
             contact_points: raw
@@ -130,7 +139,7 @@ pub fn from_raw(raw: Option<RawArchiveConfig>) -> Result<ArchiveConfig, ConfigEr
         other => {
             return Err(invalid(
                 "archive.backend",
-                format!("`{other}` (expected embedded, cassandra or none)"),
+                format!("`{other}` (expected embedded, sqlite, cassandra or none)"),
             ))
         }
     };
