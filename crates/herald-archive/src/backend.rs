@@ -72,8 +72,9 @@ pub trait Backend: Send + Sync {
     /// Names the store and where it keeps its data, for logs and the monitor.
     fn describe(&self) -> String;
 
-    /// Writes `entries` (any mix of tables, days and classes). On success they survive a
-    /// crash of this process; [`Backend::sync`] makes them survive a crash of the machine.
+    /// Writes `entries` (any mix of tables, days and classes). On success they are the
+    /// store's and every read sees them; [`Backend::sync`] makes them durable. A store may
+    /// keep them in memory until then (the block store keeps its open blocks there).
     ///
     /// # Errors
     /// [`ArchiveError`]; nothing of a failed call may be assumed written, and writing the

@@ -375,6 +375,9 @@ impl Inner {
                     return;
                 }
                 if spilled {
+                    // The spill file goes once its records are durable in the store (a store
+                    // may hold what it was given in memory until it syncs).
+                    self.sync(committed, &mut last_sync);
                     self.spill_written();
                 }
                 committed = end;

@@ -1,12 +1,16 @@
 //! The block store: the archive as append-only segment files of compressed blocks
 //! ([`crate::segment`]), one file per retention class, hour and table ([`layout`]).
 //!
-//! A write groups its entries by file and appends one block per file (more when an hour's
-//! share of the write is larger than [`BLOCK_RAW_BYTES`]): the records exactly as they
-//! arrived, compressed with LZ4, behind a header that says their time range and priorities
-//! and, for samples, a filter of their subjects. Nothing is sorted or re-encoded on the way
-//! in. Reads pick blocks by their headers and filters (see `read`); expiring deletes whole
-//! hour files.
+//! A write adds its entries to the open block of their file; a block is compressed (LZ4)
+//! and appended when it holds [`BLOCK_RAW_BYTES`], and every open block is appended when
+//! the archive syncs ([`Backend::sync`], at least every `fsync_interval` while records
+//! come). A block holds the records exactly as they arrived, behind a header that says
+//! their time range and priorities and, for samples, a filter of their subjects: nothing is
+//! sorted or re-encoded on the way in. Reads pick blocks by their headers and filters (see
+//! `read`) and also see the open blocks; expiring deletes whole hour files.
+//!
+//! Between syncs the open blocks are in memory, as the archive's own buffer is: a crash of
+//! the process loses them (records acknowledged `received`, never `stored`).
 //!
 //! **One writer.** [`BlockStore::open`] locks the directory (`LOCK`, an advisory file lock)
 //! for as long as the store lives: a second server, or `herald archive migrate`, on the
@@ -30,7 +34,9 @@ use std::time::SystemTime;
 use crate::backend::{Backend, Expired, RowRange, Slot, Source};
 use crate::entry::{Entry, Row, Table};
 use crate::error::{ArchiveError, ArchiveErrorKind};
-use crate::segment::{scan, BlockBuilder, Codec, Repair, SegmentWriter};
+use crate::segment::{
+    scan, BlockBuilder, BlockRef, Codec, Repair, SegmentWriter, BLOCK_HEADER_BYTES,
+};
 use layout::FileKey;
 use read::FileIndex;
 
@@ -66,10 +72,42 @@ pub struct BlockStore {
 
 #[derive(Debug, Default)]
 struct Writers {
-    open: HashMap<FileKey, SegmentWriter>,
+    open: HashMap<FileKey, OpenFile>,
     order: VecDeque<FileKey>,
-    /// Files appended to since the last sync.
+    /// Files added to since the last sync.
     dirty: HashSet<FileKey>,
+}
+
+/// A file open for appending, and its block being filled.
+#[derive(Debug)]
+struct OpenFile {
+    writer: SegmentWriter,
+    builder: BlockBuilder,
+    index: Arc<FileIndex>,
+}
+
+impl OpenFile {
+    /// Compresses and appends the open block, if it holds anything, and indexes it.
+    fn append_block(&mut self) -> Result<(), ArchiveError> {
+        if self.builder.is_empty() {
+            return Ok(());
+        }
+        let (header, block) = self.builder.finish(Codec::Lz4);
+        let offset = self.writer.append(&block)?;
+        let filter_end = BLOCK_HEADER_BYTES + header.filter_len as usize;
+        let appended = BlockRef {
+            offset,
+            header,
+            filter: block[BLOCK_HEADER_BYTES..filter_end].into(),
+        };
+        // Indexed once its bytes reached the file: a reader never sees a block before them.
+        self.index
+            .blocks
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(appended);
+        Ok(())
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -151,42 +189,36 @@ impl BlockStore {
         Ok(Arc::clone(lock(&self.indexes).entry(key).or_insert(index)))
     }
 
-    /// Appends `entries` (all of `key`'s file) as blocks.
+    /// Adds `entries` (all of `key`'s file) to its open block, appending each block that
+    /// fills.
     fn append(
         &self,
         writers: &mut Writers,
         key: FileKey,
         entries: &[&Entry],
     ) -> Result<(), ArchiveError> {
-        let index = self.index(key)?;
-        let writer = writers.writer(&self.root, key)?;
-        let mut builder = match key.table {
-            Table::Samples => BlockBuilder::with_subject_filter(),
-            Table::Logs => BlockBuilder::new(),
-        };
-        let mut appended = Vec::new();
-        for (n, entry) in entries.iter().enumerate() {
-            builder.push(entry);
-            if builder.raw_len() >= BLOCK_RAW_BYTES || n + 1 == entries.len() {
-                let (header, block) = builder.finish(Codec::Lz4);
-                let offset = writer.append(&block)?;
-                let filter_end = crate::segment::BLOCK_HEADER_BYTES + header.filter_len as usize;
-                appended.push(crate::segment::BlockRef {
-                    offset,
-                    header,
-                    filter: block[crate::segment::BLOCK_HEADER_BYTES..filter_end].into(),
-                });
+        if !writers.open.contains_key(&key) {
+            let index = self.index(key)?;
+            writers.open_file(&self.root, key, index)?;
+        }
+        let file = writers.open.get_mut(&key).expect("opened above");
+        for entry in entries {
+            file.builder.push(entry);
+            if file.builder.raw_len() >= BLOCK_RAW_BYTES {
+                file.append_block()?;
             }
         }
         writers.dirty.insert(key);
-        // Only whole blocks that reached the file are indexed, so readers never see a
-        // block before its bytes.
-        index
-            .blocks
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .extend(appended);
         Ok(())
+    }
+
+    /// The entries of `key`'s open block (not yet in its file).
+    fn pending(&self, key: FileKey) -> Vec<Entry> {
+        lock(&self.writers)
+            .open
+            .get(&key)
+            .map(|file| file.builder.entries())
+            .unwrap_or_default()
     }
 }
 
@@ -200,27 +232,47 @@ impl Drop for BlockStore {
 }
 
 impl Writers {
-    fn writer(&mut self, root: &Path, key: FileKey) -> Result<&mut SegmentWriter, ArchiveError> {
-        if !self.open.contains_key(&key) {
-            if self.open.len() >= OPEN_WRITERS {
-                if let Some(oldest) = self.order.pop_front() {
-                    if let Some(writer) = self.open.remove(&oldest) {
-                        if self.dirty.remove(&oldest) {
-                            writer.sync()?;
-                        }
+    /// Opens `key`'s file for appending, closing the least recently opened one if too many
+    /// are open (its block appended and synced first).
+    fn open_file(
+        &mut self,
+        root: &Path,
+        key: FileKey,
+        index: Arc<FileIndex>,
+    ) -> Result<(), ArchiveError> {
+        if self.open.len() >= OPEN_WRITERS {
+            if let Some(&oldest) = self.order.front() {
+                if let Some(file) = self.open.get_mut(&oldest) {
+                    file.append_block()?;
+                    if self.dirty.contains(&oldest) {
+                        file.writer.sync()?;
                     }
                 }
+                self.dirty.remove(&oldest);
+                self.open.remove(&oldest);
+                self.order.pop_front();
             }
-            let path = key.path(root);
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| ArchiveError::io(&format!("creating {}", dir.display()), e))?;
-            }
-            let (writer, _repaired) = SegmentWriter::open(&path)?;
-            self.open.insert(key, writer);
-            self.order.push_back(key);
         }
-        Ok(self.open.get_mut(&key).expect("inserted above"))
+        let path = key.path(root);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| ArchiveError::io(&format!("creating {}", dir.display()), e))?;
+        }
+        let (writer, _repaired) = SegmentWriter::open(&path)?;
+        let builder = match key.table {
+            Table::Samples => BlockBuilder::with_subject_filter(),
+            Table::Logs => BlockBuilder::new(),
+        };
+        self.order.push_back(key);
+        self.open.insert(
+            key,
+            OpenFile {
+                writer,
+                builder,
+                index,
+            },
+        );
+        Ok(())
     }
 }
 
@@ -307,8 +359,9 @@ impl Backend for BlockStore {
         // A file stays dirty until its sync succeeds.
         let dirty: Vec<FileKey> = writers.dirty.iter().copied().collect();
         for key in dirty {
-            if let Some(writer) = writers.open.get(&key) {
-                writer.sync()?;
+            if let Some(file) = writers.open.get_mut(&key) {
+                file.append_block()?;
+                file.writer.sync()?;
             }
             writers.dirty.remove(&key);
         }
@@ -347,6 +400,7 @@ impl Backend for BlockStore {
             read::read_rows(
                 &key.path(&self.root),
                 &index,
+                self.pending(key),
                 source,
                 range,
                 limit,
@@ -361,7 +415,9 @@ impl Backend for BlockStore {
         files.retain(|key| key.table == Table::Samples && key.start() <= time);
         for key in files.into_iter().rev() {
             let index = self.index(key)?;
-            if let Some(row) = read::last_at(&key.path(&self.root), &index, name, time)? {
+            let pending = self.pending(key);
+            let path = key.path(&self.root);
+            if let Some(row) = read::last_at(&path, &index, pending, name, time)? {
                 return Ok(Some(row));
             }
         }

@@ -73,22 +73,36 @@ pub(super) fn settle(rows: &mut Vec<Row>, limit: usize) {
     rows.truncate(limit);
 }
 
-/// Adds to `out` the rows of `source` in the file at `path` within `range` that could be
-/// among the first `limit` (`out` stays settled: ordered, without repeats, at most
-/// `limit`).
+/// Adds to `out` the rows of `source` in the file at `path` (and in `pending`, its open
+/// block's entries) within `range` that could be among the first `limit` (`out` stays
+/// settled: ordered, without repeats, at most `limit`).
 pub(super) fn read_rows(
     path: &Path,
     index: &FileIndex,
+    pending: Vec<Entry>,
     source: Source<'_>,
     range: &RowRange,
     limit: usize,
     out: &mut Vec<Row>,
 ) -> Result<(), ArchiveError> {
-    let lower = range.after.map_or(range.from, |c| c.time.max(range.from));
     let hash = match source {
         Source::Samples(name) => Some(filter::subject_hash(name.as_bytes())),
         Source::Logs => None,
     };
+    let wanted = |entry: &Entry| {
+        let (time, seq) = (entry.record.meta.time, entry.seq);
+        time >= range.from
+            && time < range.to
+            && range.after.is_none_or(|c| (time, seq) > (c.time, c.seq))
+            && (hash.is_some() || range.priorities.contains(entry.record.meta.priority))
+            && of_source(entry, source)
+    };
+    let before = out.len();
+    out.extend(pending.into_iter().filter(|e| wanted(e)).map(row));
+    if out.len() > before {
+        settle(out, limit);
+    }
+    let lower = range.after.map_or(range.from, |c| c.time.max(range.from));
     let mask = range.priorities.bits();
     let mut blocks = candidates(index, |block| {
         let header = &block.header;
@@ -108,17 +122,8 @@ pub(super) fn read_rows(
             break;
         }
         let before = out.len();
-        for entry in entries(&mut file, offset, header)? {
-            let (time, seq) = (entry.record.meta.time, entry.seq);
-            let wanted = time >= range.from
-                && time < range.to
-                && range.after.is_none_or(|c| (time, seq) > (c.time, c.seq))
-                && (hash.is_some() || range.priorities.contains(entry.record.meta.priority))
-                && of_source(&entry, source);
-            if wanted {
-                out.push(row(entry));
-            }
-        }
+        let found = entries(&mut file, offset, header)?;
+        out.extend(found.into_iter().filter(|e| wanted(e)).map(row));
         if out.len() > before {
             settle(out, limit);
         }
@@ -126,13 +131,28 @@ pub(super) fn read_rows(
     Ok(())
 }
 
-/// Returns the last sample of `name` at or before `time` in the file at `path`.
+/// Returns the last sample of `name` at or before `time` in the file at `path` (or in
+/// `pending`, its open block's entries).
 pub(super) fn last_at(
     path: &Path,
     index: &FileIndex,
+    pending: Vec<Entry>,
     name: &str,
     time: i64,
 ) -> Result<Option<Row>, ArchiveError> {
+    let consider = |entry: Entry, best: &mut Option<Row>| {
+        let at = (entry.record.meta.time, entry.seq);
+        if at.0 <= time
+            && of_source(&entry, Source::Samples(name))
+            && best.as_ref().is_none_or(|b| at > (b.time, b.stored.seq))
+        {
+            *best = Some(row(entry));
+        }
+    };
+    let mut best: Option<Row> = None;
+    for entry in pending {
+        consider(entry, &mut best);
+    }
     let hash = filter::subject_hash(name.as_bytes());
     let mut blocks = candidates(index, |block| {
         block.header.count > 0
@@ -140,25 +160,18 @@ pub(super) fn last_at(
             && filter::may_contain(&block.filter, hash)
     });
     if blocks.is_empty() {
-        return Ok(None);
+        return Ok(best);
     }
     // Latest first: once the best row is later than a block's latest entry, no block after
     // it can hold a better one.
     blocks.sort_by_key(|(_, header)| std::cmp::Reverse(header.max_time));
     let mut file = open(path)?;
-    let mut best: Option<Row> = None;
     for (offset, header) in blocks {
         if best.as_ref().is_some_and(|b| b.time > header.max_time) {
             break;
         }
         for entry in entries(&mut file, offset, header)? {
-            let at = (entry.record.meta.time, entry.seq);
-            if at.0 <= time
-                && of_source(&entry, Source::Samples(name))
-                && best.as_ref().is_none_or(|b| at > (b.time, b.stored.seq))
-            {
-                best = Some(row(entry));
-            }
+            consider(entry, &mut best);
         }
     }
     Ok(best)
