@@ -60,6 +60,20 @@ pub struct RowRange {
     pub priorities: PrioritySet,
 }
 
+/// What a store found when it opened after a run that did not close it (a crash, a
+/// SIGKILL, a power cut), and what it repaired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Recovery {
+    /// The last run did not close the store.
+    pub unclean: bool,
+    /// Files that run wrote, checked at start-up.
+    pub files_checked: u64,
+    /// Files whose torn end (a block half-written when the run ended) was cut.
+    pub files_cut: u64,
+    /// Bytes cut from them: never records acknowledged as stored.
+    pub bytes_cut: u64,
+}
+
 /// What [`Backend::expire`] removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Expired {
@@ -123,4 +137,10 @@ pub trait Backend: Send + Sync {
     /// # Errors
     /// [`ArchiveError`].
     fn expire(&self, now: i64) -> Result<Expired, ArchiveError>;
+
+    /// Returns what the store repaired when it opened (nothing, for stores that need no
+    /// repair).
+    fn recovery(&self) -> Recovery {
+        Recovery::default()
+    }
 }

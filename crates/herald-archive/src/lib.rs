@@ -16,6 +16,7 @@
 //! - [`blockstore`]: [`BlockStore`], the store of segment files, one per class, hour and table.
 //! - [`embedded`]: the SQLite store, one file per retention class and day.
 //! - `cql`: the Cassandra / ScyllaDB store (feature `cql`): `CqlBackend`.
+//! - [`migrate`]: moving an archive from the SQLite store into the block store.
 //! - [`conformance`]: the suite every store must pass.
 //! - [`error`]: [`ArchiveError`], a kind and a message.
 
@@ -31,13 +32,14 @@ pub mod embedded;
 pub mod entry;
 pub mod error;
 pub mod keep;
+pub mod migrate;
 pub mod query;
 pub mod rules;
 pub mod segment;
 pub mod spill;
 pub mod writer;
 
-pub use backend::{Backend, Expired, RowRange, Slot, Source};
+pub use backend::{Backend, Expired, Recovery, RowRange, Slot, Source};
 pub use blockstore::BlockStore;
 #[cfg(feature = "cql")]
 pub use cql::{CqlBackend, CqlConsistency, CqlOptions, LazyCqlBackend};

@@ -104,6 +104,8 @@ pub struct ArchiveStats {
     pub slots_expired: u64,
     /// Stored records that queries skipped because they do not decode.
     pub skipped_unreadable: u64,
+    /// What the store repaired at start-up.
+    pub recovery: crate::backend::Recovery,
 }
 
 /// What [`Archive::offer`] did with a batch.
@@ -309,6 +311,7 @@ impl Archive {
             last_error: lock(&self.inner.last_error).clone(),
             slots_expired: counters.slots_expired.load(Ordering::Relaxed),
             skipped_unreadable: counters.skipped_unreadable.load(Ordering::Relaxed),
+            recovery: self.inner.backend.recovery(),
         }
     }
 

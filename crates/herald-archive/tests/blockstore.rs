@@ -26,7 +26,7 @@ mod only_blocks {
     use herald_archive::blockstore::layout::HOUR_NANOS;
     use herald_archive::conformance::{all_samples, entry, entry_of, BASE, LONG, SECOND};
     use herald_archive::query::{self, Budget};
-    use herald_archive::{Backend, BlockStore, EmbeddedBackend, Entry, Keep};
+    use herald_archive::{migrate, Backend, BlockStore, EmbeddedBackend, Entry, Keep};
     use herald_proto::archive::{
         ArchiveReply, ArchiveRequest, AtQuery, BucketQuery, LogQuery, SampleQuery,
     };
@@ -115,14 +115,9 @@ mod only_blocks {
         assert!(day.join("01.samples.seg").exists());
     }
 
-    /// Records of a realistic mix (samples of many names, logs of many subjects, hosts
-    /// and priorities, some arriving late, over two days), written to the SQLite store and
-    /// the block store: every kind of query answers the same from both.
-    #[test]
-    fn queries_answer_as_the_sqlite_store_does_on_the_same_data() {
-        let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let sqlite = EmbeddedBackend::open(dirs.0.path());
-        let blocks = BlockStore::open(dirs.1.path()).unwrap();
+    /// Records of a realistic mix: samples of many names, logs of many subjects, hosts and
+    /// priorities, one in ten up to an hour late, over two days, in two retention classes.
+    fn mix() -> Vec<Entry> {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
             state ^= state << 13;
@@ -139,7 +134,6 @@ mod only_blocks {
         let mut entries = Vec::new();
         for n in 0..6_000i64 {
             let r = next();
-            // Mostly in order, one in ten up to an hour late; across two days.
             let late = if r % 10 == 0 {
                 (r >> 8) as i64 % HOUR_NANOS
             } else {
@@ -167,10 +161,12 @@ mod only_blocks {
             let keep = if r % 5 == 0 { Keep::days(30) } else { LONG };
             entries.push(entry_of(&record, keep));
         }
-        for chunk in entries.chunks(700) {
-            sqlite.write(chunk).unwrap();
-            blocks.write(chunk).unwrap();
-        }
+        entries
+    }
+
+    /// Every kind of question over [`mix`]'s data: samples whole and in pages, buckets,
+    /// values at an instant, logs with filters.
+    fn questions() -> Vec<ArchiveRequest> {
         let day = 86_400 * SECOND;
         let mut requests = Vec::new();
         for name in [
@@ -225,11 +221,18 @@ mod only_blocks {
                 ..LogQuery::default()
             }));
         }
+        requests
+    }
+
+    /// Asks both stores every question; the answers must be equal, and all but the three
+    /// about a name never written must find something.
+    fn same_answers(want_from: &dyn Backend, got_from: &dyn Backend) {
+        let requests = questions();
         let mut answered = 0;
         for request in &requests {
             let budget = Budget::records(usize::MAX);
-            let want = query::answer(&sqlite, request, budget).expect("sqlite answers");
-            let got = query::answer(&blocks, request, budget).expect("blocks answer");
+            let want = query::answer(want_from, request, budget).expect("answers");
+            let got = query::answer(got_from, request, budget).expect("answers");
             assert_eq!(got, want, "{request:?}");
             answered += usize::from(match &want.reply {
                 ArchiveReply::Page(page) => !page.records.is_empty(),
@@ -237,7 +240,45 @@ mod only_blocks {
                 ArchiveReply::At(values) => values.iter().all(Option::is_some),
             });
         }
-        // Everything but the three questions about a name never written found something.
         assert_eq!(answered, requests.len() - 3);
+    }
+
+    /// The same data written to the SQLite store and the block store: every kind of query
+    /// answers the same from both.
+    #[test]
+    fn queries_answer_as_the_sqlite_store_does_on_the_same_data() {
+        let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let sqlite = EmbeddedBackend::open(dirs.0.path());
+        let blocks = BlockStore::open(dirs.1.path()).unwrap();
+        for chunk in mix().chunks(700) {
+            sqlite.write(chunk).unwrap();
+            blocks.write(chunk).unwrap();
+        }
+        same_answers(&sqlite, &blocks);
+    }
+
+    /// `herald archive migrate`'s work: an SQLite archive moved into the block store
+    /// answers every question as before.
+    #[test]
+    fn a_migrated_archive_answers_as_before() {
+        let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let sqlite = EmbeddedBackend::open(dirs.0.path());
+        for chunk in mix().chunks(700) {
+            sqlite.write(chunk).unwrap();
+        }
+        sqlite.sync().unwrap();
+        let blocks = BlockStore::open(dirs.1.path()).unwrap();
+        let mut days = Vec::new();
+        let moved = migrate::migrate(dirs.0.path(), &blocks, &mut |done| {
+            days.push((done.day.clone(), done.done, done.total));
+        })
+        .unwrap();
+        assert_eq!((moved.records, moved.unreadable), (6_000, 0));
+        assert_eq!(days.len() as u64, moved.days);
+        assert!(
+            days.iter().any(|(day, _, _)| day == "2026-11-21 (30d)"),
+            "{days:?}"
+        );
+        same_answers(&sqlite, &blocks);
     }
 }

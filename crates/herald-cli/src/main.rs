@@ -50,6 +50,8 @@ enum Command {
     Cert(cmd::cert::Args),
     /// Measure throughput against a server.
     Bench(cmd::bench::Args),
+    /// Work on the archive's files with the server stopped: `migrate` (SQLite to blocks).
+    Archive(cmd::archive::Args),
     /// Simulate a radio telescope (logs, storms, commands, info objects) against a server.
     Demo(cmd::demo::Args),
 }
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Token(args) => cmd::token::run(args),
         Command::Cert(args) => cmd::cert::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Archive(args) => cmd::archive::run(args),
         Command::Demo(args) => cmd::client_runtime(cmd::demo::run(args)),
     };
     match result {

@@ -1,5 +1,7 @@
 //! The archive of a real `herald serve`: rules from its config file, `stored`
-//! acknowledgements that survive SIGKILL, and `herald query` reading them back.
+//! acknowledgements that survive SIGKILL (and the restart reports the repair), and
+//! `herald query` reading them back; `herald archive migrate` moving an SQLite archive into
+//! the block store.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -117,6 +119,22 @@ async fn every_stored_acknowledgement_survives_sigkill_and_herald_query_reads_it
         found.len()
     );
     assert!(missing.is_empty(), "acknowledged but lost: {missing:?}");
+    // The restarted server says it found the store not closed, and what it cut.
+    let monitor = client.monitor().await.unwrap();
+    let archive = monitor
+        .iter()
+        .find(|(name, _)| name == "archive")
+        .map(|(_, value)| value)
+        .expect("the monitor has an archive section");
+    let Value::Map(archive) = archive else {
+        panic!("archive section {archive:?}")
+    };
+    let field = |name: &str| archive.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    assert_eq!(field("unclean_start"), Some(&Value::Bool(true)));
+    assert!(
+        matches!(field("repaired_bytes"), Some(Value::Int(n)) if *n >= 0),
+        "{archive:?}"
+    );
 
     let (from, to) = (format_iso8601(started - 1_000_000), format_iso8601(to));
     let url = server.url();
@@ -136,4 +154,77 @@ async fn every_stored_acknowledgement_survives_sigkill_and_herald_query_reads_it
     let bucket: serde_json::Value = serde_json::from_str(buckets.trim()).unwrap();
     assert_eq!(bucket["count"], found.len() as u64);
     assert_eq!(bucket["fields"]["n"]["count"], found.len() as u64);
+}
+
+/// An archive an earlier version kept in SQLite: `herald archive migrate` moves it into the
+/// block store, puts the old files aside, and the server then answers from the new store;
+/// a second run finds nothing to migrate and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn herald_archive_migrate_moves_an_sqlite_archive_into_the_block_store() {
+    use herald_archive::conformance::entry_of;
+    use herald_archive::{Backend, EmbeddedBackend, Keep};
+
+    let dir = temp_dir("archive-migrate");
+    let _removed_when_passed = herald_testkit::TempDirGuard(dir.clone());
+    let data = dir.join("data");
+    let started = now_nanos() - 3_600_000_000_000;
+    {
+        std::fs::create_dir_all(data.join("archive")).unwrap();
+        let old = EmbeddedBackend::open(&data.join("archive"));
+        let entries: Vec<_> = (0..500)
+            .map(|n| {
+                let record = Record {
+                    time: started + n * 1_000_000_000,
+                    ..reading(n)
+                };
+                entry_of(&record, Keep::days(30))
+            })
+            .collect();
+        old.write(&entries).unwrap();
+        old.sync().unwrap();
+    }
+    let migrate = |extra: &[&str]| {
+        Command::new(HERALD)
+            .args(["archive", "migrate", "--data-dir", data.to_str().unwrap()])
+            .args(extra)
+            .env_remove("HERALD_CONFIG")
+            .output()
+            .expect("herald archive migrate runs")
+    };
+    let output = migrate(&["--json"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["records"], 500);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("[1/1]"));
+    assert!(data.join("archive-sqlite-migrated").exists());
+    assert!(!data.join("archive").exists());
+    let again = migrate(&[]);
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("nothing to migrate"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+
+    let server = ServeProcess::start_in(HERALD, &data, &[], &[]);
+    let client = connect(&server.url()).await;
+    let found = client
+        .samples("plant.pump", started - 1, now_nanos())
+        .await
+        .unwrap();
+    let found: Vec<i64> = found.iter().map(|s| n_of(&s.decode().unwrap())).collect();
+    assert_eq!(found, (0..500).collect::<Vec<_>>());
+    // With the server running, the store is in use: migrating refuses and says why.
+    std::fs::rename(data.join("archive-sqlite-migrated"), data.join("archive")).unwrap();
+    let busy = migrate(&[]);
+    assert!(!busy.status.success());
+    assert!(
+        String::from_utf8_lossy(&busy.stderr).contains("in use by another process"),
+        "{}",
+        String::from_utf8_lossy(&busy.stderr)
+    );
 }

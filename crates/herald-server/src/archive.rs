@@ -27,6 +27,17 @@ pub async fn open(config: &Config) -> std::io::Result<Option<Arc<Archive>>> {
             // A full buffer overflows to disk before anything is dropped.
             options.spill_dir = Some(dir.join("spill"));
             let store = BlockStore::open(&dir).map_err(std::io::Error::other)?;
+            let recovery = store.recovery();
+            if recovery.unclean {
+                tracing::warn!(
+                    files_checked = recovery.files_checked,
+                    files_cut = recovery.files_cut,
+                    bytes_cut = recovery.bytes_cut,
+                    "archive: the last run did not close the store (crash or kill); the files \
+                     it wrote were checked and torn ends cut (the monitor's archive section \
+                     shows the same)"
+                );
+            }
             for cut in store.repairs() {
                 tracing::warn!(
                     file = %cut.path.display(),
@@ -210,6 +221,12 @@ pub fn stats_value(stats: &herald_archive::ArchiveStats) -> herald_proto::Value 
             "skipped_unreadable".to_string(),
             int(stats.skipped_unreadable),
         ),
+        (
+            "unclean_start".to_string(),
+            Value::Bool(stats.recovery.unclean),
+        ),
+        ("repaired_files".to_string(), int(stats.recovery.files_cut)),
+        ("repaired_bytes".to_string(), int(stats.recovery.bytes_cut)),
     ];
     if let Some(error) = &stats.last_error {
         fields.push(("last_error".to_string(), Value::Str(error.clone())));

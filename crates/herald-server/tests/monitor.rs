@@ -359,7 +359,10 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "expired_on_arrival",
             "write_errors",
             "days_expired",
-            "skipped_unreadable"
+            "skipped_unreadable",
+            "unclean_start",
+            "repaired_files",
+            "repaired_bytes"
         ]
     );
     let entry = client_entry(&data, "raw-monitor");

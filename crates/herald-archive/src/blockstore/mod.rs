@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
-use crate::backend::{Backend, Expired, RowRange, Slot, Source};
+use crate::backend::{Backend, Expired, Recovery, RowRange, Slot, Source};
 use crate::entry::{Entry, Row, Table};
 use crate::error::{ArchiveError, ArchiveErrorKind};
 use crate::segment::{
@@ -66,6 +66,7 @@ pub struct BlockStore {
     /// Block indexes of the files read or written so far.
     indexes: Mutex<HashMap<FileKey, Arc<FileIndex>>>,
     repairs: Vec<Repaired>,
+    recovery: Recovery,
     /// The locked file, held while the store writes; `None`: opened read-only.
     lock: Option<std::fs::File>,
 }
@@ -128,8 +129,16 @@ impl BlockStore {
         let lock = lock_dir(root)?;
         let marker = root.join(MARKER);
         let mut repairs = Vec::new();
+        let mut recovery = Recovery::default();
         if let Ok(since) = std::fs::metadata(&marker).and_then(|m| m.modified()) {
-            repairs = repair_since(root, since)?;
+            let checked;
+            (repairs, checked) = repair_since(root, since)?;
+            recovery = Recovery {
+                unclean: true,
+                files_checked: checked,
+                files_cut: repairs.len() as u64,
+                bytes_cut: repairs.iter().map(|r| r.repair.cut_bytes).sum(),
+            };
         }
         std::fs::write(&marker, b"")
             .map_err(|e| ArchiveError::io(&format!("writing {}", marker.display()), e))?;
@@ -138,6 +147,7 @@ impl BlockStore {
             writers: Mutex::new(Writers::default()),
             indexes: Mutex::new(HashMap::new()),
             repairs,
+            recovery,
             lock: Some(lock),
         })
     }
@@ -151,6 +161,7 @@ impl BlockStore {
             writers: Mutex::new(Writers::default()),
             indexes: Mutex::new(HashMap::new()),
             repairs: Vec::new(),
+            recovery: Recovery::default(),
             lock: None,
         }
     }
@@ -300,20 +311,23 @@ fn lock_dir(root: &Path) -> Result<std::fs::File, ArchiveError> {
     }
 }
 
-/// Repairs every segment file under `root` modified since `since`.
-fn repair_since(root: &Path, since: SystemTime) -> Result<Vec<Repaired>, ArchiveError> {
+/// Repairs every segment file under `root` modified since `since`; returns the files cut
+/// and the number checked.
+fn repair_since(root: &Path, since: SystemTime) -> Result<(Vec<Repaired>, u64), ArchiveError> {
     let mut repairs = Vec::new();
+    let mut checked = 0;
     for key in layout::list_files(root)? {
         let path = key.path(root);
         let modified = std::fs::metadata(&path).and_then(|m| m.modified());
         if modified.is_ok_and(|m| m >= since) {
+            checked += 1;
             let repair = crate::segment::repair(&path)?;
             if repair.cut_bytes > 0 {
                 repairs.push(Repaired { path, repair });
             }
         }
     }
-    Ok(repairs)
+    Ok((repairs, checked))
 }
 
 impl Backend for BlockStore {
@@ -422,6 +436,10 @@ impl Backend for BlockStore {
             }
         }
         Ok(None)
+    }
+
+    fn recovery(&self) -> Recovery {
+        self.recovery
     }
 
     fn expire(&self, now: i64) -> Result<Expired, ArchiveError> {

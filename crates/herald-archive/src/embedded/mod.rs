@@ -10,6 +10,7 @@
 
 mod chunk;
 mod day_file;
+pub mod export;
 pub mod layout;
 
 use std::collections::{HashMap, HashSet, VecDeque};

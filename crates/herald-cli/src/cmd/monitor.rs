@@ -222,6 +222,13 @@ pub fn render(data: &[Field]) -> String {
         if let Some(Value::Str(error)) = monitor_value(archive, "last_error") {
             out.push_str(&format!("archive last error: {error}\n"));
         }
+        if let Some(Value::Bool(true)) = monitor_value(archive, "unclean_start") {
+            out.push_str(&format!(
+                "archive: started after an unclean stop; {} files cut back ({} bytes of half-written blocks)\n",
+                int(archive, "repaired_files"),
+                int(archive, "repaired_bytes"),
+            ));
+        }
     }
     if let Some(Value::Map(cluster)) = monitor_value(data, "cluster") {
         render_cluster(cluster, &mut out);
