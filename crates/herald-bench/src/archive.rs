@@ -44,7 +44,11 @@ fn sample(subject: String, time: i64, value: f64) -> Record {
     }
 }
 
-async fn archive_counter(client: &Client, name: &str) -> anyhow::Result<u64> {
+/// Returns the archive's counter `name` from the server's monitor (`written`, `dropped`…).
+///
+/// # Errors
+/// When the server has no archive or the monitor lacks the counter.
+pub(crate) async fn archive_counter(client: &Client, name: &str) -> anyhow::Result<u64> {
     let data = client.monitor().await?;
     let Some(Value::Map(archive)) = monitor_value(&data, "archive") else {
         anyhow::bail!("the server has no archive (archive.backend = \"none\"?)");

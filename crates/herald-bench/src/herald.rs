@@ -17,12 +17,25 @@ pub struct Herald {
     pub subscriber_url: Option<String>,
 }
 
-async fn connect(url: &str, name: &str) -> anyhow::Result<Client> {
+/// Connects to `url` under the client name `name`.
+pub(crate) async fn connect(url: &str, name: &str) -> anyhow::Result<Client> {
     let options = ClientOptions {
         name: name.to_string(),
         ..ClientOptions::default()
     };
     Ok(Client::connect_with(url, options).await?)
+}
+
+/// Returns the record every Herald publisher sends: a log record on `subject` with `size`
+/// bytes of text, type `bench`, priority INFO and this process as origin.
+pub(crate) fn bench_record(subject: &str, size: usize) -> Record {
+    Record {
+        type_name: "bench".to_string(),
+        priority: Priority::Info,
+        origin: herald_client::origin::local_origin(),
+        text: "x".repeat(size),
+        ..Record::new(Kind::Log, subject)
+    }
 }
 
 impl System for Herald {
@@ -34,16 +47,9 @@ impl System for Herald {
     }
 
     async fn publisher(&self, subject: &str, size: usize) -> anyhow::Result<HeraldPublisher> {
-        let record = Record {
-            type_name: "bench".to_string(),
-            priority: Priority::Info,
-            origin: herald_client::origin::local_origin(),
-            text: "x".repeat(size),
-            ..Record::new(Kind::Log, subject)
-        };
         Ok(HeraldPublisher {
             client: connect(&self.url, "bench-pub").await?,
-            record,
+            record: bench_record(subject, size),
         })
     }
 

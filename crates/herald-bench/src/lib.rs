@@ -8,6 +8,7 @@
 //! - [`info`]: the information service's notification and get latency, and memory per object.
 //! - [`logger`]: the cost of the Herald logger's call from several threads.
 //! - [`scenarios`]: `pub`, `pubsub`/`fanout`, `slow`, `latency`.
+//! - [`stored`]: `pub` acknowledged `stored` (Herald's, beside JetStream's acknowledged publish).
 //! - [`report`]: [`Report`] and percentiles.
 //! - [`payload`]: the peers' opaque payload, stamped with its send time.
 //! - `nats`, `redis` (feature `peers`): the peers' adapters, used by `herald-bench-compare`
@@ -27,6 +28,7 @@ pub mod payload;
 pub mod redis;
 pub mod report;
 pub mod scenarios;
+pub mod stored;
 pub mod system;
 
 pub use report::Report;

@@ -5,6 +5,9 @@
 //! cargo run --release -p herald-bench --features peers --bin herald-bench-compare -- \
 //!     --system nats --url nats://127.0.0.1:4222 --scenario pubsub -n 1000000 --size 128
 //! ```
+//!
+//! `--ack stored` (Herald, `pub` only) times the publish until the archive acknowledged every
+//! record stored, with at most `--in-flight` records waiting ([`herald_bench::stored`]).
 
 use std::process::ExitCode;
 
@@ -15,6 +18,7 @@ use herald_bench::nats::Nats;
 use herald_bench::redis::Redis;
 use herald_bench::report::resident_kib;
 use herald_bench::scenarios::{self, Scenario, Workload};
+use herald_bench::stored::{self, DEFAULT_IN_FLIGHT};
 
 /// Run one benchmark scenario against Herald, NATS or Redis.
 #[derive(Debug, Parser)]
@@ -43,6 +47,21 @@ struct Args {
     /// The server's process id: adds its resident memory after the scenario.
     #[arg(long)]
     pid: Option<u32>,
+    /// Acknowledgement the publisher waits for: `stored` (Herald, `pub` only) until the
+    /// archive has each record durably.
+    #[arg(long, value_enum, default_value_t = Ack::Received)]
+    ack: Ack,
+    /// Records published and not yet acknowledged stored, at most (`--ack stored`).
+    #[arg(long, default_value_t = DEFAULT_IN_FLIGHT)]
+    in_flight: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Ack {
+    /// The server has the messages (each system's flush).
+    Received,
+    /// Herald's archive has the records durably.
+    Stored,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -54,6 +73,13 @@ enum SystemName {
 
 fn main() -> anyhow::Result<ExitCode> {
     let args = Args::parse();
+    let herald_pub = matches!(
+        (args.system, args.scenario),
+        (SystemName::Herald, Scenario::Pub)
+    );
+    if args.ack == Ack::Stored && !herald_pub {
+        anyhow::bail!("--ack stored is for --system herald --scenario pub only");
+    }
     // The same client runtime as `herald bench`: two worker threads.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -74,7 +100,13 @@ fn main() -> anyhow::Result<ExitCode> {
                     url,
                     subscriber_url: None,
                 };
-                scenarios::run(&herald, args.scenario, &workload).await
+                match args.ack {
+                    Ack::Stored => {
+                        stored::publish_stored(&herald, args.messages, args.size, args.in_flight)
+                            .await
+                    }
+                    Ack::Received => scenarios::run(&herald, args.scenario, &workload).await,
+                }
             }
             SystemName::Nats => scenarios::run(&Nats { url }, args.scenario, &workload).await,
             SystemName::Redis => scenarios::run(&Redis { url }, args.scenario, &workload).await,
