@@ -1,147 +1,140 @@
-// Command nats-across measures NATS core delivery with nats.go, the client NATS users run:
-// one publisher and -subs subscribers, the publisher on -pub and the subscribers on -sub
-// (another member of a NATS cluster, or the same server). It prints one JSON line in the
-// shape of `herald bench pubsub|fanout --json`: delivered msgs/s of the slowest subscriber,
-// from the first publish until it received its last message.
+// Command nats-bench measures NATS with nats.go, the client NATS users run, and prints one
+// JSON line in the shape `herald bench <scenario> --json` prints, so the bench scripts read
+// Herald's and NATS's results the same way.
+//
+//	nats-bench -scenario pub     -pub nats://127.0.0.1:4222 -n 1000000 -size 128
+//	nats-bench -scenario pubsub  ...            1 publisher → 1 subscriber, delivered msgs/s
+//	nats-bench -scenario fanout  -subs 10 ...   1 → 10, the slowest subscriber
+//	nats-bench -scenario latency -rate 10000 ...
+//	nats-bench -scenario pub -jetstream -in-flight 4000 ...
+//
+// Without -scenario it runs pubsub (one subscriber) or fanout (-subs above 1), as
+// bench/cluster-nats.sh uses it: the publisher on -pub, the subscribers on -sub (another
+// member of a NATS cluster, or the same server).
+//
+// Every payload is -size bytes whose first 8 are the send time in ns since the epoch,
+// big-endian, as crates/herald-bench/src/payload.rs stamps the Rust peers' payloads.
+//
+// With -jetstream, `pub` publishes into a stream with file storage on the subject
+// (created if missing) with PublishAsync, at most -in-flight messages unacknowledged, and is
+// timed until the server acknowledged every message as stored.
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 )
 
-type result struct {
-	probed   atomic.Bool
-	received atomic.Int64
-	last     atomic.Int64 // UnixNano of the last message
+// Subject every scenario publishes on, as crates/herald-bench's SUBJECT.
+const subject = "bench.pub"
+
+// How long a scenario waits without progress before it reports what it has, as
+// crates/herald-bench's STALL_TIMEOUT.
+const stallTimeout = 10 * time.Second
+
+type options struct {
+	pubURL, subURL string
+	scenario       string
+	count, size    int
+	subs           int
+	quiet          time.Duration
+	rate           float64
+	jetstream      bool
+	inFlight       int
+	stream         string
 }
 
 func main() {
-	pubURL := flag.String("pub", "nats://127.0.0.1:4222", "server the publisher connects to")
-	subURL := flag.String("sub", "", "server the subscribers connect to (default: -pub)")
-	count := flag.Int("n", 1000000, "messages to publish")
-	size := flag.Int("size", 128, "payload bytes")
-	subs := flag.Int("subs", 1, "subscribers")
-	quiet := flag.Duration("quiet", 2*time.Second, "a subscriber is done this long after its last message, once the publisher is")
+	var o options
+	flag.StringVar(&o.pubURL, "pub", "nats://127.0.0.1:4222", "server the publisher connects to")
+	flag.StringVar(&o.subURL, "sub", "", "server the subscribers connect to (default: -pub)")
+	flag.StringVar(&o.scenario, "scenario", "", "pub, pubsub, fanout or latency (default: pubsub, or fanout with -subs above 1)")
+	flag.IntVar(&o.count, "n", 1000000, "messages to publish")
+	flag.IntVar(&o.size, "size", 128, "payload bytes (at least 8)")
+	flag.IntVar(&o.subs, "subs", 1, "subscribers for fanout")
+	flag.DurationVar(&o.quiet, "quiet", 2*time.Second, "a subscriber is done this long after its last message, once the publisher is")
+	flag.Float64Var(&o.rate, "rate", 10000, "messages per second for latency")
+	flag.BoolVar(&o.jetstream, "jetstream", false, "pub: publish into a JetStream stream with file storage, acknowledged when stored")
+	flag.IntVar(&o.inFlight, "in-flight", 4000, "pub -jetstream: messages published and not yet acknowledged, at most")
+	flag.StringVar(&o.stream, "stream", "BENCH", "pub -jetstream: the stream's name")
 	flag.Parse()
-	if *subURL == "" {
-		*subURL = *pubURL
+	if o.subURL == "" {
+		o.subURL = o.pubURL
 	}
-	const subject, probe = "bench.across", "bench.probe"
-	results := make([]*result, *subs)
-	var publishedAt atomic.Pointer[time.Time]
-	var wg sync.WaitGroup
-	conns := []*nats.Conn{}
-	for i := range results {
-		r := &result{}
-		results[i] = r
-		nc, err := nats.Connect(*subURL, nats.Name(fmt.Sprintf("bench-sub-%d", i)))
-		check(err)
-		conns = append(conns, nc)
-		// An asynchronous subscription with nats.go's default pending limits, as most users run.
-		_, err = nc.Subscribe(subject, func(*nats.Msg) {
-			r.received.Add(1)
-			r.last.Store(time.Now().UnixNano())
-		})
-		check(err)
-		// Subscribed after the bench subject: once a probe arrives here, the far member has
-		// this connection's interest in both (a route passes them on in order).
-		_, err = nc.Subscribe(probe, func(*nats.Msg) { r.probed.Store(true) })
-		check(err)
-		check(nc.Flush())
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tick := time.NewTicker(100 * time.Millisecond)
-			defer tick.Stop()
-			for now := range tick.C {
-				if r.received.Load() == int64(*count) {
-					return
-				}
-				done := publishedAt.Load()
-				if done == nil {
-					continue
-				}
-				last := *done
-				if t := time.Unix(0, r.last.Load()); t.After(last) {
-					last = t
-				}
-				if now.Sub(last) > *quiet {
-					return
-				}
-			}
-		}()
-	}
-	pub, err := nats.Connect(*pubURL, nats.Name("bench-pub"))
-	check(err)
-	// Wait until every subscription reached the publisher's member (NATS propagates
-	// interest asynchronously), probing on another subject.
-	deadline := time.Now().Add(10 * time.Second)
-	for !allProbed(results) {
-		if time.Now().After(deadline) {
-			check(fmt.Errorf("the subscriptions did not reach %s in 10 s", *pubURL))
+	if o.scenario == "" {
+		o.scenario = "pubsub"
+		if o.subs > 1 {
+			o.scenario = "fanout"
 		}
-		check(pub.Publish(probe, nil))
-		check(pub.Flush())
-		time.Sleep(10 * time.Millisecond)
 	}
-	payload := []byte(strings.Repeat("x", *size))
-	start := time.Now()
-	for i := 0; i < *count; i++ {
-		check(pub.Publish(subject, payload))
+	if o.jetstream && o.scenario != "pub" {
+		check(fmt.Errorf("-jetstream is for -scenario pub only"))
 	}
-	check(pub.Flush())
-	publisherRate := float64(*count) / time.Since(start).Seconds()
-	done := time.Now()
-	publishedAt.Store(&done)
-	wg.Wait()
-	slowest := -1.0
-	fast := []map[string]any{}
-	for _, r := range results {
-		received := r.received.Load()
-		rate := 0.0
-		if received > 0 {
-			rate = float64(received) / time.Unix(0, r.last.Load()).Sub(start).Seconds()
+	var out map[string]any
+	switch o.scenario {
+	case "pub":
+		if o.jetstream {
+			out = publishJetStream(o)
+		} else {
+			out = publish(o)
 		}
-		if slowest < 0 || rate < slowest {
-			slowest = rate
-		}
-		fast = append(fast, map[string]any{"received": received, "lost": int64(*count) - received, "messages_per_second": rate})
+	case "pubsub":
+		o.subs = 1
+		out = delivery(o)
+	case "fanout":
+		out = delivery(o)
+	case "latency":
+		out = latency(o)
+	default:
+		check(fmt.Errorf("unknown scenario `%s` (expected pub, pubsub, fanout or latency)", o.scenario))
 	}
-	scenario := "pubsub"
-	if *subs > 1 {
-		scenario = "fanout"
+	out["scenario"] = o.scenario
+	out["size"] = o.size
+	out["messages"] = o.count
+	if _, named := out["system"]; !named {
+		out["system"] = "nats (nats.go)"
 	}
-	out := map[string]any{"system": "nats (nats.go)", "scenario": scenario, "messages": *count, "size": *size,
-		"subscribers": *subs, "fast": fast, "min_fast_messages_per_second": slowest,
-		"publisher_messages_per_second": publisherRate}
 	check(json.NewEncoder(os.Stdout).Encode(out))
-	pub.Close()
-	for _, nc := range conns {
-		nc.Close()
-	}
 }
 
-func allProbed(results []*result) bool {
-	for _, r := range results {
-		if !r.probed.Load() {
-			return false
-		}
+// connect connects to url under the client name name.
+func connect(url, name string) *nats.Conn {
+	nc, err := nats.Connect(url, nats.Name(name))
+	check(err)
+	return nc
+}
+
+// newPayload returns a payload of size bytes (at least 8) filled with 'x'.
+func newPayload(size int) []byte {
+	payload := make([]byte, max(size, 8))
+	for i := range payload {
+		payload[i] = 'x'
 	}
-	return true
+	return payload
+}
+
+// stamp writes the send time, now, into the payload's first 8 bytes.
+func stamp(payload []byte) {
+	binary.BigEndian.PutUint64(payload, uint64(time.Now().UnixNano()))
+}
+
+// sentAt returns the send time a payload carries, or false if it is too short.
+func sentAt(payload []byte) (time.Time, bool) {
+	if len(payload) < 8 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(payload))), true
 }
 
 func check(err error) {
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "nats-across:", err)
+		fmt.Fprintln(os.Stderr, "nats-bench:", err)
 		os.Exit(1)
 	}
 }
