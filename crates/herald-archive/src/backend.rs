@@ -72,6 +72,8 @@ pub struct Recovery {
     pub files_cut: u64,
     /// Bytes cut from them: never records acknowledged as stored.
     pub bytes_cut: u64,
+    /// Records put back from the store's own log of what it had not yet written in place.
+    pub replayed: u64,
 }
 
 /// What [`Backend::expire`] removed.

@@ -37,7 +37,8 @@ mod only_blocks {
     }
 
     /// A crash leaves a half-written block: the next start cuts it, says so, and everything
-    /// before it reads back.
+    /// before it reads back; what the last sync put in the store's log (a block still
+    /// open) is put back.
     #[test]
     fn a_torn_tail_left_by_a_crash_is_cut_at_the_next_start_and_reported() {
         let dir = tempfile::tempdir().unwrap();
@@ -47,9 +48,11 @@ mod only_blocks {
             .map(|i| entry(Kind::Info, name, BASE + i * SECOND, reading(i), LONG))
             .collect();
         store.write(&entries).unwrap();
+        // Synced into the log: the block stays open, the segment file holds its header.
         store.sync().unwrap();
         let file = store.root().join("36500d/2026-11-20/00.samples.seg");
         let whole = std::fs::metadata(&file).unwrap().len();
+        assert_eq!(whole, 16);
         // The process dies (no clean close) while appending a block: half of it is there.
         store.abandon();
         let mut torn = std::fs::OpenOptions::new()
@@ -66,7 +69,12 @@ mod only_blocks {
             (repairs[0].repair.cut_bytes, repairs[0].repair.kept_bytes),
             (11, whole)
         );
-        assert_eq!(std::fs::metadata(&file).unwrap().len(), whole);
+        let recovery = store.recovery();
+        assert!(recovery.unclean);
+        assert_eq!((recovery.files_cut, recovery.bytes_cut), (1, 11));
+        assert_eq!(recovery.replayed, 100);
+        // Put back, and written into the file as a block at once.
+        assert!(std::fs::metadata(&file).unwrap().len() > whole);
         assert_eq!(
             all_samples(&store, name, BASE, BASE + 200 * SECOND, 1000).len(),
             100
@@ -84,9 +92,15 @@ mod only_blocks {
         );
         assert!(reader.write(&entries).is_err());
         drop(reader);
-        // A clean close leaves nothing to repair.
+        // A clean close leaves nothing to repair or put back, and nothing twice.
         drop(store);
-        assert!(BlockStore::open(dir.path()).unwrap().repairs().is_empty());
+        let store = BlockStore::open(dir.path()).unwrap();
+        assert!(store.repairs().is_empty());
+        assert_eq!(store.recovery(), Default::default());
+        assert_eq!(
+            all_samples(&store, name, BASE, BASE + 200 * SECOND, 1000).len(),
+            100
+        );
     }
 
     /// Retention deletes whole hour files, not whole days.

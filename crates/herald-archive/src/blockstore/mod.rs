@@ -1,16 +1,20 @@
 //! The block store: the archive as append-only segment files of compressed blocks
 //! ([`crate::segment`]), one file per retention class, hour and table ([`layout`]).
 //!
-//! A write adds its entries to the open block of their file; a block is compressed (LZ4)
-//! and appended when it holds [`BLOCK_RAW_BYTES`], and every open block is appended when
-//! the archive syncs ([`Backend::sync`], at least every `fsync_interval` while records
-//! come). A block holds the records exactly as they arrived, behind a header that says
-//! their time range and priorities and, for samples, a filter of their subjects: nothing is
-//! sorted or re-encoded on the way in. Reads pick blocks by their headers and filters (see
-//! `read`) and also see the open blocks; expiring deletes whole hour files.
+//! A write adds its entries to the open blocks of their file (logs: one; samples: one per
+//! sample group, see [`SAMPLE_GROUPS`]); a block is compressed (LZ4) and appended when it
+//! holds [`BLOCK_RAW_BYTES`]. A block holds the records exactly as they arrived, behind a
+//! header that says their time range, priorities and group and, for samples, a filter of
+//! their subjects: nothing is sorted or re-encoded on the way in. Reads pick blocks by
+//! their headers and filters (see `read`) and also see the open blocks; expiring deletes
+//! whole hour files.
 //!
-//! Between syncs the open blocks are in memory, as the archive's own buffer is: a crash of
-//! the process loses them (records acknowledged `received`, never `stored`).
+//! **Syncs** ([`Backend::sync`], every `fsync_interval` while records come, and for every
+//! `stored` acknowledgement) write what the open blocks gained to one log file (`wal.log`,
+//! see `wal`) and fsync it, leaving the blocks open, so that a slow stream still makes
+//! large blocks; a block of 64 KiB or more goes into its file instead. Once a minute (or
+//! when the log reaches 64 MiB) every open block goes into its file and the log is emptied
+//! (`writers`). After a crash the log is replayed into open blocks at the next start.
 //!
 //! **One writer.** [`BlockStore::open`] locks the directory (`LOCK`, an advisory file lock)
 //! for as long as the store lives: a second server, or `herald archive migrate`, on the
@@ -25,25 +29,36 @@
 
 pub mod layout;
 mod read;
+mod wal;
+mod writers;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
+use bytes::Bytes;
+
 use crate::backend::{Backend, Expired, Recovery, RowRange, Slot, Source};
 use crate::entry::{Entry, Row, Table};
 use crate::error::{ArchiveError, ArchiveErrorKind};
-use crate::segment::{
-    scan, BlockBuilder, BlockRef, Codec, Repair, SegmentWriter, BLOCK_HEADER_BYTES,
-};
+use crate::segment::{decode_raw, filter, scan, Repair};
 use layout::FileKey;
 use read::FileIndex;
+use writers::Writers;
+
+/// Sample groups: a name's samples go to the blocks of group `subject_hash(name) mod
+/// SAMPLE_GROUPS` (part of the file format), so that a read of one name's samples decodes
+/// only its group's blocks, a sixteenth of a busy hour's samples.
+pub const SAMPLE_GROUPS: usize = 16;
+
+/// Returns the sample group of a subject with [`filter::subject_hash`] `hash`.
+pub fn sample_group(hash: u64) -> usize {
+    (hash % SAMPLE_GROUPS as u64) as usize
+}
 
 /// Raw bytes of entries that make a block (before compression).
 pub const BLOCK_RAW_BYTES: usize = 256 * 1024;
-/// Segment files kept open for appending; producers' clocks rarely spread wider.
-const OPEN_WRITERS: usize = 32;
 /// The marker of an open store.
 const MARKER: &str = "RUNNING";
 /// The file a writing store holds locked.
@@ -69,46 +84,6 @@ pub struct BlockStore {
     recovery: Recovery,
     /// The locked file, held while the store writes; `None`: opened read-only.
     lock: Option<std::fs::File>,
-}
-
-#[derive(Debug, Default)]
-struct Writers {
-    open: HashMap<FileKey, OpenFile>,
-    order: VecDeque<FileKey>,
-    /// Files added to since the last sync.
-    dirty: HashSet<FileKey>,
-}
-
-/// A file open for appending, and its block being filled.
-#[derive(Debug)]
-struct OpenFile {
-    writer: SegmentWriter,
-    builder: BlockBuilder,
-    index: Arc<FileIndex>,
-}
-
-impl OpenFile {
-    /// Compresses and appends the open block, if it holds anything, and indexes it.
-    fn append_block(&mut self) -> Result<(), ArchiveError> {
-        if self.builder.is_empty() {
-            return Ok(());
-        }
-        let (header, block) = self.builder.finish(Codec::Lz4);
-        let offset = self.writer.append(&block)?;
-        let filter_end = BLOCK_HEADER_BYTES + header.filter_len as usize;
-        let appended = BlockRef {
-            offset,
-            header,
-            filter: block[BLOCK_HEADER_BYTES..filter_end].into(),
-        };
-        // Indexed once its bytes reached the file: a reader never sees a block before them.
-        self.index
-            .blocks
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(appended);
-        Ok(())
-    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -138,18 +113,53 @@ impl BlockStore {
                 files_checked: checked,
                 files_cut: repairs.len() as u64,
                 bytes_cut: repairs.iter().map(|r| r.repair.cut_bytes).sum(),
+                replayed: 0,
             };
         }
         std::fs::write(&marker, b"")
             .map_err(|e| ArchiveError::io(&format!("writing {}", marker.display()), e))?;
-        Ok(BlockStore {
+        let logged = wal::read(root)?;
+        let mut store = BlockStore {
             root: root.to_path_buf(),
-            writers: Mutex::new(Writers::default()),
+            writers: Mutex::new(Writers::new(Some(wal::Wal::open(root)?))),
             indexes: Mutex::new(HashMap::new()),
             repairs,
             recovery,
             lock: Some(lock),
-        })
+        };
+        if !logged.is_empty() {
+            store.recovery.replayed = store.replay(logged)?;
+            store.recovery.unclean = true;
+        }
+        Ok(store)
+    }
+
+    /// Puts the open blocks a crash left in the log back into the store, then compresses
+    /// them into their files and empties the log. Returns the entries replayed.
+    fn replay(&self, logged: Vec<(wal::Piece, u32, Vec<u8>)>) -> Result<u64, ArchiveError> {
+        // A block's pieces, in the order they were logged, make its bytes again.
+        let mut blocks: Vec<(wal::Piece, u32, Vec<u8>)> = Vec::new();
+        let mut at: HashMap<wal::Piece, usize> = HashMap::new();
+        for (piece, count, bytes) in logged {
+            match at.get(&piece) {
+                Some(&i) => {
+                    blocks[i].1 += count;
+                    blocks[i].2.extend_from_slice(&bytes);
+                }
+                None => {
+                    at.insert(piece, blocks.len());
+                    blocks.push((piece, count, bytes));
+                }
+            }
+        }
+        let mut replayed = 0;
+        for (piece, count, bytes) in blocks {
+            let entries = decode_raw(Bytes::from(bytes), count, piece.key.keep)?;
+            replayed += entries.len() as u64;
+            self.write(&entries)?;
+        }
+        lock(&self.writers).checkpoint()?;
+        Ok(replayed)
     }
 
     /// Opens the store under `root` for reading only: no lock, no repair, and writes are
@@ -158,7 +168,7 @@ impl BlockStore {
     pub fn open_read_only(root: &Path) -> BlockStore {
         BlockStore {
             root: root.to_path_buf(),
-            writers: Mutex::new(Writers::default()),
+            writers: Mutex::new(Writers::new(None)),
             indexes: Mutex::new(HashMap::new()),
             repairs: Vec::new(),
             recovery: Recovery::default(),
@@ -199,91 +209,14 @@ impl BlockStore {
         // Another thread may have loaded it meanwhile: the first one in stays.
         Ok(Arc::clone(lock(&self.indexes).entry(key).or_insert(index)))
     }
-
-    /// Adds `entries` (all of `key`'s file) to its open block, appending each block that
-    /// fills.
-    fn append(
-        &self,
-        writers: &mut Writers,
-        key: FileKey,
-        entries: &[&Entry],
-    ) -> Result<(), ArchiveError> {
-        if !writers.open.contains_key(&key) {
-            let index = self.index(key)?;
-            writers.open_file(&self.root, key, index)?;
-        }
-        let file = writers.open.get_mut(&key).expect("opened above");
-        for entry in entries {
-            file.builder.push(entry);
-            if file.builder.raw_len() >= BLOCK_RAW_BYTES {
-                file.append_block()?;
-            }
-        }
-        writers.dirty.insert(key);
-        Ok(())
-    }
-
-    /// The entries of `key`'s open block (not yet in its file).
-    fn pending(&self, key: FileKey) -> Vec<Entry> {
-        lock(&self.writers)
-            .open
-            .get(&key)
-            .map(|file| file.builder.entries())
-            .unwrap_or_default()
-    }
 }
 
 impl Drop for BlockStore {
     fn drop(&mut self) {
-        // A clean close: everything synced, no repair needed at the next start.
-        if self.lock.is_some() && self.sync().is_ok() {
+        // A clean close: every block in its file, the log empty, no repair at the next start.
+        if self.lock.is_some() && lock(&self.writers).checkpoint().is_ok() {
             let _ = std::fs::remove_file(self.root.join(MARKER));
         }
-    }
-}
-
-impl Writers {
-    /// Opens `key`'s file for appending, closing the least recently opened one if too many
-    /// are open (its block appended and synced first).
-    fn open_file(
-        &mut self,
-        root: &Path,
-        key: FileKey,
-        index: Arc<FileIndex>,
-    ) -> Result<(), ArchiveError> {
-        if self.open.len() >= OPEN_WRITERS {
-            if let Some(&oldest) = self.order.front() {
-                if let Some(file) = self.open.get_mut(&oldest) {
-                    file.append_block()?;
-                    if self.dirty.contains(&oldest) {
-                        file.writer.sync()?;
-                    }
-                }
-                self.dirty.remove(&oldest);
-                self.open.remove(&oldest);
-                self.order.pop_front();
-            }
-        }
-        let path = key.path(root);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| ArchiveError::io(&format!("creating {}", dir.display()), e))?;
-        }
-        let (writer, _repaired) = SegmentWriter::open(&path)?;
-        let builder = match key.table {
-            Table::Samples => BlockBuilder::with_subject_filter(),
-            Table::Logs => BlockBuilder::new(),
-        };
-        self.order.push_back(key);
-        self.open.insert(
-            key,
-            OpenFile {
-                writer,
-                builder,
-                index,
-            },
-        );
-        Ok(())
     }
 }
 
@@ -363,23 +296,13 @@ impl Backend for BlockStore {
         }
         let mut writers = lock(&self.writers);
         for (key, group) in by_file {
-            self.append(&mut writers, key, &group)?;
+            writers.add(&self.root, key, || self.index(key), &group)?;
         }
         Ok(())
     }
 
     fn sync(&self) -> Result<(), ArchiveError> {
-        let mut writers = lock(&self.writers);
-        // A file stays dirty until its sync succeeds.
-        let dirty: Vec<FileKey> = writers.dirty.iter().copied().collect();
-        for key in dirty {
-            if let Some(file) = writers.open.get_mut(&key) {
-                file.append_block()?;
-                file.writer.sync()?;
-            }
-            writers.dirty.remove(&key);
-        }
-        Ok(())
+        lock(&self.writers).sync()
     }
 
     fn slots(
@@ -402,6 +325,10 @@ impl Backend for BlockStore {
     ) -> Result<Vec<Row>, ArchiveError> {
         let mut rows = Vec::new();
         let lower = range.after.map_or(range.from, |c| c.time.max(range.from));
+        let group = match source {
+            Source::Samples(name) => Some(sample_group(filter::subject_hash(name.as_bytes()))),
+            Source::Logs => None,
+        };
         for key in layout::slot_files(&self.root, slot)? {
             if key.table != source.table() || key.end() <= lower || key.start() >= range.to {
                 continue;
@@ -414,7 +341,7 @@ impl Backend for BlockStore {
             read::read_rows(
                 &key.path(&self.root),
                 &index,
-                self.pending(key),
+                lock(&self.writers).pending(key, group),
                 source,
                 range,
                 limit,
@@ -429,7 +356,8 @@ impl Backend for BlockStore {
         files.retain(|key| key.table == Table::Samples && key.start() <= time);
         for key in files.into_iter().rev() {
             let index = self.index(key)?;
-            let pending = self.pending(key);
+            let group = sample_group(filter::subject_hash(name.as_bytes()));
+            let pending = lock(&self.writers).pending(key, Some(group));
             let path = key.path(&self.root);
             if let Some(row) = read::last_at(&path, &index, pending, name, time)? {
                 return Ok(Some(row));
@@ -453,9 +381,7 @@ impl Backend for BlockStore {
             {
                 let mut writers = lock(&self.writers);
                 for key in &gone {
-                    writers.open.remove(key);
-                    writers.order.retain(|k| k != key);
-                    writers.dirty.remove(key);
+                    writers.forget(key);
                 }
             }
             let mut indexes = lock(&self.indexes);

@@ -108,7 +108,10 @@ pub(super) fn read_rows(
         let header = &block.header;
         header.overlaps(lower, range.to)
             && match hash {
-                Some(hash) => filter::may_contain(&block.filter, hash),
+                Some(hash) => {
+                    usize::from(header.group) == super::sample_group(hash)
+                        && filter::may_contain(&block.filter, hash)
+                }
                 None => header.priorities & mask != 0,
             }
     });
@@ -157,6 +160,7 @@ pub(super) fn last_at(
     let mut blocks = candidates(index, |block| {
         block.header.count > 0
             && block.header.min_time <= time
+            && usize::from(block.header.group) == super::sample_group(hash)
             && filter::may_contain(&block.filter, hash)
     });
     if blocks.is_empty() {

@@ -1,9 +1,11 @@
 //! One block of a segment: a header, a subject filter, then the entries compressed.
 //!
-//! The header (68 bytes, little-endian): `magic u32 | codec u8 | reserved u8 | priorities
+//! The header (68 bytes, little-endian): `magic u32 | codec u8 | group u8 | priorities
 //! u16 | count u32 | raw_len u32 | stored_len u32 | min_time i64 | max_time i64 | first_seq
 //! u64 | last_seq u64 | payload_crc u32 | filter_len u32 | filter_crc u32 | header_crc u32`.
-//! `priorities` has bit *n* set when an entry of priority *n* is in the block; times are the
+//! `group` is the store's sample group of every entry in the block (0 for logs; see
+//! [`crate::blockstore`]); `priorities` has bit *n* set when an entry of priority *n* is in
+//! the block; times are the
 //! producers' (what queries select on); `payload_crc` is the CRC-32 of the stored payload,
 //! `filter_crc` of the filter, `header_crc` of the 64 bytes before it. The filter
 //! (`filter_len` bytes, none for log blocks) is a Bloom filter of the entries' subjects
@@ -59,6 +61,8 @@ impl Codec {
 pub struct BlockHeader {
     /// How the payload is compressed.
     pub codec: Codec,
+    /// The sample group of every entry (0 for logs).
+    pub group: u8,
     /// Bit *n* set: an entry of priority *n* is in the block.
     pub priorities: u16,
     /// Entries in the block.
@@ -89,6 +93,7 @@ impl BlockHeader {
         let mut out = [0u8; BLOCK_HEADER_BYTES];
         out[0..4].copy_from_slice(&MAGIC.to_le_bytes());
         out[4] = self.codec as u8;
+        out[5] = self.group;
         out[6..8].copy_from_slice(&self.priorities.to_le_bytes());
         out[8..12].copy_from_slice(&self.count.to_le_bytes());
         out[12..16].copy_from_slice(&self.raw_len.to_le_bytes());
@@ -124,6 +129,7 @@ impl BlockHeader {
             .ok_or_else(|| corrupt(format!("unknown block codec {}", bytes[4])))?;
         Ok(BlockHeader {
             codec,
+            group: bytes[5],
             priorities: u16::from_le_bytes([bytes[6], bytes[7]]),
             count: u32_at(8),
             raw_len: u32_at(12),
@@ -163,6 +169,8 @@ pub struct BlockBuilder {
     previous: Previous,
     /// Hashes of the distinct subjects, when the block gets a subject filter.
     subjects: Option<HashSet<u64>>,
+    /// The sample group written in the header.
+    group: u8,
 }
 
 /// What an entry's numbers are written against: the entry before it.
@@ -180,16 +188,28 @@ impl BlockBuilder {
         BlockBuilder::default()
     }
 
-    /// Returns an empty builder for a block with a subject filter (samples, read by name).
-    pub fn with_subject_filter() -> BlockBuilder {
+    /// Returns an empty builder for a block of sample group `group` with a subject filter
+    /// (samples, read by name).
+    pub fn with_subject_filter(group: u8) -> BlockBuilder {
         BlockBuilder {
             subjects: Some(HashSet::new()),
+            group,
             ..BlockBuilder::default()
         }
     }
 
     /// Adds `entry` (its record's bytes as they are).
     pub fn push(&mut self, entry: &Entry) {
+        let hash = self
+            .subjects
+            .is_some()
+            .then(|| filter::subject_hash(entry.record.subject_bytes()));
+        self.push_hashed(entry, hash);
+    }
+
+    /// Adds `entry`, whose subject's [`filter::subject_hash`] the caller has worked out
+    /// (needed only for a block with a subject filter).
+    pub fn push_hashed(&mut self, entry: &Entry, subject_hash: Option<u64>) {
         let record = &entry.record;
         let meta = &record.meta;
         let time = meta.time;
@@ -205,7 +225,8 @@ impl BlockBuilder {
         self.priorities |= 1 << (meta.priority as u16);
         self.count += 1;
         if let Some(subjects) = &mut self.subjects {
-            subjects.insert(filter::subject_hash(record.subject_bytes()));
+            let hash = subject_hash.unwrap_or_else(|| filter::subject_hash(record.subject_bytes()));
+            subjects.insert(hash);
         }
         let previous = self.previous;
         let raw = &mut self.raw;
@@ -241,6 +262,11 @@ impl BlockBuilder {
         self.raw.len()
     }
 
+    /// Returns the entries' bytes so far, before compression: what [`decode_raw`] reads.
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+
     /// Returns the earliest producer's time of the entries so far (`None` when empty).
     pub fn min_time(&self) -> Option<i64> {
         (self.count > 0).then_some(self.min_time)
@@ -270,6 +296,7 @@ impl BlockBuilder {
         };
         let header = BlockHeader {
             codec,
+            group: self.group,
             priorities: self.priorities,
             count: self.count,
             raw_len: self.raw.len() as u32,
@@ -290,6 +317,7 @@ impl BlockBuilder {
         *self = BlockBuilder {
             raw: std::mem::take(&mut self.raw),
             subjects: self.subjects.take(),
+            group: self.group,
             ..BlockBuilder::default()
         };
         self.raw.clear();
@@ -325,8 +353,12 @@ pub fn decode_entries(
     decode_raw(Bytes::from(raw), header.count, keep)
 }
 
-/// Reads `count` entries from a block's payload once decompressed.
-fn decode_raw(raw: Bytes, count: u32, keep: Keep) -> Result<Vec<Entry>, ArchiveError> {
+/// Reads `count` entries from a block's payload once decompressed (or from bytes
+/// [`BlockBuilder::raw`] gave), giving them retention class `keep`.
+///
+/// # Errors
+/// [`ArchiveErrorKind::Corrupt`] naming what does not hold.
+pub fn decode_raw(raw: Bytes, count: u32, keep: Keep) -> Result<Vec<Entry>, ArchiveError> {
     let mut entries = Vec::with_capacity(count as usize);
     let mut at = 0;
     let mut previous = Previous::default();

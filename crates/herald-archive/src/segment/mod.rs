@@ -17,5 +17,5 @@ pub mod block;
 pub mod file;
 pub mod filter;
 
-pub use block::{decode_entries, BlockBuilder, BlockHeader, Codec, BLOCK_HEADER_BYTES};
+pub use block::{decode_entries, decode_raw, BlockBuilder, BlockHeader, Codec, BLOCK_HEADER_BYTES};
 pub use file::{read_block, repair, scan, BlockRef, Repair, SegmentWriter, SEGMENT_HEADER};
