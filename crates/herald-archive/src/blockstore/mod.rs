@@ -80,6 +80,8 @@ pub struct BlockStore {
     writers: Mutex<Writers>,
     /// Block indexes of the files read or written so far.
     indexes: Mutex<HashMap<FileKey, Arc<FileIndex>>>,
+    /// Blocks read lately, decoded.
+    decoded: read::Decoded,
     repairs: Vec<Repaired>,
     recovery: Recovery,
     /// The locked file, held while the store writes; `None`: opened read-only.
@@ -123,6 +125,7 @@ impl BlockStore {
             root: root.to_path_buf(),
             writers: Mutex::new(Writers::new(Some(wal::Wal::open(root)?))),
             indexes: Mutex::new(HashMap::new()),
+            decoded: read::Decoded::default(),
             repairs,
             recovery,
             lock: Some(lock),
@@ -170,6 +173,7 @@ impl BlockStore {
             root: root.to_path_buf(),
             writers: Mutex::new(Writers::new(None)),
             indexes: Mutex::new(HashMap::new()),
+            decoded: read::Decoded::default(),
             repairs: Vec::new(),
             recovery: Recovery::default(),
             lock: None,
@@ -339,8 +343,9 @@ impl Backend for BlockStore {
             }
             let index = self.index(key)?;
             read::read_rows(
-                &key.path(&self.root),
+                (key, &key.path(&self.root)),
                 &index,
+                &self.decoded,
                 lock(&self.writers).pending(key, group),
                 source,
                 range,
@@ -359,7 +364,8 @@ impl Backend for BlockStore {
             let group = sample_group(filter::subject_hash(name.as_bytes()));
             let pending = lock(&self.writers).pending(key, Some(group));
             let path = key.path(&self.root);
-            if let Some(row) = read::last_at(&path, &index, pending, name, time)? {
+            let found = read::last_at((key, &path), &index, &self.decoded, pending, name, time)?;
+            if let Some(row) = found {
                 return Ok(Some(row));
             }
         }
@@ -387,6 +393,7 @@ impl Backend for BlockStore {
             let mut indexes = lock(&self.indexes);
             for key in &gone {
                 indexes.remove(key);
+                self.decoded.forget(*key);
                 let path = key.path(&self.root);
                 match std::fs::remove_file(&path) {
                     Ok(()) => {}

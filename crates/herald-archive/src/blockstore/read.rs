@@ -2,12 +2,14 @@
 //! rows (time range, priorities, the subject filter), in the order of their earliest time,
 //! and reading stops as soon as no further block can change the answer.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::path::Path;
-use std::sync::RwLock;
+use std::sync::{Arc, Mutex, RwLock};
 
 use herald_proto::archive::StoredRecord;
 
+use super::layout::FileKey;
 use crate::backend::{RowRange, Source};
 use crate::entry::{Entry, Row};
 use crate::error::ArchiveError;
@@ -35,25 +37,77 @@ fn candidates(index: &FileIndex, keep: impl Fn(&BlockRef) -> bool) -> Vec<(u64, 
         .collect()
 }
 
-/// Reads the entries of the block at `offset`.
-fn entries(file: &mut File, offset: u64, header: BlockHeader) -> Result<Vec<Entry>, ArchiveError> {
-    let block = BlockRef {
-        offset,
-        header,
-        filter: Box::default(),
-    };
-    let payload = read_block(file, &block)?;
-    // The retention class is the file's; rows do not carry it.
-    decode_entries(&header, &payload, Keep::days(1))
+/// Blocks read lately, decoded: a query reads in chunks of rows and a client in pages, and
+/// each chunk starts in the block where the last one stopped.
+#[derive(Debug, Default)]
+pub(super) struct Decoded {
+    recent: Mutex<VecDeque<DecodedBlock>>,
 }
 
-fn row(entry: Entry) -> Row {
+/// A block (its file and offset) and its entries.
+type DecodedBlock = ((FileKey, u64), Arc<Vec<Entry>>);
+
+/// Blocks [`Decoded`] keeps.
+const DECODED_BLOCKS: usize = 8;
+
+impl Decoded {
+    /// Returns the entries of `key`'s block at `offset`, reading it from `file` unless it
+    /// was read lately.
+    fn get(
+        &self,
+        key: FileKey,
+        file: &mut Option<File>,
+        path: &Path,
+        offset: u64,
+        header: BlockHeader,
+    ) -> Result<Arc<Vec<Entry>>, ArchiveError> {
+        let mut recent = self.lock();
+        if let Some(at) = recent.iter().position(|(k, _)| *k == (key, offset)) {
+            let hit = recent.remove(at).expect("found");
+            let entries = Arc::clone(&hit.1);
+            recent.push_back(hit);
+            return Ok(entries);
+        }
+        drop(recent);
+        let file = match file {
+            Some(file) => file,
+            None => file.insert(open(path)?),
+        };
+        let block = BlockRef {
+            offset,
+            header,
+            filter: Box::default(),
+        };
+        let payload = read_block(file, &block)?;
+        // The retention class is the file's; rows do not carry it.
+        let entries = Arc::new(decode_entries(&header, &payload, Keep::days(1))?);
+        let mut recent = self.lock();
+        recent.push_back(((key, offset), Arc::clone(&entries)));
+        if recent.len() > DECODED_BLOCKS {
+            recent.pop_front();
+        }
+        Ok(entries)
+    }
+
+    /// Forgets the blocks of `key`'s file (it is gone).
+    pub(super) fn forget(&self, key: FileKey) {
+        self.lock().retain(|((k, _), _)| *k != key);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<DecodedBlock>> {
+        self.recent
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn row(entry: &Entry) -> Row {
     Row {
         time: entry.record.meta.time,
         stored: StoredRecord {
             seq: entry.seq,
             received: entry.received,
-            record: entry.record.bytes,
+            record: entry.record.bytes.clone(),
         },
     }
 }
@@ -76,9 +130,11 @@ pub(super) fn settle(rows: &mut Vec<Row>, limit: usize) {
 /// Adds to `out` the rows of `source` in the file at `path` (and in `pending`, its open
 /// block's entries) within `range` that could be among the first `limit` (`out` stays
 /// settled: ordered, without repeats, at most `limit`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn read_rows(
-    path: &Path,
+    (key, path): (FileKey, &Path),
     index: &FileIndex,
+    decoded: &Decoded,
     pending: Vec<Entry>,
     source: Source<'_>,
     range: &RowRange,
@@ -98,7 +154,7 @@ pub(super) fn read_rows(
             && of_source(entry, source)
     };
     let before = out.len();
-    out.extend(pending.into_iter().filter(|e| wanted(e)).map(row));
+    out.extend(pending.iter().filter(|e| wanted(e)).map(row));
     if out.len() > before {
         settle(out, limit);
     }
@@ -119,14 +175,14 @@ pub(super) fn read_rows(
         return Ok(());
     }
     blocks.sort_by_key(|(_, header)| header.min_time);
-    let mut file = open(path)?;
+    let mut file = None;
     for (offset, header) in blocks {
         if out.len() >= limit && out.last().is_some_and(|last| header.min_time > last.time) {
             break;
         }
         let before = out.len();
-        let found = entries(&mut file, offset, header)?;
-        out.extend(found.into_iter().filter(|e| wanted(e)).map(row));
+        let found = decoded.get(key, &mut file, path, offset, header)?;
+        out.extend(found.iter().filter(|e| wanted(e)).map(row));
         if out.len() > before {
             settle(out, limit);
         }
@@ -137,23 +193,24 @@ pub(super) fn read_rows(
 /// Returns the last sample of `name` at or before `time` in the file at `path` (or in
 /// `pending`, its open block's entries).
 pub(super) fn last_at(
-    path: &Path,
+    (key, path): (FileKey, &Path),
     index: &FileIndex,
+    decoded: &Decoded,
     pending: Vec<Entry>,
     name: &str,
     time: i64,
 ) -> Result<Option<Row>, ArchiveError> {
-    let consider = |entry: Entry, best: &mut Option<Row>| {
+    let consider = |entry: &Entry, best: &mut Option<Row>| {
         let at = (entry.record.meta.time, entry.seq);
         if at.0 <= time
-            && of_source(&entry, Source::Samples(name))
+            && of_source(entry, Source::Samples(name))
             && best.as_ref().is_none_or(|b| at > (b.time, b.stored.seq))
         {
             *best = Some(row(entry));
         }
     };
     let mut best: Option<Row> = None;
-    for entry in pending {
+    for entry in &pending {
         consider(entry, &mut best);
     }
     let hash = filter::subject_hash(name.as_bytes());
@@ -169,12 +226,12 @@ pub(super) fn last_at(
     // Latest first: once the best row is later than a block's latest entry, no block after
     // it can hold a better one.
     blocks.sort_by_key(|(_, header)| std::cmp::Reverse(header.max_time));
-    let mut file = open(path)?;
+    let mut file = None;
     for (offset, header) in blocks {
         if best.as_ref().is_some_and(|b| b.time > header.max_time) {
             break;
         }
-        for entry in entries(&mut file, offset, header)? {
+        for entry in decoded.get(key, &mut file, path, offset, header)?.iter() {
             consider(entry, &mut best);
         }
     }
