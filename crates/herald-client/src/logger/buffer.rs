@@ -237,6 +237,7 @@ mod tests {
 
     fn entry() -> Entry {
         Entry::new(
+            0,
             Priority::Info,
             SubjectRef::Id(0),
             Text::new("t"),

@@ -169,7 +169,8 @@ fn thread_name() -> InlineStr<THREAD_NAME_BYTES> {
 
 /// One log call, waiting for the background side.
 pub(crate) struct Entry {
-    /// Producer's time, ns since the epoch.
+    /// When the call was made: a stamp of the logger's clock (see `clock`), turned into
+    /// ns since the epoch by the background side.
     pub(crate) time: i64,
     pub(crate) priority: Priority,
     pub(crate) subject: SubjectRef,
@@ -182,9 +183,10 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// Stamps a new entry with the current time and thread.
+    /// Makes an entry stamped `time` (the logger's clock) on this thread.
     #[inline]
     pub(crate) fn new(
+        time: i64,
         priority: Priority,
         subject: SubjectRef,
         text: Text,
@@ -192,7 +194,7 @@ impl Entry {
         source: Source,
     ) -> Entry {
         Entry {
-            time: herald_proto::time::now_nanos(),
+            time,
             priority,
             subject,
             text,

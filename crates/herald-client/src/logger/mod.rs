@@ -59,6 +59,7 @@
 
 pub mod bridge;
 mod buffer;
+mod clock;
 mod drops;
 mod entry;
 mod error;
@@ -247,7 +248,14 @@ impl Logger {
                 }
             },
         };
-        let entry = Entry::new(priority, subject, text(), fields, source);
+        let entry = Entry::new(
+            self.shared.clock.stamp(),
+            priority,
+            subject,
+            text(),
+            fields,
+            source,
+        );
         self.shared.submit(route, entry);
         Ok(())
     }

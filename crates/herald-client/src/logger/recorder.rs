@@ -20,15 +20,17 @@ pub const DEFAULT_FLIGHT_RECORDER_AGE: Duration = Duration::from_secs(10);
 pub(crate) struct FlightRecorder {
     /// `None` when the recorder is off (zero records).
     ring: Option<ArrayQueue<Entry>>,
-    max_age_nanos: i64,
+    /// In the logger clock's stamp units.
+    max_age: i64,
 }
 
 impl FlightRecorder {
-    /// Returns a recorder keeping at most `records` entries younger than `max_age`.
-    pub(crate) fn new(records: usize, max_age: Duration) -> Self {
+    /// Returns a recorder keeping at most `records` entries younger than `max_age` (in the
+    /// logger clock's stamp units).
+    pub(crate) fn new(records: usize, max_age: i64) -> Self {
         FlightRecorder {
             ring: (records > 0).then(|| ArrayQueue::new(records)),
-            max_age_nanos: i64::try_from(max_age.as_nanos()).unwrap_or(i64::MAX),
+            max_age,
         }
     }
 
@@ -52,7 +54,7 @@ impl FlightRecorder {
         let Some(ring) = &self.ring else {
             return Vec::new();
         };
-        let oldest = time.saturating_sub(self.max_age_nanos);
+        let oldest = time.saturating_sub(self.max_age);
         let mut context = Vec::with_capacity(ring.len());
         let mut later = Vec::new();
         while let Some(entry) = ring.pop() {
@@ -81,6 +83,7 @@ mod tests {
         Entry {
             time,
             ..Entry::new(
+                0,
                 Priority::Debug,
                 SubjectRef::Id(0),
                 Text::new(&time.to_string()),
@@ -96,7 +99,7 @@ mod tests {
 
     #[test]
     fn keeps_the_newest_within_count_and_age() {
-        let recorder = FlightRecorder::new(3, Duration::from_nanos(100));
+        let recorder = FlightRecorder::new(3, 100);
         for time in [10, 500, 900, 950, 1100] {
             recorder.record(entry(time));
         }
@@ -109,7 +112,7 @@ mod tests {
 
     #[test]
     fn a_recorder_of_zero_records_is_off() {
-        let recorder = FlightRecorder::new(0, DEFAULT_FLIGHT_RECORDER_AGE);
+        let recorder = FlightRecorder::new(0, 1_000);
         assert!(!recorder.is_enabled());
         recorder.record(entry(1));
         assert!(recorder.take_context(2).is_empty());

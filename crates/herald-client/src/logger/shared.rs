@@ -10,6 +10,7 @@ use herald_proto::Priority;
 use tokio::sync::mpsc;
 
 use super::buffer::{Buffer, WhenFull};
+use super::clock::Clock;
 use super::drops::{DropCounter, DropReason};
 use super::entry::Entry;
 use super::options::LoggerOptions;
@@ -24,7 +25,10 @@ pub(super) const CLOSED: u8 = 0x80;
 /// State shared by the handles and the background side. The log calls only read
 /// `threshold` and the options, and push into `buffer` or `recorder`. What the background
 /// side writes often (the drop counts, the buffer's wake-up) lies on cache lines of its own,
-/// so that a log call's reads stay in its core's cache.
+/// so that a log call's reads stay in its core's cache; the whole of it is aligned to cache
+/// lines, so that no other allocation shares its first or last line (without it, C's
+/// `HERALD_LOG` took 230 ns with some loggers and 400 with others).
+#[repr(align(128))]
 pub(crate) struct Shared {
     /// The threshold's wire value, with [`CLOSED`] set once closed.
     pub(super) threshold: AtomicU8,
@@ -35,6 +39,7 @@ pub(crate) struct Shared {
     pub(super) recorder: FlightRecorder,
     pub(super) drops: CachePadded<DropCounter>,
     pub(super) subjects: SubjectTable,
+    pub(super) clock: Clock,
 }
 
 /// Where a log call's record goes.
@@ -55,6 +60,7 @@ impl Shared {
     }
 
     pub(super) fn new(options: &LoggerOptions) -> Self {
+        let clock = Clock::new();
         Shared {
             threshold: AtomicU8::new(options.threshold as u8),
             flush_immediately: options.flush_immediately,
@@ -67,10 +73,11 @@ impl Shared {
             ),
             recorder: FlightRecorder::new(
                 options.flight_recorder_records,
-                options.flight_recorder_age,
+                clock.span(options.flight_recorder_age),
             ),
             drops: CachePadded::new(DropCounter::default()),
             subjects: SubjectTable::default(),
+            clock,
         }
     }
 

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use herald_proto::{Kind, Record, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use super::clock::Converter;
 use super::drops::{DropReason, DropSnapshot};
 use super::entry::{Entry, SubjectRef};
 use super::subjects::Table;
@@ -100,6 +101,8 @@ struct Drain {
     subjects: Arc<Table>,
     reported: DropSnapshot,
     last_report: Option<Instant>,
+    /// Turns the entries' stamps into times; anchored anew at each drain.
+    convert: Converter,
 }
 
 impl Drain {
@@ -115,12 +118,14 @@ impl Drain {
             record,
             reported: DropSnapshot::default(),
             last_report: None,
+            convert: Converter::default(),
         }
     }
 
     /// Hands over what each shard holds when the drain reaches it (so that busy logging
     /// threads cannot keep it going forever), yielding to the runtime between chunks.
     async fn drain(&mut self) {
+        self.convert = self.shared.clock.converter();
         let mut chunk_left = DRAIN_CHUNK;
         for shard in 0..self.shared.buffer.shard_count() {
             for _ in 0..self.shared.buffer.shard_len(shard) {
@@ -176,7 +181,7 @@ impl Drain {
             }
         }
         let record = &mut self.record;
-        record.time = time;
+        record.time = self.convert.nanos(time);
         record.priority = priority;
         let subject = match &subject {
             SubjectRef::Id(id) => self.subjects.name(*id).unwrap_or_default(),
