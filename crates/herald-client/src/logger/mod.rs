@@ -36,7 +36,9 @@
 //! # Layout
 //! - this file: [`Logger`], the log calls, flush and close; `options`: [`LoggerOptions`].
 //! - `shared`: the state the handles and the background side share, and the close guard.
-//! - `entry`: what a log call buffers; `buffer`: the queue and [`WhenFull`];
+//! - `entry`: what a log call buffers; `clock`: when it was made (the processor's
+//!   time-stamp counter where it is a clock, turned into wall-clock time by the background
+//!   side); `buffer`: the queue and [`WhenFull`];
 //!   `recorder`: the flight recorder; `subjects`: subjects by number; `drops`: loss counts
 //!   and the drop report; `worker`: the background task; [`bridge`]: the `log` crate facade;
 //!   [`remote`]: thresholds set from afar with `herald threshold`.
