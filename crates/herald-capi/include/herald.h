@@ -228,6 +228,22 @@ typedef int (*herald_object_fn)(const struct herald_record *object, void *user_d
 // is what was given to the subscribe call.
 typedef void (*herald_callback)(const struct herald_event *event, void *user_data);
 
+// A `HERALD_LOG` call site: where it is in the program, its strings checked once. The
+// macro makes one `static` per call and fills `file`, `routine` and `line`; `checked` is
+// NULL until the library first logs from the site and then points at what it checked.
+// `file` and `routine` must stay valid and unchanged for the process's life (`__FILE__`
+// and `__func__` are).
+typedef struct herald_log_site {
+  // The source file (`__FILE__`), or NULL.
+  const char *file;
+  // The function (`__func__`), or NULL.
+  const char *routine;
+  // The line (`__LINE__`).
+  uint32_t line;
+  // The library's: NULL in a new site.
+  void *checked;
+} herald_log_site;
+
 // A record as plain C data. Every pointer points into the record and stays valid until the
 // record is changed or freed (for a record in a callback: until the callback returns).
 // Strings are NUL-terminated, empty (never NULL) when absent, except `reply_to`.
@@ -620,6 +636,16 @@ int herald_log(const struct herald_client *c, int priority, const char *subject,
 // NULL or NUL-terminated and valid for the client's life; `text` points to `len` bytes.
 int herald_log_at(const struct herald_client *c, int priority, const char *subject, const char *file, uint32_t line, const char *routine, const char *text, size_t len);
 
+// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the logger's own subject)
+// from call site `site`: what `HERALD_LOG` calls after formatting. The site's file and
+// routine are checked once, the first time; a subject equal to the logger's own is
+// recognised without checking it again.
+//
+// # Safety
+// `c` is NULL or a live client; `subject` NULL or NUL-terminated; `site` NULL or a live
+// site as `herald_log_site` says; `text` points to `len` bytes.
+int herald_log_site_at(const struct herald_client *c, int priority, const char *subject, struct herald_log_site *site, const char *text, size_t len);
+
 // Queues the record for sending and returns; the record is copied and may be changed or
 // freed at once. While the send buffer is full (the server takes records slower than they
 // come, or failover is under way) it waits, with no limit: `herald_try_publish` never waits.
@@ -762,11 +788,13 @@ int herald_unsubscribe(struct herald_subscription *s);
  */
 #define HERALD_LOG(client, priority, subject, ...)                                          \
   do {                                                                                      \
-    const herald_client *herald_log_client_ = (client);                                           \
+    const herald_client *herald_log_client_ = (client);                                     \
     int herald_log_priority_ = (priority);                                                  \
-    if (herald_log_enabled(herald_log_client_, herald_log_priority_))                       \
-      (void)herald_logf(herald_log_client_, herald_log_priority_, (subject), __FILE__,      \
-                        __LINE__, __func__, __VA_ARGS__);                                   \
+    if (herald_log_enabled(herald_log_client_, herald_log_priority_)) {                     \
+      static herald_log_site herald_log_site_ = {__FILE__, __func__, __LINE__, 0};          \
+      (void)herald_logf_site(herald_log_client_, herald_log_priority_, (subject),           \
+                             &herald_log_site_, __VA_ARGS__);                               \
+    }                                                                                       \
   } while (0)
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -43,6 +43,12 @@ static inline int herald_logf(const herald_client *client, int priority, const c
                               const char *file, int line, const char *routine,
                               const char *format, ...) HERALD_PRINTF_(7, 8);
 
+/* As herald_logf, from a call site (herald_log_site: its file and routine are checked once):
+ * what HERALD_LOG calls. */
+static inline int herald_logf_site(const herald_client *client, int priority,
+                                   const char *subject, herald_log_site *site,
+                                   const char *format, ...) HERALD_PRINTF_(5, 6);
+
 
 /* The text being made: writes stop at `cap - 1`, `len` counts everything, as snprintf. */
 struct herald_fmt_out {
@@ -402,6 +408,28 @@ static inline int herald_logf(const herald_client *client, int priority, const c
   (void)herald_fmt_format(heap, n + 1, fmt, args);
   va_end(args);
   status = herald_log_at(client, priority, subject, file, (uint32_t)line, routine, heap, n);
+  free(heap);
+  return status;
+}
+
+static inline int herald_logf_site(const herald_client *client, int priority, const char *subject,
+                                   herald_log_site *site, const char *fmt, ...) {
+  char text[512];
+  char *heap;
+  va_list args;
+  size_t n;
+  int status;
+  if (fmt == NULL) return herald_log_site_at(client, priority, subject, site, NULL, 0);
+  va_start(args, fmt);
+  n = herald_fmt_format(text, sizeof text, fmt, args);
+  va_end(args);
+  if (n < sizeof text) return herald_log_site_at(client, priority, subject, site, text, n);
+  heap = (char *)malloc(n + 1);
+  if (heap == NULL) return herald_log_site_at(client, priority, subject, site, text, sizeof text - 1);
+  va_start(args, fmt);
+  (void)herald_fmt_format(heap, n + 1, fmt, args);
+  va_end(args);
+  status = herald_log_site_at(client, priority, subject, site, heap, n);
   free(heap);
   return status;
 }

@@ -3,7 +3,9 @@
 //! client's Rust logger: no lock, no I/O, it never waits (when the logger's buffer is full
 //! the record is dropped, counted and reported).
 
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use ::herald_client::logger::Source;
 use ::herald_client::LoggerError;
@@ -106,5 +108,113 @@ pub unsafe extern "C" fn herald_log_at(
             routine: routine.unwrap_or_default(),
         };
         logged(c.logger.log_from(priority, subject, text, source))
+    })
+}
+
+/// A `HERALD_LOG` call site: where it is in the program, its strings checked once. The
+/// macro makes one `static` per call and fills `file`, `routine` and `line`; `checked` is
+/// NULL until the library first logs from the site and then points at what it checked.
+/// `file` and `routine` must stay valid and unchanged for the process's life (`__FILE__`
+/// and `__func__` are).
+#[repr(C)]
+pub struct herald_log_site {
+    /// The source file (`__FILE__`), or NULL.
+    pub file: *const c_char,
+    /// The function (`__func__`), or NULL.
+    pub routine: *const c_char,
+    /// The line (`__LINE__`).
+    pub line: u32,
+    /// The library's: NULL in a new site.
+    pub checked: *mut c_void,
+}
+
+/// Returns the site's file, line and routine, checked the first time and kept.
+///
+/// # Safety
+/// `site` points to a live `herald_log_site` whose `checked` only this library writes, and
+/// whose strings are NULL or NUL-terminated and valid for the process's life.
+unsafe fn checked_site(site: *mut herald_log_site) -> Result<&'static Source, Failure> {
+    // SAFETY: a live site by the caller's contract; `checked` is a pointer-sized, aligned
+    // field written only through this atomic view.
+    let slot = unsafe { AtomicPtr::<Source>::from_ptr(ptr::addr_of_mut!((*site).checked).cast()) };
+    let seen = slot.load(Ordering::Acquire);
+    if !seen.is_null() {
+        // SAFETY: only a `Source` leaked below is ever stored in the slot.
+        return Ok(unsafe { &*seen });
+    }
+    // SAFETY: the caller's contract: the strings live as long as the process.
+    let (file, routine, line): (Option<&'static str>, Option<&'static str>, u32) = unsafe {
+        (
+            optional((*site).file, "file")?,
+            optional((*site).routine, "routine")?,
+            (*site).line,
+        )
+    };
+    // One per call site, for the process's life: the site is static too.
+    let checked: &'static mut Source = Box::leak(Box::new(Source {
+        file: file.unwrap_or_default(),
+        line,
+        routine: routine.unwrap_or_default(),
+    }));
+    let checked = ptr::from_mut(checked);
+    match slot.compare_exchange(
+        ptr::null_mut(),
+        checked,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        // SAFETY: just leaked, never freed.
+        Ok(_) => Ok(unsafe { &*checked }),
+        // Another thread checked the site first: its `Source` is the site's (this one, a few
+        // bytes, stays leaked).
+        // SAFETY: only a leaked `Source` is ever stored in the slot.
+        Err(winner) => Ok(unsafe { &*winner }),
+    }
+}
+
+/// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the logger's own subject)
+/// from call site `site`: what `HERALD_LOG` calls after formatting. The site's file and
+/// routine are checked once, the first time; a subject equal to the logger's own is
+/// recognised without checking it again.
+///
+/// # Safety
+/// `c` is NULL or a live client; `subject` NULL or NUL-terminated; `site` NULL or a live
+/// site as `herald_log_site` says; `text` points to `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn herald_log_site_at(
+    c: *const herald_client,
+    priority: c_int,
+    subject: *const c_char,
+    site: *mut herald_log_site,
+    text: *const c_char,
+    len: usize,
+) -> c_int {
+    guard(|| {
+        if site.is_null() {
+            return Err(Failure::invalid("site is NULL"));
+        }
+        // SAFETY: the caller's contract.
+        let (c, source, text) = unsafe {
+            (
+                borrow(c)?,
+                checked_site(site)?,
+                crate::strings::text(text, len, "text")?,
+            )
+        };
+        let subject = if subject.is_null() {
+            None
+        } else {
+            // SAFETY: not NULL, NUL-terminated by the caller's contract.
+            let bytes = unsafe { CStr::from_ptr(subject) }.to_bytes();
+            if bytes == c.logger.subject().as_bytes() {
+                None // the logger's own: checked when it was made
+            } else {
+                let named = std::str::from_utf8(bytes)
+                    .map_err(|e| Failure::invalid(format!("subject is not UTF-8: {e}")))?;
+                Some(named)
+            }
+        };
+        let priority = priority_of(priority)?;
+        logged(c.logger.log_from(priority, subject, text, *source))
     })
 }

@@ -126,6 +126,11 @@ static void null_arguments(void) {
                  "client is NULL");
   EXPECT_INVALID(herald_logf(NULL, HERALD_INFO, "a", __FILE__, __LINE__, __func__, "%d", 1),
                  "client is NULL");
+  {
+    static herald_log_site site = {__FILE__, __func__, __LINE__, 0};
+    EXPECT_INVALID(herald_log_site_at(NULL, HERALD_INFO, "a", &site, "t", 1), "client is NULL");
+    EXPECT_INVALID(herald_logf_site(NULL, HERALD_INFO, "a", &site, "%d", 1), "client is NULL");
+  }
   HERALD_LOG(NULL, HERALD_EMERGENCY, "a", "never formatted: %d", 1);
   EXPECT_INVALID(herald_publish(NULL, NULL), "client is NULL");
   EXPECT_INVALID(herald_try_publish(NULL, NULL), "client is NULL");

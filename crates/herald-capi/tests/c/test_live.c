@@ -120,6 +120,42 @@ static void polling_and_threshold(void) {
   CHECK(herald_unsubscribe(sub));
 }
 
+/* A call site is checked once, the first time, and keeps what it checked; a bad one is
+ * refused, names what is wrong, and stays unchecked. */
+static void call_sites(void) {
+  static herald_log_site good = {__FILE__, __func__, __LINE__, 0};
+  static herald_log_site bad = {"\xff\xfe.c", "f", 1, 0};
+  herald_subscription *sub = NULL;
+  herald_event *event = NULL;
+  herald_record_view view;
+  void *checked;
+  CHECK(herald_subscribe(client, "live.site", NULL, NULL, NULL, NULL, &sub));
+  EXPECT(good.checked == NULL);
+  CHECK(herald_log_site_at(client, HERALD_WARNING, "live.site", &good, "first", 5));
+  checked = good.checked;
+  EXPECT(checked != NULL);
+  CHECK(herald_logf_site(client, HERALD_WARNING, "live.site", &good, "second %d", 2));
+  EXPECT(good.checked == checked);
+  EXPECT_STATUS(herald_log_site_at(client, HERALD_WARNING, "live.site", &bad, "t", 1),
+                HERALD_E_INVALID);
+  EXPECT(strstr(herald_last_error(), "file is not UTF-8") != NULL);
+  EXPECT(bad.checked == NULL);
+  EXPECT_STATUS(herald_log_site_at(client, HERALD_WARNING, "live.site", NULL, "t", 1),
+                HERALD_E_INVALID);
+  EXPECT(strstr(herald_last_error(), "site is NULL") != NULL);
+  CHECK(herald_flush(client, HERALD_ACK_RECEIVED, 5000));
+  CHECK(herald_poll(sub, 5000, &event));
+  CHECK(herald_record_read(event->record, &view));
+  EXPECT(strcmp(view.text, "first") == 0 && view.line == good.line);
+  EXPECT(strcmp(view.file, __FILE__) == 0 && strcmp(view.routine, "call_sites") == 0);
+  herald_event_free(event);
+  CHECK(herald_poll(sub, 5000, &event));
+  CHECK(herald_record_read(event->record, &view));
+  EXPECT(strcmp(view.text, "second 2") == 0);
+  herald_event_free(event);
+  CHECK(herald_unsubscribe(sub));
+}
+
 /* --- request and reply, answered from inside a callback ----------------------------- */
 
 static void answer(const herald_event *event, void *user_data) {
@@ -276,6 +312,7 @@ int main(int argc, char **argv) {
   CHECK(herald_connect(url, "c-test-live", &client));
   callbacks_while_threads_log();
   polling_and_threshold();
+  call_sites();
   request_and_reply();
   information_objects();
   acknowledged_and_monitored();
