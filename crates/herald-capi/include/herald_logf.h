@@ -59,8 +59,13 @@ struct herald_fmt_out {
 
 static inline void herald_fmt_put(struct herald_fmt_out *o, const char *s, size_t n) {
   if (o->len + 1 < o->cap) {
-    size_t room = o->cap - 1 - o->len;
-    memcpy(o->buf + o->len, s, n < room ? n : room);
+    size_t room = o->cap - 1 - o->len, k = n < room ? n : room, i;
+    /* Pieces between conversions and numbers are short: a loop beats a call to memcpy. */
+    if (k <= 16) {
+      for (i = 0; i < k; i++) o->buf[o->len + i] = s[i];
+    } else {
+      memcpy(o->buf + o->len, s, k);
+    }
   }
   o->len += n;
 }
@@ -221,7 +226,9 @@ static inline void herald_fmt_fallback(struct herald_fmt_out *o, const struct he
 /* Reads a conversion after its '%' at `*p`; returns 0 for one that is not (written as is). */
 static inline int herald_fmt_parse(const char **p, struct herald_fmt_spec *s, va_list *args) {
   const char *q = *p;
-  memset(s, 0, sizeof *s);
+  s->left = s->zero = s->plus = s->space = s->alt = 0;
+  s->length = 0;
+  s->conversion = 0;
   s->width = -1;
   s->precision = -1;
   for (;; q++) {
@@ -262,7 +269,14 @@ static inline int herald_fmt_parse(const char **p, struct herald_fmt_spec *s, va
     case 'L': s->length = 'D'; q++; break;
     default: break;
   }
-  if (*q == '\0' || strchr("diuoxXfFeEgGaAcspn%", *q) == NULL) return 0;
+  switch (*q) {
+    case 'd': case 'i': case 'u': case 'o': case 'x': case 'X': case 'f': case 'F': case 'e':
+    case 'E': case 'g': case 'G': case 'a': case 'A': case 'c': case 's': case 'p': case 'n':
+    case '%':
+      break;
+    default:
+      return 0; /* not a conversion (a '\0' too) */
+  }
   s->conversion = *q;
   *p = q + 1;
   return 1;
@@ -345,13 +359,12 @@ static inline size_t herald_fmt_format(char *buf, size_t cap, const char *fmt, v
   o.len = 0;
   va_copy(rest, args);
   while (*p != '\0') {
-    const char *percent = strchr(p, '%');
-    if (percent == NULL) {
-      herald_fmt_put(&o, p, strlen(p));
-      break;
-    }
-    herald_fmt_put(&o, p, (size_t)(percent - p));
-    p = percent + 1;
+    /* The text up to the next '%' (formats are short: a scan beats strchr's call). */
+    const char *start = p;
+    while (*p != '\0' && *p != '%') p++;
+    herald_fmt_put(&o, start, (size_t)(p - start));
+    if (*p == '\0') break;
+    p++;
     if (*p == '%') {
       herald_fmt_put(&o, "%", 1);
       p++;
