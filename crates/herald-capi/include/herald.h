@@ -620,7 +620,9 @@ int herald_log_enabled(const struct herald_client *c, int priority);
 
 // Logs `text` at `priority` on `subject` (NULL: the logger's own subject, see `herald_connect`) through the client's
 // logger, with this host, process and thread as origin. Never blocks. Records below the
-// threshold go to the logger's flight recorder (sent as context before a later ERROR).
+// threshold go to the logger's flight recorder (sent as context before a later ERROR). A
+// text that is not UTF-8 is sent with U+FFFD in place of each bad sequence (a log call never
+// loses its record for its text).
 //
 // # Safety
 // `c` is NULL or a live client; `subject` and `text` NULL or NUL-terminated.
@@ -630,6 +632,7 @@ int herald_log(const struct herald_client *c, int priority, const char *subject,
 // `file`:`line` in function `routine`: what `HERALD_LOG` calls after formatting. `file`
 // and `routine` must stay valid and unchanged as long as the client lives — string
 // literals, `__FILE__` and `__func__` are — because the logger keeps them without copying.
+// A text that is not UTF-8 is sent with U+FFFD in place of each bad sequence.
 //
 // # Safety
 // `c` is NULL or a live client; `subject` NULL or NUL-terminated; `file` and `routine`
@@ -639,7 +642,8 @@ int herald_log_at(const struct herald_client *c, int priority, const char *subje
 // Logs `len` bytes of `text` at `priority` on `subject` (NULL: the logger's own subject)
 // from call site `site`: what `HERALD_LOG` calls after formatting. The site's file and
 // routine are checked once, the first time; a subject equal to the logger's own is
-// recognised without checking it again.
+// recognised without checking it again. A text that is not UTF-8 is sent with U+FFFD in
+// place of each bad sequence (the check is on the logger's background side).
 //
 // # Safety
 // `c` is NULL or a live client; `subject` NULL or NUL-terminated; `site` NULL or a live

@@ -41,7 +41,9 @@ pub unsafe extern "C" fn herald_log_enabled(c: *const herald_client, priority: c
 
 /// Logs `text` at `priority` on `subject` (NULL: the logger's own subject, see `herald_connect`) through the client's
 /// logger, with this host, process and thread as origin. Never blocks. Records below the
-/// threshold go to the logger's flight recorder (sent as context before a later ERROR).
+/// threshold go to the logger's flight recorder (sent as context before a later ERROR). A
+/// text that is not UTF-8 is sent with U+FFFD in place of each bad sequence (a log call never
+/// loses its record for its text).
 ///
 /// # Safety
 /// `c` is NULL or a live client; `subject` and `text` NULL or NUL-terminated.
@@ -58,13 +60,13 @@ pub unsafe extern "C" fn herald_log(
             (
                 borrow(c)?,
                 optional(subject, "subject")?,
-                crate::strings::required(text, "text")?,
+                required_bytes(text, "text")?,
             )
         };
         let priority = priority_of(priority)?;
         logged(
             c.logger
-                .log_from(priority, subject, text, Source::default()),
+                .log_bytes_from(priority, subject, text, Source::default()),
         )
     })
 }
@@ -73,6 +75,7 @@ pub unsafe extern "C" fn herald_log(
 /// `file`:`line` in function `routine`: what `HERALD_LOG` calls after formatting. `file`
 /// and `routine` must stay valid and unchanged as long as the client lives — string
 /// literals, `__FILE__` and `__func__` are — because the logger keeps them without copying.
+/// A text that is not UTF-8 is sent with U+FFFD in place of each bad sequence.
 ///
 /// # Safety
 /// `c` is NULL or a live client; `subject` NULL or NUL-terminated; `file` and `routine`
@@ -98,7 +101,7 @@ pub unsafe extern "C" fn herald_log_at(
             (
                 borrow(c)?,
                 optional(subject, "subject")?,
-                crate::strings::text(text, len, "text")?,
+                crate::strings::bytes(text.cast(), len, "text")?,
             )
         };
         let priority = priority_of(priority)?;
@@ -107,7 +110,7 @@ pub unsafe extern "C" fn herald_log_at(
             line,
             routine: routine.unwrap_or_default(),
         };
-        logged(c.logger.log_from(priority, subject, text, source))
+        logged(c.logger.log_bytes_from(priority, subject, text, source))
     })
 }
 
@@ -165,17 +168,22 @@ unsafe fn checked_site(site: *mut herald_log_site) -> Result<&'static Source, Fa
     ) {
         // SAFETY: just leaked, never freed.
         Ok(_) => Ok(unsafe { &*checked }),
-        // Another thread checked the site first: its `Source` is the site's (this one, a few
-        // bytes, stays leaked).
-        // SAFETY: only a leaked `Source` is ever stored in the slot.
-        Err(winner) => Ok(unsafe { &*winner }),
+        Err(winner) => {
+            // Another thread checked the site first: its `Source` is the site's, and this
+            // one, never shared, is freed.
+            // SAFETY: `checked` came from `Box::leak` above and nothing else points to it.
+            drop(unsafe { Box::from_raw(checked) });
+            // SAFETY: only a leaked `Source` is ever stored in the slot.
+            Ok(unsafe { &*winner })
+        }
     }
 }
 
 /// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the logger's own subject)
 /// from call site `site`: what `HERALD_LOG` calls after formatting. The site's file and
 /// routine are checked once, the first time; a subject equal to the logger's own is
-/// recognised without checking it again.
+/// recognised without checking it again. A text that is not UTF-8 is sent with U+FFFD in
+/// place of each bad sequence (the check is on the logger's background side).
 ///
 /// # Safety
 /// `c` is NULL or a live client; `subject` NULL or NUL-terminated; `site` NULL or a live
@@ -198,7 +206,7 @@ pub unsafe extern "C" fn herald_log_site_at(
             (
                 borrow(c)?,
                 checked_site(site)?,
-                crate::strings::text(text, len, "text")?,
+                crate::strings::bytes(text.cast(), len, "text")?,
             )
         };
         let subject = if subject.is_null() {
@@ -215,6 +223,18 @@ pub unsafe extern "C" fn herald_log_site_at(
             }
         };
         let priority = priority_of(priority)?;
-        logged(c.logger.log_from(priority, subject, text, *source))
+        logged(c.logger.log_bytes_from(priority, subject, text, *source))
     })
+}
+
+/// The bytes of a NUL-terminated string that must not be NULL.
+///
+/// # Safety
+/// `ptr` is NULL or NUL-terminated and valid for `'a`.
+unsafe fn required_bytes<'a>(ptr: *const c_char, what: &str) -> Result<&'a [u8], Failure> {
+    if ptr.is_null() {
+        return Err(Failure::invalid(format!("{what} is NULL")));
+    }
+    // SAFETY: not NULL, NUL-terminated and valid for 'a by the caller's contract.
+    Ok(unsafe { CStr::from_ptr(ptr) }.to_bytes())
 }

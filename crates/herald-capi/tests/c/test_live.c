@@ -153,6 +153,13 @@ static void call_sites(void) {
   CHECK(herald_record_read(event->record, &view));
   EXPECT(strcmp(view.text, "second 2") == 0);
   herald_event_free(event);
+  /* A text that is not UTF-8 is not refused: the record comes with U+FFFD in its place. */
+  CHECK(herald_log_site_at(client, HERALD_WARNING, "live.site", &good, "bad \xff byte", 10));
+  CHECK(herald_flush(client, HERALD_ACK_RECEIVED, 5000));
+  CHECK(herald_poll(sub, 5000, &event));
+  CHECK(herald_record_read(event->record, &view));
+  EXPECT(strcmp(view.text, "bad \xef\xbf\xbd byte") == 0);
+  herald_event_free(event);
   CHECK(herald_unsubscribe(sub));
 }
 

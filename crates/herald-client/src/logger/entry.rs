@@ -17,7 +17,9 @@ pub const INLINE_TEXT_BYTES: usize = 200;
 /// Longest thread name (in bytes) kept on a record; longer names are cut at a character.
 pub const THREAD_NAME_BYTES: usize = 40;
 
-/// A string of at most `N` bytes (`N` < 256) stored in place.
+/// A string of at most `N` bytes (`N` < 256) stored in place: UTF-8 when made from `&str`s
+/// (thread names), any bytes when made with [`InlineStr::push_bytes`] (a C program's text,
+/// read lossily by the background side).
 #[derive(Clone, Copy)]
 pub(crate) struct InlineStr<const N: usize> {
     len: u8,
@@ -32,8 +34,13 @@ impl<const N: usize> InlineStr<N> {
 
     /// Returns `text` if it fits, else `None`.
     fn new(text: &str) -> Option<Self> {
+        Self::from_bytes(text.as_bytes())
+    }
+
+    /// Returns `bytes` if they fit, else `None`.
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let mut inline = Self::EMPTY;
-        inline.push(text).then_some(inline)
+        inline.push_bytes(bytes).then_some(inline)
     }
 
     /// Returns `text` cut to the longest prefix of whole characters that fits.
@@ -47,38 +54,52 @@ impl<const N: usize> InlineStr<N> {
 
     /// Appends `text` if it fits; leaves `self` unchanged and returns false if not.
     fn push(&mut self, text: &str) -> bool {
+        self.push_bytes(text.as_bytes())
+    }
+
+    /// Appends `bytes` if they fit; leaves `self` unchanged and returns false if not.
+    fn push_bytes(&mut self, bytes: &[u8]) -> bool {
         debug_assert!(N <= usize::from(u8::MAX));
         let start = usize::from(self.len);
-        let end = start + text.len();
+        let end = start + bytes.len();
         if end > N {
             return false;
         }
-        self.bytes[start..end].copy_from_slice(text.as_bytes());
+        self.bytes[start..end].copy_from_slice(bytes);
         // `end <= N <= 255`, checked above.
         self.len = end as u8;
         true
     }
 
+    /// Returns the string (empty if it was made from bytes that are not UTF-8: use
+    /// [`InlineStr::as_bytes`] for those).
     pub(crate) fn as_str(&self) -> &str {
-        // Only whole `&str`s are ever copied in, so the bytes are valid UTF-8.
-        let text = std::str::from_utf8(&self.bytes[..usize::from(self.len)]);
-        debug_assert!(text.is_ok());
-        text.unwrap_or_default()
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
     }
 }
 
-/// The text of an entry: in place when short, on the heap when long.
+/// The text of an entry: in place when short, on the heap when long. Its bytes are UTF-8
+/// unless a C program gave others; the background side reads it lossily ([`Text::to_str`]).
 pub(crate) enum Text {
     Inline(InlineStr<INLINE_TEXT_BYTES>),
-    Heap(String),
+    Heap(Vec<u8>),
 }
 
 impl Text {
     /// Copies `text`.
     pub(crate) fn new(text: &str) -> Text {
-        match InlineStr::new(text) {
+        Text::from_bytes(text.as_bytes())
+    }
+
+    /// Copies `bytes`, which should be UTF-8 (others become U+FFFD when the record is made).
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Text {
+        match InlineStr::from_bytes(bytes) {
             Some(inline) => Text::Inline(inline),
-            None => Text::Heap(text.to_string()),
+            None => Text::Heap(bytes.to_vec()),
         }
     }
 
@@ -93,11 +114,13 @@ impl Text {
         text
     }
 
-    pub(crate) fn as_str(&self) -> &str {
-        match self {
-            Text::Inline(inline) => inline.as_str(),
-            Text::Heap(text) => text,
-        }
+    /// Returns the text, each sequence of bytes that is not UTF-8 replaced by U+FFFD.
+    pub(crate) fn to_str(&self) -> std::borrow::Cow<'_, str> {
+        let bytes = match self {
+            Text::Inline(inline) => inline.as_bytes(),
+            Text::Heap(bytes) => bytes,
+        };
+        String::from_utf8_lossy(bytes)
     }
 }
 
@@ -106,13 +129,14 @@ impl fmt::Write for Text {
         match self {
             Text::Inline(inline) => {
                 if !inline.push(part) {
-                    let mut heap = String::with_capacity(2 * (inline.as_str().len() + part.len()));
-                    heap.push_str(inline.as_str());
-                    heap.push_str(part);
+                    let held = inline.as_bytes();
+                    let mut heap = Vec::with_capacity(2 * (held.len() + part.len()));
+                    heap.extend_from_slice(held);
+                    heap.extend_from_slice(part.as_bytes());
                     *self = Text::Heap(heap);
                 }
             }
-            Text::Heap(text) => text.push_str(part),
+            Text::Heap(text) => text.extend_from_slice(part.as_bytes()),
         }
         Ok(())
     }
@@ -214,10 +238,17 @@ mod tests {
     fn short_texts_stay_inline_and_long_ones_move_to_the_heap() {
         let short = "x".repeat(INLINE_TEXT_BYTES);
         assert!(matches!(Text::new(&short), Text::Inline(_)));
-        assert_eq!(Text::new(&short).as_str(), short);
+        assert_eq!(Text::new(&short).to_str(), short);
         let long = "x".repeat(INLINE_TEXT_BYTES + 1);
         assert!(matches!(Text::new(&long), Text::Heap(_)));
-        assert_eq!(Text::new(&long).as_str(), long);
+        assert_eq!(Text::new(&long).to_str(), long);
+        // Bytes that are not UTF-8 (from C) are kept, and read with U+FFFD in their place.
+        assert_eq!(
+            Text::from_bytes(b"bad \xff byte").to_str(),
+            "bad \u{fffd} byte"
+        );
+        let long_bad = [b"x".repeat(INLINE_TEXT_BYTES), vec![0xfe]].concat();
+        assert!(Text::from_bytes(&long_bad).to_str().ends_with('\u{fffd}'));
     }
 
     #[test]
@@ -225,10 +256,10 @@ mod tests {
         let value = 42;
         let text = Text::from_args(format_args!("value {value}"));
         assert!(matches!(text, Text::Inline(_)));
-        assert_eq!(text.as_str(), "value 42");
+        assert_eq!(text.to_str(), "value 42");
         let long = "é".repeat(INLINE_TEXT_BYTES);
         let text = Text::from_args(format_args!("{value} {long}"));
-        assert_eq!(text.as_str(), format!("42 {long}"));
+        assert_eq!(text.to_str(), format!("42 {long}"));
     }
 
     #[test]

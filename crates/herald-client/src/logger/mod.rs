@@ -208,8 +208,31 @@ impl Logger {
         text: &str,
         source: Source,
     ) -> Result<(), LoggerError> {
-        self.emit(priority, subject, || Text::new(text), Vec::new(), source)
-            .map_err(LoggerError::InvalidSubject)
+        self.log_bytes_from(priority, subject, text.as_bytes(), source)
+    }
+
+    /// As [`Logger::log_from`], for a text that should be UTF-8 but was not checked (a C
+    /// program's): it is checked on the background side, where each sequence of bytes that
+    /// is not UTF-8 becomes U+FFFD — the record is never lost for its text.
+    ///
+    /// # Errors
+    /// [`LoggerError::InvalidSubject`], as [`Logger::log_from`].
+    #[inline]
+    pub fn log_bytes_from(
+        &self,
+        priority: Priority,
+        subject: Option<&str>,
+        text: &[u8],
+        source: Source,
+    ) -> Result<(), LoggerError> {
+        self.emit(
+            priority,
+            subject,
+            || Text::from_bytes(text),
+            Vec::new(),
+            source,
+        )
+        .map_err(LoggerError::InvalidSubject)
     }
 
     /// Logs formatted text at `priority`, formatting in place (no allocation for a short

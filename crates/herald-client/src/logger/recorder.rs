@@ -93,8 +93,11 @@ mod tests {
         }
     }
 
-    fn texts(entries: &[Entry]) -> Vec<&str> {
-        entries.iter().map(|e| e.text.as_str()).collect()
+    fn texts(entries: &[Entry]) -> Vec<String> {
+        entries
+            .iter()
+            .map(|e| e.text.to_str().into_owned())
+            .collect()
     }
 
     #[test]

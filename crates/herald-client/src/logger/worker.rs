@@ -189,7 +189,7 @@ impl Drain {
         };
         debug_assert!(!subject.is_empty(), "subject ids come from the table");
         replace(&mut record.subject, subject);
-        replace(&mut record.text, text.as_str());
+        replace(&mut record.text, &text.to_str());
         record.fields = fields;
         replace(&mut record.origin.thread, thread.as_str());
         replace(&mut record.origin.file, source.file);
