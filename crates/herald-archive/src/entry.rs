@@ -24,6 +24,12 @@ pub fn day_name(day: i32) -> String {
     herald_proto::time::format_iso8601(day_start(day))[..10].to_string()
 }
 
+/// Parses `2026-11-20` back into a day number (the inverse of [`day_name`]).
+pub fn parse_day_name(name: &str) -> Option<i32> {
+    let nanos = herald_proto::time::parse_iso8601(&format!("{name}T00:00:00Z")).ok()?;
+    i32::try_from(nanos.div_euclid(DAY_NANOS)).ok()
+}
+
 /// A record to archive: the record as it arrived, with what the server added.
 #[derive(Debug, Clone)]
 pub struct Entry {

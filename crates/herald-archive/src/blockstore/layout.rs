@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::backend::Slot;
-use crate::entry::{day_name, day_of, Entry, Table, DAY_NANOS};
+use crate::entry::{day_name, day_of, parse_day_name, Entry, Table};
 use crate::error::ArchiveError;
 use crate::keep::Keep;
 
@@ -71,12 +71,6 @@ pub fn day_dir(root: &Path, slot: Slot) -> PathBuf {
     root.join(slot.keep.to_string()).join(day_name(slot.day))
 }
 
-/// Parses `2026-11-20` back into a day number.
-fn parse_day(name: &str) -> Option<i32> {
-    let nanos = herald_proto::time::parse_iso8601(&format!("{name}T00:00:00Z")).ok()?;
-    i32::try_from(nanos.div_euclid(DAY_NANOS)).ok()
-}
-
 /// Parses `07.logs.seg` into an hour of the day and a table.
 fn parse_file(name: &str) -> Option<(i64, Table)> {
     let (hour, rest) = name.strip_suffix(SUFFIX)?.split_once('.')?;
@@ -106,7 +100,7 @@ pub fn list_slots(root: &Path) -> Result<Vec<Slot>, ArchiveError> {
             continue;
         };
         for day in entries(&class.path())? {
-            if let Some(day) = day.file_name().to_str().and_then(parse_day) {
+            if let Some(day) = day.file_name().to_str().and_then(parse_day_name) {
                 slots.push(Slot { day, keep });
             }
         }

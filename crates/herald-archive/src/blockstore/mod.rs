@@ -157,7 +157,16 @@ impl BlockStore {
         }
         let mut replayed = 0;
         for (piece, count, bytes) in blocks {
-            let entries = decode_raw(Bytes::from(bytes), count, piece.key.keep)?;
+            let entries = decode_raw(Bytes::from(bytes), count, piece.key.keep).map_err(|e| {
+                ArchiveError::new(
+                    e.kind,
+                    format!(
+                        "replaying {} (an open block of {}): {e}",
+                        self.root.join("wal.log").display(),
+                        piece.key.path(&self.root).display()
+                    ),
+                )
+            })?;
             replayed += entries.len() as u64;
             self.write(&entries)?;
         }
@@ -218,8 +227,20 @@ impl BlockStore {
 impl Drop for BlockStore {
     fn drop(&mut self) {
         // A clean close: every block in its file, the log empty, no repair at the next start.
-        if self.lock.is_some() && lock(&self.writers).checkpoint().is_ok() {
-            let _ = std::fs::remove_file(self.root.join(MARKER));
+        if self.lock.is_none() {
+            return;
+        }
+        match lock(&self.writers).checkpoint() {
+            Ok(()) => {
+                let _ = std::fs::remove_file(self.root.join(MARKER));
+            }
+            // The log and the marker stay: the next start repairs and replays.
+            Err(err) => tracing::warn!(
+                store = %self.root.display(),
+                error = %err,
+                "archive: the block store could not write its open blocks at close; the \
+                 next start puts them back from its log"
+            ),
         }
     }
 }
@@ -359,9 +380,9 @@ impl Backend for BlockStore {
     fn last_at(&self, name: &str, slot: Slot, time: i64) -> Result<Option<Row>, ArchiveError> {
         let mut files = layout::slot_files(&self.root, slot)?;
         files.retain(|key| key.table == Table::Samples && key.start() <= time);
+        let group = sample_group(filter::subject_hash(name.as_bytes()));
         for key in files.into_iter().rev() {
             let index = self.index(key)?;
-            let group = sample_group(filter::subject_hash(name.as_bytes()));
             let pending = lock(&self.writers).pending(key, Some(group));
             let path = key.path(&self.root);
             let found = read::last_at((key, &path), &index, &self.decoded, pending, name, time)?;

@@ -23,8 +23,7 @@ pub(super) struct FileIndex {
     pub(super) blocks: RwLock<Vec<BlockRef>>,
 }
 
-/// The blocks of `index` that `keep` says may matter: their headers, in the order `order`
-/// puts them.
+/// The blocks of `index` that `keep` says may matter: their offsets and headers.
 fn candidates(index: &FileIndex, keep: impl Fn(&BlockRef) -> bool) -> Vec<(u64, BlockHeader)> {
     let blocks = index
         .blocks
@@ -73,12 +72,7 @@ impl Decoded {
             Some(file) => file,
             None => file.insert(open(path)?),
         };
-        let block = BlockRef {
-            offset,
-            header,
-            filter: Box::default(),
-        };
-        let payload = read_block(file, &block)?;
+        let payload = read_block(file, offset, &header)?;
         // The retention class is the file's; rows do not carry it.
         let entries = Arc::new(decode_entries(&header, &payload, Keep::days(1))?);
         let mut recent = self.lock();
@@ -121,7 +115,7 @@ fn of_source(entry: &Entry, source: Source<'_>) -> bool {
 }
 
 /// Puts `rows` in order, drops rows written twice and keeps the first `limit`.
-pub(super) fn settle(rows: &mut Vec<Row>, limit: usize) {
+fn settle(rows: &mut Vec<Row>, limit: usize) {
     rows.sort_by_key(|row| (row.time, row.stored.seq));
     rows.dedup_by(|a, b| a == b);
     rows.truncate(limit);

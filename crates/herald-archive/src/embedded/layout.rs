@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::backend::Slot;
-use crate::entry::{day_name, DAY_NANOS};
+use crate::entry::{day_name, parse_day_name};
 use crate::error::ArchiveError;
 use crate::keep::Keep;
 
@@ -16,12 +16,6 @@ const SUFFIX: &str = ".sqlite";
 pub fn slot_path(root: &Path, slot: Slot) -> PathBuf {
     root.join(slot.keep.to_string())
         .join(format!("{}{SUFFIX}", day_name(slot.day)))
-}
-
-/// Parses `2026-11-20` back into a day number.
-fn parse_day(name: &str) -> Option<i32> {
-    let nanos = herald_proto::time::parse_iso8601(&format!("{name}T00:00:00Z")).ok()?;
-    i32::try_from(nanos.div_euclid(DAY_NANOS)).ok()
 }
 
 /// Lists every slot that has a file under `root`, skipping anything else found there.
@@ -55,7 +49,7 @@ pub fn list_slots(root: &Path) -> Result<Vec<Slot>, ArchiveError> {
             let Some(day) = name
                 .to_str()
                 .and_then(|n| n.strip_suffix(SUFFIX))
-                .and_then(parse_day)
+                .and_then(parse_day_name)
             else {
                 continue;
             };

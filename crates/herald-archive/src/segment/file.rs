@@ -114,13 +114,17 @@ pub fn scan(path: &Path) -> Result<Vec<BlockRef>, ArchiveError> {
     Ok(walk(path, false)?.0)
 }
 
-/// Reads the stored payload of one block.
+/// Reads the stored payload of the block at `offset`, whose header is `header`.
 ///
 /// # Errors
 /// I/O errors, or a file shorter than the block.
-pub fn read_block(file: &mut File, block: &BlockRef) -> Result<Vec<u8>, ArchiveError> {
-    let mut payload = vec![0u8; block.header.stored_len as usize];
-    let start = block.offset + BLOCK_HEADER_BYTES as u64 + u64::from(block.header.filter_len);
+pub fn read_block(
+    file: &mut File,
+    offset: u64,
+    header: &BlockHeader,
+) -> Result<Vec<u8>, ArchiveError> {
+    let mut payload = vec![0u8; header.stored_len as usize];
+    let start = offset + BLOCK_HEADER_BYTES as u64 + u64::from(header.filter_len);
     file.seek(SeekFrom::Start(start))
         .and_then(|_| file.read_exact(&mut payload))
         .map_err(|e| ArchiveError::io("segment read", e))?;
@@ -251,7 +255,7 @@ mod tests {
         let found = scan(&path).unwrap();
         assert_eq!(found.len(), 3);
         let mut file = File::open(&path).unwrap();
-        let payload = read_block(&mut file, &found[2]).unwrap();
+        let payload = read_block(&mut file, found[2].offset, &found[2].header).unwrap();
         let entries = decode_entries(&found[2].header, &payload, Keep::days(1)).unwrap();
         assert_eq!((entries[0].seq, entries.len()), (100, 50));
         // Opened again, the file is appended to after its last block.
