@@ -400,49 +400,58 @@ static inline int herald_format(char *buf, size_t cap, const char *fmt, ...) {
   return n;
 }
 
+/* Formats `fmt` with `args` for a log call: into `stack` (`cap` bytes) or, for a longer
+ * text, into a malloc'ed buffer left in `*heap` (free it after the call; if malloc fails,
+ * the first cap - 1 bytes are sent). Returns the text and stores its length in `*len`; a
+ * NULL `fmt` gives no text. */
+static inline const char *herald_fmt_log_text(char *stack, size_t cap, char **heap, size_t *len,
+                                              const char *fmt, va_list args) {
+  va_list again;
+  size_t n;
+  *heap = NULL;
+  *len = 0;
+  if (fmt == NULL) return NULL;
+  va_copy(again, args);
+  n = herald_fmt_format(stack, cap, fmt, args);
+  if (n < cap || (*heap = (char *)malloc(n + 1)) == NULL) {
+    va_end(again);
+    *len = n < cap ? n : cap - 1;
+    return stack;
+  }
+  (void)herald_fmt_format(*heap, n + 1, fmt, again);
+  va_end(again);
+  *len = n;
+  return *heap;
+}
+
 static inline int herald_logf(const herald_client *client, int priority, const char *subject, const char *file,
                 int line, const char *routine, const char *fmt, ...) {
-  char text[512];
+  char stack[512];
   char *heap;
-  va_list args;
+  const char *text;
   size_t n;
   int status;
-  if (fmt == NULL) return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, NULL, 0);
+  va_list args;
   va_start(args, fmt);
-  n = herald_fmt_format(text, sizeof text, fmt, args);
+  text = herald_fmt_log_text(stack, sizeof stack, &heap, &n, fmt, args);
   va_end(args);
-  if (n < sizeof text)
-    return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, text, n);
-  heap = (char *)malloc(n + 1);
-  if (heap == NULL)
-    return herald_log_at(client, priority, subject, file, (uint32_t)line, routine, text,
-                         sizeof text - 1);
-  va_start(args, fmt);
-  (void)herald_fmt_format(heap, n + 1, fmt, args);
-  va_end(args);
-  status = herald_log_at(client, priority, subject, file, (uint32_t)line, routine, heap, n);
+  status = herald_log_at(client, priority, subject, file, (uint32_t)line, routine, text, n);
   free(heap);
   return status;
 }
 
 static inline int herald_logf_site(const herald_client *client, int priority, const char *subject,
                                    herald_log_site *site, const char *fmt, ...) {
-  char text[512];
+  char stack[512];
   char *heap;
-  va_list args;
+  const char *text;
   size_t n;
   int status;
-  if (fmt == NULL) return herald_log_site_at(client, priority, subject, site, NULL, 0);
+  va_list args;
   va_start(args, fmt);
-  n = herald_fmt_format(text, sizeof text, fmt, args);
+  text = herald_fmt_log_text(stack, sizeof stack, &heap, &n, fmt, args);
   va_end(args);
-  if (n < sizeof text) return herald_log_site_at(client, priority, subject, site, text, n);
-  heap = (char *)malloc(n + 1);
-  if (heap == NULL) return herald_log_site_at(client, priority, subject, site, text, sizeof text - 1);
-  va_start(args, fmt);
-  (void)herald_fmt_format(heap, n + 1, fmt, args);
-  va_end(args);
-  status = herald_log_site_at(client, priority, subject, site, heap, n);
+  status = herald_log_site_at(client, priority, subject, site, text, n);
   free(heap);
   return status;
 }

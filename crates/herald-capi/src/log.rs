@@ -1,4 +1,5 @@
-//! The logger: `herald_log`, and `herald_log_at` behind the `HERALD_LOG` macro. A log call
+//! The logger: `herald_log`, `herald_log_at`, and `herald_log_site_at` behind the
+//! `HERALD_LOG` macro (a static call site whose strings are checked once). A log call
 //! stamps the time, compares the priority with the threshold and hands the record to the
 //! client's Rust logger: no lock, no I/O, it never waits (when the logger's buffer is full
 //! the record is dropped, counted and reported).
@@ -14,6 +15,28 @@ use crate::client::{borrow, herald_client};
 use crate::record::priority_of;
 use crate::status::{guard, Failure};
 use crate::strings::optional;
+
+/// The subject a log call names: `None` for NULL or for the logger's own (recognised by its
+/// bytes: it was checked when the logger was made), else the name, checked as UTF-8.
+///
+/// # Safety
+/// `subject` is NULL or NUL-terminated and valid for `'a`.
+unsafe fn subject_of<'a>(
+    c: &herald_client,
+    subject: *const c_char,
+) -> Result<Option<&'a str>, Failure> {
+    if subject.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: not NULL, NUL-terminated and valid for 'a by the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(subject) }.to_bytes();
+    if bytes == c.logger.subject().as_bytes() {
+        return Ok(None);
+    }
+    std::str::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| Failure::invalid(format!("subject is not UTF-8: {e}")))
+}
 
 /// A log call's outcome: a subject that cannot be published to is named (the logger has
 /// counted the record as dropped too).
@@ -56,11 +79,12 @@ pub unsafe extern "C" fn herald_log(
 ) -> c_int {
     guard(|| {
         // SAFETY: the caller's contract.
-        let (c, subject, text) = unsafe {
+        let c = unsafe { borrow(c)? };
+        // SAFETY: the caller's contract.
+        let (subject, text) = unsafe {
             (
-                borrow(c)?,
-                optional(subject, "subject")?,
-                required_bytes(text, "text")?,
+                subject_of(c, subject)?,
+                crate::strings::required_bytes(text, "text")?,
             )
         };
         let priority = priority_of(priority)?;
@@ -72,9 +96,10 @@ pub unsafe extern "C" fn herald_log(
 }
 
 /// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the logger's own subject, see `herald_connect`), made at
-/// `file`:`line` in function `routine`: what `HERALD_LOG` calls after formatting. `file`
-/// and `routine` must stay valid and unchanged as long as the client lives — string
-/// literals, `__FILE__` and `__func__` are — because the logger keeps them without copying.
+/// `file`:`line` in function `routine` (`herald_log_site_at` checks those once per call
+/// site instead of at every call). `file` and `routine` must stay valid and unchanged as
+/// long as the client lives — string literals, `__FILE__` and `__func__` are — because the
+/// logger keeps them without copying.
 /// A text that is not UTF-8 is sent with U+FFFD in place of each bad sequence.
 ///
 /// # Safety
@@ -97,10 +122,11 @@ pub unsafe extern "C" fn herald_log_at(
         let (file, routine): (Option<&'static str>, Option<&'static str>) =
             unsafe { (optional(file, "file")?, optional(routine, "routine")?) };
         // SAFETY: the caller's contract.
-        let (c, subject, text) = unsafe {
+        let c = unsafe { borrow(c)? };
+        // SAFETY: the caller's contract.
+        let (subject, text) = unsafe {
             (
-                borrow(c)?,
-                optional(subject, "subject")?,
+                subject_of(c, subject)?,
                 crate::strings::bytes(text.cast(), len, "text")?,
             )
         };
@@ -202,39 +228,16 @@ pub unsafe extern "C" fn herald_log_site_at(
             return Err(Failure::invalid("site is NULL"));
         }
         // SAFETY: the caller's contract.
-        let (c, source, text) = unsafe {
+        let c = unsafe { borrow(c)? };
+        // SAFETY: the caller's contract.
+        let (source, subject, text) = unsafe {
             (
-                borrow(c)?,
                 checked_site(site)?,
+                subject_of(c, subject)?,
                 crate::strings::bytes(text.cast(), len, "text")?,
             )
-        };
-        let subject = if subject.is_null() {
-            None
-        } else {
-            // SAFETY: not NULL, NUL-terminated by the caller's contract.
-            let bytes = unsafe { CStr::from_ptr(subject) }.to_bytes();
-            if bytes == c.logger.subject().as_bytes() {
-                None // the logger's own: checked when it was made
-            } else {
-                let named = std::str::from_utf8(bytes)
-                    .map_err(|e| Failure::invalid(format!("subject is not UTF-8: {e}")))?;
-                Some(named)
-            }
         };
         let priority = priority_of(priority)?;
         logged(c.logger.log_bytes_from(priority, subject, text, *source))
     })
-}
-
-/// The bytes of a NUL-terminated string that must not be NULL.
-///
-/// # Safety
-/// `ptr` is NULL or NUL-terminated and valid for `'a`.
-unsafe fn required_bytes<'a>(ptr: *const c_char, what: &str) -> Result<&'a [u8], Failure> {
-    if ptr.is_null() {
-        return Err(Failure::invalid(format!("{what} is NULL")));
-    }
-    // SAFETY: not NULL, NUL-terminated and valid for 'a by the caller's contract.
-    Ok(unsafe { CStr::from_ptr(ptr) }.to_bytes())
 }

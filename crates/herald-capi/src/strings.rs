@@ -30,6 +30,18 @@ pub unsafe fn optional<'a>(ptr: *const c_char, what: &str) -> Result<Option<&'a 
         .map_err(|e| Failure::invalid(format!("{what} is not UTF-8: {e}")))
 }
 
+/// The bytes of a NUL-terminated string that must not be NULL (not checked as UTF-8).
+///
+/// # Safety
+/// `ptr` is NULL or NUL-terminated and valid for `'a`.
+pub unsafe fn required_bytes<'a>(ptr: *const c_char, what: &str) -> Result<&'a [u8], Failure> {
+    if ptr.is_null() {
+        return Err(Failure::invalid(format!("{what} is NULL")));
+    }
+    // SAFETY: not NULL, NUL-terminated and valid for 'a by the caller's contract.
+    Ok(unsafe { CStr::from_ptr(ptr) }.to_bytes())
+}
+
 /// Borrows `len` bytes at `ptr` (NULL is fine when `len` is 0).
 ///
 /// # Safety

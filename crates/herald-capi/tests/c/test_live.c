@@ -153,6 +153,18 @@ static void call_sites(void) {
   CHECK(herald_record_read(event->record, &view));
   EXPECT(strcmp(view.text, "second 2") == 0);
   herald_event_free(event);
+  /* A text longer than the formatter's stack buffer is formatted again on the heap, whole. */
+  {
+    char long_text[701];
+    memset(long_text, 'z', sizeof long_text - 1);
+    long_text[sizeof long_text - 1] = '\0';
+    CHECK(herald_logf_site(client, HERALD_WARNING, "live.site", &good, "<%s>", long_text));
+    CHECK(herald_flush(client, HERALD_ACK_RECEIVED, 5000));
+    CHECK(herald_poll(sub, 5000, &event));
+    CHECK(herald_record_read(event->record, &view));
+    EXPECT(strlen(view.text) == 702 && view.text[0] == '<' && view.text[701] == '>');
+    herald_event_free(event);
+  }
   /* A text that is not UTF-8 is not refused: the record comes with U+FFFD in its place. */
   CHECK(herald_log_site_at(client, HERALD_WARNING, "live.site", &good, "bad \xff byte", 10));
   CHECK(herald_flush(client, HERALD_ACK_RECEIVED, 5000));
