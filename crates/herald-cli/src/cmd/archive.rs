@@ -10,8 +10,7 @@ use std::time::Instant;
 use anyhow::Context;
 use herald_archive::migrate::{self, DayDone};
 use herald_archive::BlockStore;
-use herald_server::config::{ArchiveConfig, ENV_CONFIG_FILE};
-use herald_server::Config;
+use herald_server::config::ArchiveConfig;
 use serde_json::json;
 
 /// Work on the server's archive files (with the server stopped).
@@ -55,22 +54,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn data_dir(args: &MigrateArgs) -> anyhow::Result<PathBuf> {
-    let file = args
-        .config
-        .clone()
-        .or_else(|| std::env::var_os(ENV_CONFIG_FILE).map(PathBuf::from));
-    let mut flags = toml::Table::new();
-    if let Some(dir) = &args.data_dir {
-        flags.insert("data_dir".into(), toml::Value::String(dir.clone()));
-    }
-    Ok(Config::load(file.as_deref(), std::env::vars(), flags)?
-        .config
-        .data_dir)
-}
-
 fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
-    let data_dir = data_dir(args)?;
+    let data_dir =
+        super::server_config(args.config.as_deref(), &[("data_dir", &args.data_dir)])?.data_dir;
     let old = ArchiveConfig::sqlite_dir(&data_dir);
     let days = herald_archive::embedded::layout::list_slots(&old)
         .with_context(|| format!("reading {}", old.display()))?;

@@ -22,6 +22,30 @@ use anyhow::Context;
 use herald_client::{Client, ClientOptions};
 use herald_proto::value::Field;
 use herald_proto::{AckLevel, Record, Value};
+use herald_server::config::ENV_CONFIG_FILE;
+use herald_server::Config;
+
+/// Loads the server's configuration as `herald serve` would, for the commands that work on
+/// its files: from `file` (else `HERALD_CONFIG`), the `HERALD_*` variables, and the given
+/// top-level keys where set (`("data_dir", &args.data_dir)`).
+///
+/// # Errors
+/// A configuration that does not load, with the reason.
+pub fn server_config(
+    file: Option<&std::path::Path>,
+    keys: &[(&str, &Option<String>)],
+) -> anyhow::Result<Config> {
+    let file = file
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::var_os(ENV_CONFIG_FILE).map(std::path::PathBuf::from));
+    let mut flags = toml::Table::new();
+    for (key, value) in keys {
+        if let Some(value) = value {
+            flags.insert((*key).to_string(), toml::Value::String(value.clone()));
+        }
+    }
+    Ok(Config::load(file.as_deref(), std::env::vars(), flags)?.config)
+}
 
 /// How long one-shot commands wait for the server to take their record.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);

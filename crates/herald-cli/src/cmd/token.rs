@@ -6,8 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use herald_server::auth::store::{self, Entry};
-use herald_server::config::ENV_CONFIG_FILE;
-use herald_server::Config;
 use serde_json::json;
 
 /// Manage identities: tokens and their permissions.
@@ -47,21 +45,13 @@ struct Where {
 
 impl Where {
     fn path(&self) -> anyhow::Result<PathBuf> {
-        let file = self
-            .config
-            .clone()
-            .or_else(|| std::env::var_os(ENV_CONFIG_FILE).map(PathBuf::from));
-        let mut flags = toml::Table::new();
-        for (key, value) in [
-            ("identities", &self.identities),
-            ("data_dir", &self.data_dir),
-        ] {
-            if let Some(value) = value {
-                flags.insert(key.to_string(), toml::Value::String(value.clone()));
-            }
-        }
-        let loaded = Config::load(file.as_deref(), std::env::vars(), flags)?;
-        let config = loaded.config;
+        let config = super::server_config(
+            self.config.as_deref(),
+            &[
+                ("identities", &self.identities),
+                ("data_dir", &self.data_dir),
+            ],
+        )?;
         Ok(config.security.identities_path(&config.data_dir))
     }
 }
