@@ -629,9 +629,10 @@ int herald_log_enabled(const struct herald_client *c, int priority);
 int herald_log(const struct herald_client *c, int priority, const char *subject, const char *text);
 
 // Logs `len` bytes of `text` at `priority` on `subject` (NULL: the logger's own subject, see `herald_connect`), made at
-// `file`:`line` in function `routine`: what `HERALD_LOG` calls after formatting. `file`
-// and `routine` must stay valid and unchanged as long as the client lives — string
-// literals, `__FILE__` and `__func__` are — because the logger keeps them without copying.
+// `file`:`line` in function `routine` (`herald_log_site_at` checks those once per call
+// site instead of at every call). `file` and `routine` must stay valid and unchanged as
+// long as the client lives — string literals, `__FILE__` and `__func__` are — because the
+// logger keeps them without copying.
 // A text that is not UTF-8 is sent with U+FFFD in place of each bad sequence.
 //
 // # Safety
