@@ -61,7 +61,7 @@ impl log::Log for LogBridge {
             routine: record.module_path_static().unwrap_or_default(),
         };
         let args = *record.args();
-        let text = || Text::from_args(args);
+        let text = |t: &mut Text| t.set_args(args);
         // A bad subject is counted as a drop (and reported); `log` has no way to return it.
         let _counted = self.logger.emit(
             priority_of(record.level()),

@@ -12,6 +12,8 @@ use std::fmt;
 use herald_proto::value::Field;
 use herald_proto::Priority;
 
+use super::deferred::DeferredText;
+
 /// Longest text (in bytes) kept inside the entry; longer texts go to the heap.
 pub const INLINE_TEXT_BYTES: usize = 200;
 /// Longest thread name (in bytes) kept on a record; longer names are cut at a character.
@@ -82,61 +84,129 @@ impl<const N: usize> InlineStr<N> {
     }
 }
 
-/// The text of an entry: in place when short, on the heap when long. Its bytes are UTF-8
-/// unless a C program gave others; the background side reads it lossily ([`Text::to_str`]).
-pub(crate) enum Text {
+/// The text of an entry: its bytes, in place when short and on the heap when long, and,
+/// for a deferred text (see `deferred`), what makes the text from them on the background
+/// side. The bytes are UTF-8 unless a C program gave others; the background side reads
+/// them lossily ([`Text::write_to`]).
+///
+/// A log call makes its entry with an empty text and fills it where it lies
+/// ([`Text::set_bytes`] and friends): an entry is several cache lines, and a text made
+/// apart and moved into it cost two more copies of it per call.
+pub(crate) struct Text {
+    render: Option<&'static dyn DeferredText>,
+    bytes: Bytes,
+}
+
+enum Bytes {
     Inline(InlineStr<INLINE_TEXT_BYTES>),
     Heap(Vec<u8>),
 }
 
 impl Text {
+    /// No text.
+    pub(crate) const EMPTY: Text = Text {
+        render: None,
+        bytes: Bytes::Inline(InlineStr::EMPTY),
+    };
+
     /// Copies `text`.
+    #[cfg(test)]
     pub(crate) fn new(text: &str) -> Text {
         Text::from_bytes(text.as_bytes())
     }
 
-    /// Copies `bytes`, which should be UTF-8 (others become U+FFFD when the record is made).
+    /// Copies `bytes`.
+    #[cfg(test)]
     pub(crate) fn from_bytes(bytes: &[u8]) -> Text {
-        match InlineStr::from_bytes(bytes) {
-            Some(inline) => Text::Inline(inline),
-            None => Text::Heap(bytes.to_vec()),
-        }
-    }
-
-    /// Formats `args`, in place while the result fits.
-    pub(crate) fn from_args(args: fmt::Arguments<'_>) -> Text {
-        if let Some(text) = args.as_str() {
-            return Text::new(text);
-        }
-        let mut text = Text::Inline(InlineStr::EMPTY);
-        // Writing to a `Text` cannot fail; a `Display` impl that fails leaves a partial text.
-        let _ = fmt::write(&mut text, args);
+        let mut text = Text::EMPTY;
+        text.set_bytes(bytes);
         text
     }
 
+    /// Makes the text `bytes`, which should be UTF-8 (others become U+FFFD when the record
+    /// is made).
+    #[inline]
+    pub(crate) fn set_bytes(&mut self, bytes: &[u8]) {
+        self.render = None;
+        self.put(bytes);
+    }
+
+    /// Makes the text what `render` makes of `args`, on the background side.
+    #[inline]
+    pub(crate) fn set_deferred(&mut self, render: &'static dyn DeferredText, args: &[u8]) {
+        self.render = Some(render);
+        self.put(args);
+    }
+
+    /// Makes the text `args` formatted, in place while the result fits.
+    pub(crate) fn set_args(&mut self, args: fmt::Arguments<'_>) {
+        if let Some(text) = args.as_str() {
+            return self.set_bytes(text.as_bytes());
+        }
+        self.set_bytes(b"");
+        // Writing to a `Text` cannot fail; a `Display` impl that fails leaves a partial text.
+        let _ = fmt::write(self, args);
+    }
+
+    /// Replaces the bytes with `bytes`: in place if they fit.
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        if let Bytes::Inline(inline) = &mut self.bytes {
+            inline.len = 0;
+            if inline.push_bytes(bytes) {
+                return;
+            }
+        }
+        self.bytes = Bytes::Heap(bytes.to_vec());
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Inline(inline) => inline.as_bytes(),
+            Bytes::Heap(bytes) => bytes,
+        }
+    }
+
     /// Returns the text, each sequence of bytes that is not UTF-8 replaced by U+FFFD.
-    pub(crate) fn to_str(&self) -> std::borrow::Cow<'_, str> {
-        let bytes = match self {
-            Text::Inline(inline) => inline.as_bytes(),
-            Text::Heap(bytes) => bytes,
+    #[cfg(test)]
+    pub(crate) fn to_str(&self) -> String {
+        let mut text = String::new();
+        self.write_to(&mut text, &mut Vec::new());
+        text
+    }
+
+    /// Replaces `target` with the text (bad UTF-8 as U+FFFD); `scratch` is room for a
+    /// deferred text to be rendered into, kept between calls.
+    pub(crate) fn write_to(&self, target: &mut String, scratch: &mut Vec<u8>) {
+        let bytes = match self.render {
+            None => self.as_bytes(),
+            Some(render) => {
+                scratch.clear();
+                render.render(self.as_bytes(), scratch);
+                scratch
+            }
         };
-        String::from_utf8_lossy(bytes)
+        target.clear();
+        match std::str::from_utf8(bytes) {
+            Ok(text) => target.push_str(text),
+            Err(_) => target.push_str(&String::from_utf8_lossy(bytes)),
+        }
     }
 }
 
 impl fmt::Write for Text {
     fn write_str(&mut self, part: &str) -> fmt::Result {
-        match self {
-            Text::Inline(inline) => {
+        match &mut self.bytes {
+            Bytes::Inline(inline) => {
                 if !inline.push(part) {
                     let held = inline.as_bytes();
                     let mut heap = Vec::with_capacity(2 * (held.len() + part.len()));
                     heap.extend_from_slice(held);
                     heap.extend_from_slice(part.as_bytes());
-                    *self = Text::Heap(heap);
+                    self.bytes = Bytes::Heap(heap);
                 }
             }
-            Text::Heap(text) => text.extend_from_slice(part.as_bytes()),
+            Bytes::Heap(text) => text.extend_from_slice(part.as_bytes()),
         }
         Ok(())
     }
@@ -237,10 +307,10 @@ mod tests {
     #[test]
     fn short_texts_stay_inline_and_long_ones_move_to_the_heap() {
         let short = "x".repeat(INLINE_TEXT_BYTES);
-        assert!(matches!(Text::new(&short), Text::Inline(_)));
+        assert!(matches!(Text::new(&short).bytes, Bytes::Inline(_)));
         assert_eq!(Text::new(&short).to_str(), short);
         let long = "x".repeat(INLINE_TEXT_BYTES + 1);
-        assert!(matches!(Text::new(&long), Text::Heap(_)));
+        assert!(matches!(Text::new(&long).bytes, Bytes::Heap(_)));
         assert_eq!(Text::new(&long).to_str(), long);
         // Bytes that are not UTF-8 (from C) are kept, and read with U+FFFD in their place.
         assert_eq!(
@@ -251,14 +321,41 @@ mod tests {
         assert!(Text::from_bytes(&long_bad).to_str().ends_with('\u{fffd}'));
     }
 
+    /// Renders its arguments in capitals.
+    struct Upper;
+
+    impl DeferredText for Upper {
+        fn render(&self, args: &[u8], out: &mut Vec<u8>) {
+            out.extend(args.iter().map(u8::to_ascii_uppercase));
+        }
+    }
+
+    #[test]
+    fn deferred_texts_are_rendered_when_read() {
+        static UPPER: Upper = Upper;
+        let mut text = Text::new("earlier text");
+        text.set_deferred(&UPPER, b"abc");
+        assert_eq!(text.to_str(), "ABC");
+        text.set_deferred(&UPPER, b"a\xffb");
+        assert_eq!(text.to_str(), "A\u{fffd}B");
+        // Arguments too long to keep in the entry go to the heap, rendered all the same.
+        let long = vec![b'x'; INLINE_TEXT_BYTES + 1];
+        text.set_deferred(&UPPER, &long);
+        assert!(matches!(text.bytes, Bytes::Heap(_)));
+        assert_eq!(text.to_str(), "X".repeat(INLINE_TEXT_BYTES + 1));
+        text.set_bytes(b"plain again");
+        assert_eq!(text.to_str(), "plain again");
+    }
+
     #[test]
     fn formatting_spills_to_the_heap_when_the_text_grows() {
         let value = 42;
-        let text = Text::from_args(format_args!("value {value}"));
-        assert!(matches!(text, Text::Inline(_)));
+        let mut text = Text::EMPTY;
+        text.set_args(format_args!("value {value}"));
+        assert!(matches!(text.bytes, Bytes::Inline(_)));
         assert_eq!(text.to_str(), "value 42");
         let long = "é".repeat(INLINE_TEXT_BYTES);
-        let text = Text::from_args(format_args!("{value} {long}"));
+        text.set_args(format_args!("{value} {long}"));
         assert_eq!(text.to_str(), format!("42 {long}"));
     }
 

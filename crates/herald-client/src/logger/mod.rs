@@ -62,6 +62,7 @@
 pub mod bridge;
 mod buffer;
 mod clock;
+mod deferred;
 mod drops;
 mod entry;
 mod error;
@@ -92,6 +93,7 @@ pub use buffer::{
     default_buffer_shards, WhenFull, DEFAULT_BATCH_RECORDS, DEFAULT_BUFFER_RECORDS,
     MAX_BUFFER_SHARDS,
 };
+pub use deferred::DeferredText;
 pub use drops::DROP_REPORT_TYPE;
 pub use entry::{Source, INLINE_TEXT_BYTES, THREAD_NAME_BYTES};
 pub use error::LoggerError;
@@ -182,7 +184,13 @@ impl Logger {
     #[track_caller]
     #[inline]
     pub fn log(&self, priority: Priority, text: &str, fields: Vec<Field>) {
-        let _counted = self.emit(priority, None, || Text::new(text), fields, Source::caller());
+        let _counted = self.emit(
+            priority,
+            None,
+            |t| t.set_bytes(text.as_bytes()),
+            fields,
+            Source::caller(),
+        );
     }
 
     /// Logs `text` with `fields` at `priority` on `subject`. A subject that cannot be
@@ -190,7 +198,13 @@ impl Logger {
     #[track_caller]
     pub fn log_on(&self, subject: &str, priority: Priority, text: &str, fields: Vec<Field>) {
         let source = Source::caller();
-        let _counted = self.emit(priority, Some(subject), || Text::new(text), fields, source);
+        let _counted = self.emit(
+            priority,
+            Some(subject),
+            |t| t.set_bytes(text.as_bytes()),
+            fields,
+            source,
+        );
     }
 
     /// Logs `text` at `priority` on `subject` (this handle's subject when `None`) from
@@ -225,10 +239,30 @@ impl Logger {
         text: &[u8],
         source: Source,
     ) -> Result<(), LoggerError> {
+        self.emit(priority, subject, |t| t.set_bytes(text), Vec::new(), source)
+            .map_err(LoggerError::InvalidSubject)
+    }
+
+    /// Logs at `priority` on `subject` (this handle's subject when `None`) from `source` a
+    /// text that `render` makes from `args` on the background side: the log call copies
+    /// `args` and formats nothing. Arguments longer than [`INLINE_TEXT_BYTES`] go to the
+    /// heap. C's `HERALD_LOG` logs this way (see [`DeferredText`]).
+    ///
+    /// # Errors
+    /// [`LoggerError::InvalidSubject`], as [`Logger::log_from`].
+    #[inline]
+    pub fn log_deferred(
+        &self,
+        priority: Priority,
+        subject: Option<&str>,
+        source: Source,
+        render: &'static dyn DeferredText,
+        args: &[u8],
+    ) -> Result<(), LoggerError> {
         self.emit(
             priority,
             subject,
-            || Text::from_bytes(text),
+            |t| t.set_deferred(render, args),
             Vec::new(),
             source,
         )
@@ -240,7 +274,7 @@ impl Logger {
     #[track_caller]
     pub fn log_fmt(&self, priority: Priority, args: fmt::Arguments<'_>) {
         let source = Source::caller();
-        let _counted = self.emit(priority, None, || Text::from_args(args), Vec::new(), source);
+        let _counted = self.emit(priority, None, |t| t.set_args(args), Vec::new(), source);
     }
 
     /// The common path of every log call; a subject that cannot be published to is counted
@@ -250,7 +284,7 @@ impl Logger {
         &self,
         priority: Priority,
         subject: Option<&str>,
-        text: impl FnOnce() -> Text,
+        text: impl FnOnce(&mut Text),
         fields: Vec<Field>,
         source: Source,
     ) -> Result<(), String> {
@@ -273,15 +307,14 @@ impl Logger {
                 }
             },
         };
-        let entry = Entry::new(
-            self.shared.clock.stamp(),
-            priority,
-            subject,
-            text(),
-            fields,
-            source,
-        );
-        self.shared.submit(route, entry);
+        let time = self.shared.clock.stamp();
+        // Made where the buffer takes it, its text filled in place: each move of an entry
+        // is a copy of several cache lines.
+        self.shared.submit(route, priority, time, || {
+            let mut entry = Entry::new(time, priority, subject, Text::EMPTY, fields, source);
+            text(&mut entry.text);
+            entry
+        });
         Ok(())
     }
 
@@ -381,7 +414,7 @@ macro_rules! priority_methods {
                 #[track_caller]
                 #[inline]
                 pub fn $name(&self, text: &str) {
-                    let _counted = self.emit(Priority::$priority, None, || Text::new(text), Vec::new(), Source::caller());
+                    let _counted = self.emit(Priority::$priority, None, |t| t.set_bytes(text.as_bytes()), Vec::new(), Source::caller());
                 }
             )*
         }

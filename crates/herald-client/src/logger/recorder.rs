@@ -94,10 +94,7 @@ mod tests {
     }
 
     fn texts(entries: &[Entry]) -> Vec<String> {
-        entries
-            .iter()
-            .map(|e| e.text.to_str().into_owned())
-            .collect()
+        entries.iter().map(|e| e.text.to_str()).collect()
     }
 
     #[test]

@@ -99,23 +99,35 @@ impl Shared {
         }
     }
 
-    #[inline]
-    pub(super) fn submit(&self, route: Route, mut entry: Entry) {
-        match route {
-            Route::Send => {
-                if entry.priority >= self.flight_recorder_trigger {
-                    // Taken here, not by the background side, so that records logged
-                    // after this one cannot push the context out of the ring first.
-                    entry.context = self.recorder.take_context(entry.time);
-                }
-                let urgent = entry.priority >= self.flush_immediately;
-                if let Err(entry) = self.buffer.push(entry, urgent, self.when_full) {
-                    for lost in entry.context.iter().chain([&entry]) {
-                        self.drops.count(lost.priority, DropReason::BufferFull);
-                    }
-                }
+    // Always inlined: the entry is several cache lines, and each call it is handed through
+    // copies it.
+    #[inline(always)]
+    pub(super) fn submit(
+        &self,
+        route: Route,
+        priority: Priority,
+        time: i64,
+        entry: impl FnOnce() -> Entry,
+    ) {
+        let lost = |entry: Entry| {
+            for lost in entry.context.iter().chain([&entry]) {
+                self.drops.count(lost.priority, DropReason::BufferFull);
             }
-            Route::Record => self.recorder.record(entry),
+        };
+        match route {
+            Route::Send if priority >= self.flight_recorder_trigger => {
+                // Taken here, not by the background side, so that records logged after
+                // this one cannot push the context out of the ring first.
+                let context = self.recorder.take_context(time);
+                let entry = || Entry { context, ..entry() };
+                let urgent = priority >= self.flush_immediately;
+                self.buffer.push(entry, urgent, self.when_full, lost);
+            }
+            Route::Send => {
+                let urgent = priority >= self.flush_immediately;
+                self.buffer.push(entry, urgent, self.when_full, lost);
+            }
+            Route::Record => self.recorder.record(entry()),
             Route::Discard => {}
         }
     }

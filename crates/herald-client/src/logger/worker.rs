@@ -103,6 +103,8 @@ struct Drain {
     last_report: Option<Instant>,
     /// Turns the entries' stamps into times; anchored anew at each drain.
     convert: Converter,
+    /// Where deferred texts are rendered, kept between entries.
+    scratch: Vec<u8>,
 }
 
 impl Drain {
@@ -119,6 +121,7 @@ impl Drain {
             reported: DropSnapshot::default(),
             last_report: None,
             convert: Converter::default(),
+            scratch: Vec::new(),
         }
     }
 
@@ -189,7 +192,7 @@ impl Drain {
         };
         debug_assert!(!subject.is_empty(), "subject ids come from the table");
         replace(&mut record.subject, subject);
-        replace(&mut record.text, &text.to_str());
+        text.write_to(&mut record.text, &mut self.scratch);
         record.fields = fields;
         replace(&mut record.origin.thread, thread.as_str());
         replace(&mut record.origin.file, source.file);
