@@ -49,6 +49,46 @@
 // Set: create or update.
 #define HERALD_INFO_UPSERT 2
 
+// Most arguments (`*` widths and precisions included) a deferred format takes.
+#define HERALD_LOG_PLAN_ARGS 24
+
+// Most bytes of captured arguments a log call keeps; with more it formats on the calling
+// thread.
+#define HERALD_LOG_ARGS_BYTES 200
+
+// A string argument read whole (no precision).
+#define HERALD_ARG_NO_LIMIT 65535
+
+// A string argument read up to the precision in the argument before it (`%.*s`).
+#define HERALD_ARG_STAR_LIMIT 65534
+
+// An `int` (also `char`, `short` and their unsigned forms, promoted).
+#define HERALD_ARG_INT 1
+
+// A `long` or `unsigned long`.
+#define HERALD_ARG_LONG 2
+
+// A `long long` or `unsigned long long`.
+#define HERALD_ARG_LONG_LONG 3
+
+// An `intmax_t` or `uintmax_t`.
+#define HERALD_ARG_INTMAX 4
+
+// A `size_t`.
+#define HERALD_ARG_SIZE 5
+
+// A `ptrdiff_t`.
+#define HERALD_ARG_PTRDIFF 6
+
+// A `double`.
+#define HERALD_ARG_DOUBLE 7
+
+// A pointer (`%p`, `%n`).
+#define HERALD_ARG_POINTER 8
+
+// A `const char *` (`%s`).
+#define HERALD_ARG_STRING 9
+
 // A log record.
 #define HERALD_KIND_LOG 0
 
@@ -228,11 +268,29 @@ typedef int (*herald_object_fn)(const struct herald_record *object, void *user_d
 // is what was given to the subscribe call.
 typedef void (*herald_callback)(const struct herald_event *event, void *user_data);
 
+// What `HERALD_LOG` reads from a plan to capture a call's arguments: their count and kinds
+// (`HERALD_ARG_*`), and for strings how much to read (a precision, or
+// `HERALD_ARG_NO_LIMIT`, or `HERALD_ARG_STAR_LIMIT`). Made by the library
+// (`herald_log_site_plan`); never written by the program.
+typedef struct herald_log_plan {
+  // The format the plan was made from (a call that passes another is formatted on its
+  // thread).
+  const char *format;
+  // The number of arguments.
+  uint32_t count;
+  // Each argument's kind.
+  uint8_t kinds[HERALD_LOG_PLAN_ARGS];
+  // For a string argument, how many bytes at most to read.
+  uint16_t limits[HERALD_LOG_PLAN_ARGS];
+} herald_log_plan;
+
 // A `HERALD_LOG` call site: where it is in the program, its strings checked once. The
-// macro makes one `static` per call and fills `file`, `routine` and `line`; `checked` is
-// NULL until the library first logs from the site and then points at what it checked.
-// `file` and `routine` must stay valid and unchanged for the process's life (`__FILE__`
-// and `__func__` are).
+// macro makes one `static` per call and fills `file`, `routine`, `line` and `deferrable`;
+// `checked` is NULL until the library first logs from the site and then points at what it
+// checked. `file` and `routine` must stay valid and unchanged for the process's life
+// (`__FILE__` and `__func__` are). A site of your own is best written with designated
+// initializers, the rest left zero: `{.file = __FILE__, .routine = __func__, .line =
+// __LINE__}` formats on the calling thread.
 typedef struct herald_log_site {
   // The source file (`__FILE__`), or NULL.
   const char *file;
@@ -242,6 +300,13 @@ typedef struct herald_log_site {
   uint32_t line;
   // The library's: NULL in a new site.
   void *checked;
+  // 1 if every call from the site passes the same string literal as its format (the
+  // macro asks the compiler): the library may then read the format once and format on
+  // the logger's background thread. 0 otherwise.
+  int deferrable;
+  // The library's: NULL in a new site, then the plan of its format, if it has one (so
+  // that `HERALD_LOG` need not ask `herald_log_site_plan` again).
+  const struct herald_log_plan *plan;
 } herald_log_site;
 
 // A record as plain C data. Every pointer points into the record and stays valid until the
@@ -651,6 +716,20 @@ int herald_log_at(const struct herald_client *c, int priority, const char *subje
 // site as `herald_log_site` says; `text` points to `len` bytes.
 int herald_log_site_at(const struct herald_client *c, int priority, const char *subject, struct herald_log_site *site, const char *text, size_t len);
 
+// Logs from call site `site` at `priority` on `subject` (NULL: the logger's own subject)
+// the text the site's format makes with the `len` bytes of arguments at `args`, captured
+// with the plan `herald_log_site_plan` gave for the site (herald_logf.h's
+// `herald_fmt_capture`): what `HERALD_LOG` calls for a format that is a string literal.
+// The text is made on the logger's background thread, exactly as printf would make it.
+// Arguments longer than `HERALD_LOG_ARGS_BYTES` are rendered at once. A site without a
+// plan is `HERALD_E_INVALID`.
+//
+// # Safety
+// `c` is NULL or a live client; `subject` NULL or NUL-terminated; `site` NULL or a live
+// site as `herald_log_site` says; `args` points to `len` bytes captured with the site's
+// plan.
+int herald_log_site_args(const struct herald_client *c, int priority, const char *subject, struct herald_log_site *site, const uint8_t *args, size_t len);
+
 // Queues the record for sending and returns; the record is copied and may be changed or
 // freed at once. While the send buffer is full (the server takes records slower than they
 // come, or failover is under way) it waits, with no limit: `herald_try_publish` never waits.
@@ -739,6 +818,32 @@ void herald_record_free(struct herald_record *r);
 // Returns the current time in ns since the Unix epoch, as records are stamped.
 int64_t herald_now(void);
 
+extern int snprintf(char *buf, size_t size, const char *format, ...);
+
+// Returns the plan of `format` for the call site `site`: what `HERALD_LOG` captures of a
+// call's arguments (herald_logf.h's `herald_fmt_capture`) before `herald_log_site_args`.
+// The site's file and routine are checked and the format read the first time; later calls
+// cost one comparison. Returns NULL (format on the calling thread, `herald_logf_site`'s
+// other path) for a NULL argument, a site whose `deferrable` is 0, a format that is not
+// the one the plan was made from, one the library cannot render exactly as printf (see
+// docs/c-api.md), or a site whose file or routine is not UTF-8.
+//
+// # Safety
+// `site` NULL or a live site as `herald_log_site` says; `format` NULL or NUL-terminated
+// and, when the site is deferrable, the same unchanging string at every call.
+const struct herald_log_plan *herald_log_site_plan(struct herald_log_site *site, const char *format);
+
+// Renders, as the logger's background thread does, the `len` bytes of arguments at `args`
+// that `herald_fmt_capture` captured with `plan`: writes at most `cap - 1` bytes and a NUL
+// to `out` (nothing if `cap` is 0) and returns the length of the whole text, as snprintf.
+// For tests and tools; a log call needs none of it. Returns `HERALD_E_INVALID` for a NULL
+// plan, or NULL `args` or `out` with a length.
+//
+// # Safety
+// `plan` NULL or returned by `herald_log_site_plan`; `args` points to `len` bytes; `out`
+// to `cap` writable bytes.
+int herald_log_plan_render(const struct herald_log_plan *plan, const uint8_t *args, size_t len, char *out, size_t cap);
+
 // Returns the message of the last call on this thread that failed (an empty string if
 // none has). The pointer stays valid until the next failing call on this thread; copy the
 // text to keep it. Calls that succeed leave it as it was.
@@ -789,14 +894,22 @@ int herald_unsubscribe(struct herald_subscription *s);
  * on `subject` (NULL: the logger's own subject) through the client's logger, from __FILE__,
  * __LINE__ and __func__. Never blocks. Below the threshold it costs one call that compares:
  * the arguments are not evaluated, nothing is formatted, and (unlike herald_log) nothing
- * goes to the logger's flight recorder.
+ * goes to the logger's flight recorder. When the format is a string literal (GCC and Clang
+ * say so), the call copies its arguments and the logger's background thread formats them.
  */
+#define HERALD_FIRST_(first, ...) first
+#if defined(__GNUC__) || defined(__clang__)
+#define HERALD_LITERAL_(format) __builtin_constant_p(format)
+#else
+#define HERALD_LITERAL_(format) 0
+#endif
 #define HERALD_LOG(client, priority, subject, ...)                                          \
   do {                                                                                      \
     const herald_client *herald_log_client_ = (client);                                     \
     int herald_log_priority_ = (priority);                                                  \
     if (herald_log_enabled(herald_log_client_, herald_log_priority_)) {                     \
-      static herald_log_site herald_log_site_ = {__FILE__, __func__, __LINE__, 0};          \
+      static herald_log_site herald_log_site_ = {                                           \
+          __FILE__, __func__, __LINE__, 0, HERALD_LITERAL_(HERALD_FIRST_(__VA_ARGS__, 0)), 0}; \
       (void)herald_logf_site(herald_log_client_, herald_log_priority_, (subject),           \
                              &herald_log_site_, __VA_ARGS__);                               \
     }                                                                                       \

@@ -1,5 +1,11 @@
-/* herald_logf.h (included by herald.h): herald_logf and herald_format, printf-style formatting for HERALD_LOG, on the calling
- * thread, fast enough to stay inside the logger's budget.
+/* herald_logf.h (included by herald.h): what HERALD_LOG does after its threshold check.
+ *
+ * For a format that is a string literal (herald_log_site.deferrable), the library reads the
+ * format once into a plan (herald_log_site_plan) and each call only copies its arguments
+ * (herald_fmt_capture: numbers as they are, the bytes of strings); the logger's background
+ * thread makes the text, exactly as printf would. Otherwise, or when the arguments do not
+ * fit in HERALD_LOG_ARGS_BYTES, the text is formatted here, on the calling thread, by
+ * herald_format, printf-style formatting fast enough to stay inside the logger's budget.
  *
  * glibc's vsnprintf costs ~150 ns on our 2-core test machines even for "%d of %d", as much
  * as the whole log call is allowed. This formatter copies literal text and converts the
@@ -44,7 +50,7 @@ static inline int herald_logf(const herald_client *client, int priority, const c
                               const char *format, ...) HERALD_PRINTF_(7, 8);
 
 /* As herald_logf, from a call site (herald_log_site: its file and routine are checked once):
- * what HERALD_LOG calls. */
+ * what HERALD_LOG calls. A deferrable site's arguments are captured, not formatted. */
 static inline int herald_logf_site(const herald_client *client, int priority,
                                    const char *subject, herald_log_site *site,
                                    const char *format, ...) HERALD_PRINTF_(5, 6);
@@ -440,6 +446,70 @@ static inline int herald_logf(const herald_client *client, int priority, const c
   return status;
 }
 
+/* Copies the arguments `plan` lists into `out` (`cap` bytes), in the layout the library
+ * renders (docs/c-api.md, "Deferred formatting"); returns the bytes used, or (size_t)-1 if
+ * they do not fit. */
+static inline size_t herald_fmt_capture(const herald_log_plan *plan, unsigned char *out, size_t cap,
+                                        va_list args) {
+  size_t n = 0;
+  uint32_t i;
+  long long star = -1; /* the last int taken: a '*' precision for the string after it */
+  for (i = 0; i < plan->count; i++) {
+    int64_t word;
+    switch (plan->kinds[i]) {
+      case HERALD_ARG_INT: {
+        int v = va_arg(args, int);
+        star = v;
+        word = v;
+        break;
+      }
+      case HERALD_ARG_LONG: word = (int64_t)va_arg(args, long); break;
+      case HERALD_ARG_LONG_LONG: word = (int64_t)va_arg(args, long long); break;
+      case HERALD_ARG_INTMAX: word = (int64_t)va_arg(args, intmax_t); break;
+      case HERALD_ARG_SIZE: word = (int64_t)va_arg(args, size_t); break;
+      case HERALD_ARG_PTRDIFF: word = (int64_t)va_arg(args, ptrdiff_t); break;
+      case HERALD_ARG_POINTER: word = (int64_t)(intptr_t)va_arg(args, void *); break;
+      case HERALD_ARG_DOUBLE: {
+        double v = va_arg(args, double);
+        if (cap - n < sizeof v) return (size_t)-1;
+        memcpy(out + n, &v, sizeof v);
+        n += sizeof v;
+        continue;
+      }
+      case HERALD_ARG_STRING: {
+        const char *s = va_arg(args, const char *);
+        uint16_t limit = plan->limits[i], len;
+        size_t k;
+        if (s == NULL) {
+          len = 0xFFFF;
+          k = 0;
+        } else {
+          if (limit == HERALD_ARG_NO_LIMIT || (limit == HERALD_ARG_STAR_LIMIT && star < 0)) {
+            k = strlen(s);
+          } else {
+            size_t most = limit == HERALD_ARG_STAR_LIMIT ? (size_t)star : (size_t)limit;
+            const char *end = (const char *)memchr(s, '\0', most);
+            k = end != NULL ? (size_t)(end - s) : most;
+          }
+          if (k >= cap) return (size_t)-1;
+          len = (uint16_t)k;
+        }
+        if (cap - n < sizeof len + k) return (size_t)-1;
+        memcpy(out + n, &len, sizeof len);
+        if (k > 0) memcpy(out + n + sizeof len, s, k);
+        n += sizeof len + k;
+        continue;
+      }
+      default:
+        return (size_t)-1;
+    }
+    if (cap - n < sizeof word) return (size_t)-1;
+    memcpy(out + n, &word, sizeof word);
+    n += sizeof word;
+  }
+  return n;
+}
+
 static inline int herald_logf_site(const herald_client *client, int priority, const char *subject,
                                    herald_log_site *site, const char *fmt, ...) {
   char stack[512];
@@ -448,6 +518,22 @@ static inline int herald_logf_site(const herald_client *client, int priority, co
   size_t n;
   int status;
   va_list args;
+  const herald_log_plan *plan;
+#if defined(__GNUC__) || defined(__clang__)
+  /* The plan the library left in the site; asked for only the first time. */
+  plan = __atomic_load_n(&site->plan, __ATOMIC_ACQUIRE);
+  if (plan == NULL || plan->format != fmt) plan = herald_log_site_plan(site, fmt);
+#else
+  plan = herald_log_site_plan(site, fmt);
+#endif
+  if (plan != NULL) {
+    unsigned char captured[HERALD_LOG_ARGS_BYTES];
+    va_start(args, fmt);
+    n = herald_fmt_capture(plan, captured, sizeof captured, args);
+    va_end(args);
+    if (n != (size_t)-1)
+      return herald_log_site_args(client, priority, subject, site, captured, n);
+  }
   va_start(args, fmt);
   text = herald_fmt_log_text(stack, sizeof stack, &heap, &n, fmt, args);
   va_end(args);

@@ -10,7 +10,9 @@
 //!
 //! # Layout, in layers that depend only downward
 //! 1. The C functions, one concept per file: [`client`] (connect, close, flush, monitor),
-//!    [`publish`] (publish, request, reply), [`log`] (the logger and `HERALD_LOG`),
+//!    [`publish`] (publish, request, reply), [`log`] (the logger and `HERALD_LOG`) over
+//!    [`site`] (its call sites) and [`plan`] (a site's format read once, its arguments
+//!    captured and the text made by `render` on the logger's thread),
 //!    [`subscribe`] (callbacks and polling), [`info`] (information objects).
 //! 2. The values they pass: [`record`] (`herald_record`: built by the program with
 //!    [`builder`], or delivered), [`view`] (`herald_record_view`, the record as plain C data),
@@ -26,9 +28,12 @@ pub mod event;
 pub mod info;
 pub mod log;
 mod out;
+pub mod plan;
 pub mod publish;
 pub mod record;
+mod render;
 mod runtime;
+pub mod site;
 pub mod status;
 pub mod strings;
 pub mod subscribe;

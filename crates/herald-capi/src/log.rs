@@ -4,15 +4,15 @@
 //! client's Rust logger: no lock, no I/O, it never waits (when the logger's buffer is full
 //! the record is dropped, counted and reported).
 
-use std::ffi::{c_char, c_int, c_void, CStr};
-use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::ffi::{c_char, c_int, CStr};
 
 use ::herald_client::logger::Source;
 use ::herald_client::LoggerError;
+use herald_proto::Priority;
 
 use crate::client::{borrow, herald_client};
 use crate::record::priority_of;
+use crate::site::{checked_site, herald_log_site, Site};
 use crate::status::{guard, Failure};
 use crate::strings::optional;
 
@@ -28,11 +28,23 @@ unsafe fn subject_of<'a>(
     if subject.is_null() {
         return Ok(None);
     }
-    // SAFETY: not NULL, NUL-terminated and valid for 'a by the caller's contract.
-    let bytes = unsafe { CStr::from_ptr(subject) }.to_bytes();
-    if bytes == c.logger.subject().as_bytes() {
+    // The logger's own subject, named again (as `HERALD_LOG(c, p, "SUBJECT", ...)` calls
+    // often do): recognised in one pass, without measuring the string first.
+    let own = c.logger.subject().as_bytes();
+    // SAFETY: NUL-terminated by the caller's contract, and the loop stops at the first
+    // byte that differs: a NUL before the end of `own` differs from `own`'s byte (a subject
+    // has no NUL), so no byte past the string's end is read.
+    let same = unsafe {
+        own.iter()
+            .enumerate()
+            .all(|(i, &b)| *subject.add(i).cast::<u8>() == b)
+            && *subject.add(own.len()) == 0
+    };
+    if same {
         return Ok(None);
     }
+    // SAFETY: not NULL, NUL-terminated and valid for 'a by the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(subject) }.to_bytes();
     std::str::from_utf8(bytes)
         .map(Some)
         .map_err(|e| Failure::invalid(format!("subject is not UTF-8: {e}")))
@@ -140,71 +152,6 @@ pub unsafe extern "C" fn herald_log_at(
     })
 }
 
-/// A `HERALD_LOG` call site: where it is in the program, its strings checked once. The
-/// macro makes one `static` per call and fills `file`, `routine` and `line`; `checked` is
-/// NULL until the library first logs from the site and then points at what it checked.
-/// `file` and `routine` must stay valid and unchanged for the process's life (`__FILE__`
-/// and `__func__` are).
-#[repr(C)]
-pub struct herald_log_site {
-    /// The source file (`__FILE__`), or NULL.
-    pub file: *const c_char,
-    /// The function (`__func__`), or NULL.
-    pub routine: *const c_char,
-    /// The line (`__LINE__`).
-    pub line: u32,
-    /// The library's: NULL in a new site.
-    pub checked: *mut c_void,
-}
-
-/// Returns the site's file, line and routine, checked the first time and kept.
-///
-/// # Safety
-/// `site` points to a live `herald_log_site` whose `checked` only this library writes, and
-/// whose strings are NULL or NUL-terminated and valid for the process's life.
-unsafe fn checked_site(site: *mut herald_log_site) -> Result<&'static Source, Failure> {
-    // SAFETY: a live site by the caller's contract; `checked` is a pointer-sized, aligned
-    // field written only through this atomic view.
-    let slot = unsafe { AtomicPtr::<Source>::from_ptr(ptr::addr_of_mut!((*site).checked).cast()) };
-    let seen = slot.load(Ordering::Acquire);
-    if !seen.is_null() {
-        // SAFETY: only a `Source` leaked below is ever stored in the slot.
-        return Ok(unsafe { &*seen });
-    }
-    // SAFETY: the caller's contract: the strings live as long as the process.
-    let (file, routine, line): (Option<&'static str>, Option<&'static str>, u32) = unsafe {
-        (
-            optional((*site).file, "file")?,
-            optional((*site).routine, "routine")?,
-            (*site).line,
-        )
-    };
-    // One per call site, for the process's life: the site is static too.
-    let checked: &'static mut Source = Box::leak(Box::new(Source {
-        file: file.unwrap_or_default(),
-        line,
-        routine: routine.unwrap_or_default(),
-    }));
-    let checked = ptr::from_mut(checked);
-    match slot.compare_exchange(
-        ptr::null_mut(),
-        checked,
-        Ordering::AcqRel,
-        Ordering::Acquire,
-    ) {
-        // SAFETY: just leaked, never freed.
-        Ok(_) => Ok(unsafe { &*checked }),
-        Err(winner) => {
-            // Another thread checked the site first: its `Source` is the site's, and this
-            // one, never shared, is freed.
-            // SAFETY: `checked` came from `Box::leak` above and nothing else points to it.
-            drop(unsafe { Box::from_raw(checked) });
-            // SAFETY: only a leaked `Source` is ever stored in the slot.
-            Ok(unsafe { &*winner })
-        }
-    }
-}
-
 /// Logs `len` bytes of `text` at `priority` on `subject` (NULL: the logger's own subject)
 /// from call site `site`: what `HERALD_LOG` calls after formatting. The site's file and
 /// routine are checked once, the first time; a subject equal to the logger's own is
@@ -224,20 +171,97 @@ pub unsafe extern "C" fn herald_log_site_at(
     len: usize,
 ) -> c_int {
     guard(|| {
+        // SAFETY: the caller's contract.
+        let call = unsafe { SiteCall::new(c, priority, subject, site, text.cast(), len, "text")? };
+        logged(call.client.logger.log_bytes_from(
+            call.priority,
+            call.subject,
+            call.bytes,
+            call.site.source,
+        ))
+    })
+}
+
+/// What a log call from a call site names, checked.
+struct SiteCall<'a> {
+    client: &'a herald_client,
+    priority: Priority,
+    subject: Option<&'a str>,
+    site: &'static Site,
+    bytes: &'a [u8],
+}
+
+impl<'a> SiteCall<'a> {
+    /// Checks the arguments of a call from `site` with `len` bytes at `bytes` (named `what`).
+    ///
+    /// # Safety
+    /// As `herald_log_site_at`'s.
+    unsafe fn new(
+        c: *const herald_client,
+        priority: c_int,
+        subject: *const c_char,
+        site: *mut herald_log_site,
+        bytes: *const u8,
+        len: usize,
+        what: &str,
+    ) -> Result<SiteCall<'a>, Failure> {
         if site.is_null() {
             return Err(Failure::invalid("site is NULL"));
         }
         // SAFETY: the caller's contract.
-        let c = unsafe { borrow(c)? };
+        let client = unsafe { borrow(c)? };
         // SAFETY: the caller's contract.
-        let (source, subject, text) = unsafe {
+        let (site, subject, bytes) = unsafe {
             (
                 checked_site(site)?,
-                subject_of(c, subject)?,
-                crate::strings::bytes(text.cast(), len, "text")?,
+                subject_of(client, subject)?,
+                crate::strings::bytes(bytes, len, what)?,
             )
         };
         let priority = priority_of(priority)?;
-        logged(c.logger.log_bytes_from(priority, subject, text, *source))
+        Ok(SiteCall {
+            client,
+            priority,
+            subject,
+            site,
+            bytes,
+        })
+    }
+}
+
+/// Logs from call site `site` at `priority` on `subject` (NULL: the logger's own subject)
+/// the text the site's format makes with the `len` bytes of arguments at `args`, captured
+/// with the plan `herald_log_site_plan` gave for the site (herald_logf.h's
+/// `herald_fmt_capture`): what `HERALD_LOG` calls for a format that is a string literal.
+/// The text is made on the logger's background thread, exactly as printf would make it.
+/// Arguments longer than `HERALD_LOG_ARGS_BYTES` are rendered at once. A site without a
+/// plan is `HERALD_E_INVALID`.
+///
+/// # Safety
+/// `c` is NULL or a live client; `subject` NULL or NUL-terminated; `site` NULL or a live
+/// site as `herald_log_site` says; `args` points to `len` bytes captured with the site's
+/// plan.
+#[no_mangle]
+pub unsafe extern "C" fn herald_log_site_args(
+    c: *const herald_client,
+    priority: c_int,
+    subject: *const c_char,
+    site: *mut herald_log_site,
+    args: *const u8,
+    len: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let call = unsafe { SiteCall::new(c, priority, subject, site, args, len, "args")? };
+        let plan = call.site.plan().ok_or_else(|| {
+            Failure::invalid("the site has no plan: herald_log_site_plan gave none")
+        })?;
+        logged(call.client.logger.log_deferred(
+            call.priority,
+            call.subject,
+            call.site.source,
+            plan,
+            call.bytes,
+        ))
     })
 }

@@ -127,7 +127,7 @@ static void null_arguments(void) {
   EXPECT_INVALID(herald_logf(NULL, HERALD_INFO, "a", __FILE__, __LINE__, __func__, "%d", 1),
                  "client is NULL");
   {
-    static herald_log_site site = {__FILE__, __func__, __LINE__, 0};
+    static herald_log_site site = {.file = __FILE__, .routine = __func__, .line = __LINE__};
     EXPECT_INVALID(herald_log_site_at(NULL, HERALD_INFO, "a", &site, "t", 1), "client is NULL");
     EXPECT_INVALID(herald_logf_site(NULL, HERALD_INFO, "a", &site, "%d", 1), "client is NULL");
   }

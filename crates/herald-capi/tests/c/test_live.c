@@ -40,6 +40,8 @@ struct tally {
 static void count(const herald_event *event, void *user_data) {
   struct tally *tally = (struct tally *)user_data;
   herald_record_view view;
+  long i = -1, thread = -1;
+  char want[64];
   if (event->type == HERALD_EVENT_GAP) {
     __atomic_add_fetch(&tally->gaps, 1, __ATOMIC_SEQ_CST);
     return;
@@ -48,7 +50,9 @@ static void count(const herald_event *event, void *user_data) {
     return;
   if (strstr(view.file, "test_live.c") != NULL && view.line > 0 &&
       strcmp(view.routine, "log_from_a_thread") == 0 && view.priority == HERALD_WARNING &&
-      strncmp(view.text, "reading ", 8) == 0 && view.host[0] != '\0')
+      view.host[0] != '\0' && sscanf(view.text, "reading %ld of thread %ld", &i, &thread) == 2 &&
+      snprintf(want, sizeof want, "reading %ld of thread %ld", i, thread) > 0 &&
+      strcmp(view.text, want) == 0)
     __atomic_add_fetch(&tally->from_this_file, 1, __ATOMIC_SEQ_CST);
   __atomic_add_fetch(&tally->records, 1, __ATOMIC_SEQ_CST);
 }
@@ -123,8 +127,8 @@ static void polling_and_threshold(void) {
 /* A call site is checked once, the first time, and keeps what it checked; a bad one is
  * refused, names what is wrong, and stays unchecked. */
 static void call_sites(void) {
-  static herald_log_site good = {__FILE__, __func__, __LINE__, 0};
-  static herald_log_site bad = {"\xff\xfe.c", "f", 1, 0};
+  static herald_log_site good = {.file = __FILE__, .routine = __func__, .line = __LINE__};
+  static herald_log_site bad = {.file = "\xff\xfe.c", .routine = "f", .line = 1};
   herald_subscription *sub = NULL;
   herald_event *event = NULL;
   herald_record_view view;
@@ -172,6 +176,23 @@ static void call_sites(void) {
   CHECK(herald_record_read(event->record, &view));
   EXPECT(strcmp(view.text, "bad \xef\xbf\xbd byte") == 0);
   herald_event_free(event);
+  /* A site whose format is a literal: the call captures its arguments and the logger's
+   * thread makes the text, as printf would (a string that is not UTF-8 gets U+FFFD). */
+  {
+    static herald_log_site literal = {.file = __FILE__, .routine = __func__, .line = __LINE__,
+                                      .deferrable = 1};
+    static const char format[] = "%s=%d %.2f [%-4x] %s";
+    CHECK(herald_logf_site(client, HERALD_WARNING, "live.site", &literal, format, "azimuth", -7,
+                           12.345, 0xbeu, "\xff"));
+    EXPECT(herald_log_site_plan(&literal, format) != NULL);
+    EXPECT(herald_log_site_plan(&good, format) == NULL); /* not deferrable */
+    CHECK(herald_flush(client, HERALD_ACK_RECEIVED, 5000));
+    CHECK(herald_poll(sub, 5000, &event));
+    CHECK(herald_record_read(event->record, &view));
+    EXPECT(strcmp(view.text, "azimuth=-7 12.35 [be  ] \xef\xbf\xbd") == 0);
+    EXPECT(view.line == literal.line && strcmp(view.routine, "call_sites") == 0);
+    herald_event_free(event);
+  }
   CHECK(herald_unsubscribe(sub));
 }
 
