@@ -97,6 +97,17 @@ pub trait Backend: Send + Sync {
     /// same entries again must be harmless (rows are keyed by name, time and sequence).
     fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError>;
 
+    /// As [`Backend::write`], for entries whose records are all known to pass this
+    /// version's record checks ([`RawRecord::new`](herald_proto::frame::RawRecord::new)):
+    /// the server's, which its frame decoder checked, and `migrate`'s. A store may note it,
+    /// so that its reads need not check them again ([`Row::checked`](crate::Row::checked)).
+    ///
+    /// # Errors
+    /// As [`Backend::write`].
+    fn write_checked(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
+        self.write(entries)
+    }
+
     /// Makes everything written so far durable.
     ///
     /// # Errors

@@ -90,6 +90,10 @@ pub struct Row {
     pub time: i64,
     /// The record and what the server added.
     pub stored: StoredRecord,
+    /// The store knows the record passed this version's record checks when it was written
+    /// ([`Backend::write_checked`](crate::Backend::write_checked)): readers need not check
+    /// it again before handing it out.
+    pub checked: bool,
 }
 
 impl Row {

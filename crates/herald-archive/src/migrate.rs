@@ -54,7 +54,8 @@ pub fn migrate(
     let mut migrated = Migrated::default();
     for (done, slot) in slots.iter().enumerate() {
         let day = export::export(sqlite_root, *slot, BATCH, &mut |entries| {
-            blocks.write(entries)
+            // Only records that pass the checks are exported.
+            blocks.write_checked(entries)
         })?;
         blocks.sync()?;
         migrated.days += 1;

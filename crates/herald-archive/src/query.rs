@@ -247,13 +247,13 @@ pub fn at(
     let mut part = Vec::new();
     let (mut bytes, mut skipped) = (0usize, 0u64);
     for name in &query.names {
-        let stored = last_at(backend, name, query.time)?.map(|row| row.stored);
-        let stored = match stored {
-            Some(stored) if !readable(&stored) => {
+        let row = last_at(backend, name, query.time)?;
+        let stored = match row {
+            Some(row) if !row.checked && !readable(&row.stored) => {
                 skipped += 1;
                 None
             }
-            stored => stored,
+            row => row.map(|row| row.stored),
         };
         let size = stored
             .as_ref()
@@ -362,7 +362,7 @@ pub fn read_rows(
                 }
                 scanned += 1;
                 let before = cursor.replace(row.cursor());
-                if !readable(&row.stored) {
+                if !row.checked && !readable(&row.stored) {
                     skipped += 1;
                     tracing::debug!(
                         seq = row.stored.seq,

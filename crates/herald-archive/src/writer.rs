@@ -482,7 +482,7 @@ impl Inner {
         let mut backoff = RETRY_MIN;
         let mut attempts = 0;
         loop {
-            match self.backend.write(live) {
+            match self.backend.write_checked(live) {
                 Ok(()) => break,
                 Err(err) => {
                     attempts += 1;

@@ -1,7 +1,9 @@
 //! `archive`: sustained ingest into the archive while the server routes the same records to
 //! a live subscriber, then the read time of one day of one 1 Hz signal (86,400 points) and of
-//! the same day folded into 1,000 buckets — end to end through the client, and (for the
-//! embedded store of a server in this process) straight from the store.
+//! the same day folded into 1,000 buckets — end to end through the client ([`archive`]),
+//! and, for the embedded store of a server in this process, straight from the store once
+//! that server has stopped ([`store_measurements`]: a stopped server has put every open
+//! block into its files).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -95,14 +97,9 @@ async fn timed<T, F: std::future::Future<Output = anyhow::Result<T>>>(
     Ok((median(times), last.expect("READS > 0")))
 }
 
-/// Runs the measurements against the server at `url`; `store` is the embedded store's
-/// directory when the server runs in this process.
-pub async fn archive(
-    url: &str,
-    records: u64,
-    rate: Option<f64>,
-    store: Option<&Path>,
-) -> anyhow::Result<Report> {
+/// Runs the measurements against the server at `url`; returns the report and the start of
+/// the day it wrote (for [`store_measurements`]).
+pub async fn archive(url: &str, records: u64, rate: Option<f64>) -> anyhow::Result<(Report, i64)> {
     let client = Client::connect(url).await?;
     let (ingest_rate, delivered, dropped) = ingest(&client, url, records, rate).await?;
     let day_start = (now_nanos() / DAY - 1) * DAY;
@@ -119,15 +116,9 @@ pub async fn archive(
         read as i64 == DAY_POINTS,
         "read {read} points, expected {DAY_POINTS}"
     );
-    let buckets = BucketQuery {
-        name: name.into(),
-        from: day_start,
-        to: day_start + DAY,
-        buckets: 1_000,
-        field: Some("value".into()),
-    };
+    let buckets = day_buckets(day_start);
     let (buckets_ms, _) = timed(|| async { Ok(client.buckets(buckets.clone()).await?) }).await?;
-    let mut lines = vec![
+    let lines = vec![
         format!(
             "archive ingest: {ingest_rate:.0} records/s written ({records} records of 60-byte values over {SIGNALS} signals, offered {}), live subscriber got {delivered}, archive dropped {dropped}",
             rate.map_or("as fast as the client can".to_string(), |r| format!("at {r:.0}/s"))
@@ -135,28 +126,53 @@ pub async fn archive(
         format!("read one day of a 1 Hz signal ({DAY_POINTS} points) through the client: {read_ms:.1} ms"),
         format!("the same day in 1,000 buckets through the client: {buckets_ms:.1} ms"),
     ];
-    let mut report = json!({
+    let report = json!({
         "scenario": "archive", "records": records, "ingest_per_s": ingest_rate,
         "delivered_live": delivered, "archive_dropped": dropped,
         "day_read_client_ms": read_ms, "day_buckets_client_ms": buckets_ms,
     });
-    if let Some(dir) = store {
-        let (store_read, store_buckets) = store_reads(dir, day_start, &buckets)?;
-        lines.push(format!("read one day straight from the embedded store: {store_read:.1} ms; in 1,000 buckets: {store_buckets:.1} ms"));
-        report["day_read_store_ms"] = json!(store_read);
-        report["day_buckets_store_ms"] = json!(store_buckets);
-        // The same day written as it arrives live: one batch per second, so one row per point.
-        let live_dir = dir.with_file_name("archive-live-day");
-        let (live_read, live_buckets) = live_day_reads(&live_dir, day_start, &buckets)?;
-        let _ = std::fs::remove_dir_all(&live_dir);
-        lines.push(format!("the day written live (one batch per second, one row per point), from the store: {live_read:.1} ms; in 1,000 buckets: {live_buckets:.1} ms"));
-        report["day_read_live_store_ms"] = json!(live_read);
-        report["day_buckets_live_store_ms"] = json!(live_buckets);
+    Ok((
+        Report {
+            lines,
+            json: report,
+        },
+        day_start,
+    ))
+}
+
+/// Adds to `report` the reads of the day that starts at `day_start` straight from the
+/// embedded store in `dir`, whose server has stopped, and the same day written as a 1 Hz
+/// system writes it (one batch per second) into a fresh store beside it.
+///
+/// # Errors
+/// When a store does not open or a read does not give the whole day.
+pub fn store_measurements(dir: &Path, day_start: i64, report: &mut Report) -> anyhow::Result<()> {
+    let buckets = day_buckets(day_start);
+    let store = BlockStore::open(dir)?;
+    let (store_read, store_buckets) = store_reads(&store, day_start, &buckets)?;
+    drop(store);
+    report.lines.push(format!("read one day straight from the embedded store: {store_read:.1} ms; in 1,000 buckets: {store_buckets:.1} ms"));
+    report.json["day_read_store_ms"] = json!(store_read);
+    report.json["day_buckets_store_ms"] = json!(store_buckets);
+    // The same day written as it arrives live: one batch per second, so one row per point.
+    let live_dir = dir.with_file_name("archive-live-day");
+    let (live_read, live_buckets) = live_day_reads(&live_dir, day_start, &buckets)?;
+    let _ = std::fs::remove_dir_all(&live_dir);
+    report.lines.push(format!("the day written live (one batch per second, one row per point), from the store: {live_read:.1} ms; in 1,000 buckets: {live_buckets:.1} ms"));
+    report.json["day_read_live_store_ms"] = json!(live_read);
+    report.json["day_buckets_live_store_ms"] = json!(live_buckets);
+    Ok(())
+}
+
+/// The bucket query of the day's signal.
+fn day_buckets(day_start: i64) -> BucketQuery {
+    BucketQuery {
+        name: "DAY.Signal".into(),
+        from: day_start,
+        to: day_start + DAY,
+        buckets: 1_000,
+        field: Some("value".into()),
     }
-    Ok(Report {
-        lines,
-        json: report,
-    })
 }
 
 /// Publishes `records` samples while a subscriber takes them live; returns the archive's
@@ -252,17 +268,20 @@ fn live_day_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::
                 record: RawRecord::new(Bytes::from(record.to_bytes()))?,
             });
         }
-        store.write(&batch)?;
+        // As the archive writer hands over what the server's decoder checked.
+        store.write_checked(&batch)?;
     }
     store.sync()?;
     drop(store);
-    store_reads(dir, day_start, buckets)
+    store_reads(&BlockStore::open(dir)?, day_start, buckets)
 }
 
-/// Times the day's read and buckets straight from the embedded store in `dir` (read-only:
-/// the server in this process holds it open for writing).
-fn store_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::Result<(f64, f64)> {
-    let store = BlockStore::open_read_only(dir);
+/// Times the day's read and buckets straight from `store`.
+fn store_reads(
+    store: &BlockStore,
+    day_start: i64,
+    buckets: &BucketQuery,
+) -> anyhow::Result<(f64, f64)> {
     let query = SampleQuery {
         name: buckets.name.clone(),
         from: day_start,
@@ -274,8 +293,7 @@ fn store_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::Res
     let mut bucket_times = Vec::new();
     for _ in 0..READS {
         let started = Instant::now();
-        let (page, _) =
-            query::samples(&store as &dyn Backend, &query, Budget::records(usize::MAX))?;
+        let (page, _) = query::samples(store as &dyn Backend, &query, Budget::records(usize::MAX))?;
         let bytes: usize = page.records.iter().map(|s| s.record.len()).sum();
         anyhow::ensure!(
             page.records.len() as i64 == DAY_POINTS && bytes > 0,
@@ -286,7 +304,7 @@ fn store_reads(dir: &Path, day_start: i64, buckets: &BucketQuery) -> anyhow::Res
         let started = Instant::now();
         // In parts of a default frame, as the server answers.
         let part_bytes = herald_proto::frame::DEFAULT_MAX_FRAME_BYTES as usize;
-        herald_archive::decimate::buckets(&store, buckets, part_bytes, |_, _| true)?;
+        herald_archive::decimate::buckets(store, buckets, part_bytes, |_, _| true)?;
         bucket_times.push(started.elapsed().as_secs_f64() * 1e3);
     }
     Ok((median(read_times), median(bucket_times)))

@@ -321,6 +321,12 @@ pub struct RecordMeta {
     pub audience: (u32, u32),
 }
 
+/// The edition of the checks [`RecordMeta::scan`] (and so every decoder of records, and
+/// [`RawRecord::new`](crate::frame::RawRecord::new)) makes. Raise it whenever a record that
+/// passed them before no longer does: stores that remember which records passed (the
+/// archive's block store notes it per block) check those of an older edition again.
+pub const RECORD_CHECKS: u8 = 1;
+
 impl RecordMeta {
     /// Validates one record at the start of `reader` without allocating and returns where
     /// its routing fields are. Offsets are relative to `base`, the reader position at which

@@ -288,12 +288,10 @@ fn repair_since(root: &Path, since: SystemTime) -> Result<(Vec<Repaired>, u64), 
     Ok((repairs, checked))
 }
 
-impl Backend for BlockStore {
-    fn describe(&self) -> String {
-        format!("embedded block store in {}", self.root.display())
-    }
-
-    fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
+impl BlockStore {
+    /// Adds `entries` to their files' open blocks; `checked`: all are known to pass the
+    /// record checks.
+    fn add(&self, entries: &[Entry], checked: bool) -> Result<(), ArchiveError> {
         if self.lock.is_none() {
             return Err(ArchiveError::new(
                 ArchiveErrorKind::BadQuery,
@@ -321,9 +319,23 @@ impl Backend for BlockStore {
         }
         let mut writers = lock(&self.writers);
         for (key, group) in by_file {
-            writers.add(&self.root, key, || self.index(key), &group)?;
+            writers.add(&self.root, key, || self.index(key), &group, checked)?;
         }
         Ok(())
+    }
+}
+
+impl Backend for BlockStore {
+    fn describe(&self) -> String {
+        format!("embedded block store in {}", self.root.display())
+    }
+
+    fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
+        self.add(entries, false)
+    }
+
+    fn write_checked(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
+        self.add(entries, true)
     }
 
     fn sync(&self) -> Result<(), ArchiveError> {

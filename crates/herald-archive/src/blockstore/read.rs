@@ -95,7 +95,8 @@ impl Decoded {
     }
 }
 
-fn row(entry: &Entry) -> Row {
+/// `entry` as a row; `checked`: its block says it passed the record checks.
+fn row(entry: &Entry, checked: bool) -> Row {
     Row {
         time: entry.record.meta.time,
         stored: StoredRecord {
@@ -103,6 +104,7 @@ fn row(entry: &Entry) -> Row {
             received: entry.received,
             record: entry.record.bytes.clone(),
         },
+        checked,
     }
 }
 
@@ -114,10 +116,20 @@ fn of_source(entry: &Entry, source: Source<'_>) -> bool {
     }
 }
 
-/// Puts `rows` in order, drops rows written twice and keeps the first `limit`.
-fn settle(rows: &mut Vec<Row>, limit: usize) {
-    rows.sort_by_key(|row| (row.time, row.stored.seq));
-    rows.dedup_by(|a, b| a == b);
+/// Puts `rows` in order, drops rows written twice and keeps the first `limit`; the rows
+/// from `new` on were just added, the ones before already settled. Blocks are read in
+/// time order and hold their entries mostly in order, so new rows usually just follow:
+/// then nothing is sorted.
+fn settle(rows: &mut Vec<Row>, new: usize, limit: usize) {
+    let at = |row: &Row| (row.time, row.stored.seq);
+    let in_order = rows[new.saturating_sub(1)..]
+        .windows(2)
+        .all(|pair| at(&pair[0]) < at(&pair[1]));
+    if !in_order {
+        rows.sort_by_key(at);
+        // The same record, read twice (its block's and its log's copy, say).
+        rows.dedup_by(|a, b| at(a) == at(b) && a.stored == b.stored);
+    }
     rows.truncate(limit);
 }
 
@@ -129,7 +141,7 @@ pub(super) fn read_rows(
     (key, path): (FileKey, &Path),
     index: &FileIndex,
     decoded: &Decoded,
-    pending: Vec<Entry>,
+    (pending, pending_checked): (Vec<Entry>, bool),
     source: Source<'_>,
     range: &RowRange,
     limit: usize,
@@ -148,9 +160,14 @@ pub(super) fn read_rows(
             && of_source(entry, source)
     };
     let before = out.len();
-    out.extend(pending.iter().filter(|e| wanted(e)).map(row));
+    out.extend(
+        pending
+            .iter()
+            .filter(|e| wanted(e))
+            .map(|e| row(e, pending_checked)),
+    );
     if out.len() > before {
-        settle(out, limit);
+        settle(out, before, limit);
     }
     let lower = range.after.map_or(range.from, |c| c.time.max(range.from));
     let mask = range.priorities.bits();
@@ -176,9 +193,10 @@ pub(super) fn read_rows(
         }
         let before = out.len();
         let found = decoded.get(key, &mut file, path, offset, header)?;
-        out.extend(found.iter().filter(|e| wanted(e)).map(row));
+        let checked = header.checked();
+        out.extend(found.iter().filter(|e| wanted(e)).map(|e| row(e, checked)));
         if out.len() > before {
-            settle(out, limit);
+            settle(out, before, limit);
         }
     }
     Ok(())
@@ -190,22 +208,22 @@ pub(super) fn last_at(
     (key, path): (FileKey, &Path),
     index: &FileIndex,
     decoded: &Decoded,
-    pending: Vec<Entry>,
+    (pending, pending_checked): (Vec<Entry>, bool),
     name: &str,
     time: i64,
 ) -> Result<Option<Row>, ArchiveError> {
-    let consider = |entry: &Entry, best: &mut Option<Row>| {
+    let consider = |entry: &Entry, checked: bool, best: &mut Option<Row>| {
         let at = (entry.record.meta.time, entry.seq);
         if at.0 <= time
             && of_source(entry, Source::Samples(name))
             && best.as_ref().is_none_or(|b| at > (b.time, b.stored.seq))
         {
-            *best = Some(row(entry));
+            *best = Some(row(entry, checked));
         }
     };
     let mut best: Option<Row> = None;
     for entry in &pending {
-        consider(entry, &mut best);
+        consider(entry, pending_checked, &mut best);
     }
     let hash = filter::subject_hash(name.as_bytes());
     let mut blocks = candidates(index, |block| {
@@ -226,7 +244,7 @@ pub(super) fn last_at(
             break;
         }
         for entry in decoded.get(key, &mut file, path, offset, header)?.iter() {
-            consider(entry, &mut best);
+            consider(entry, header.checked(), &mut best);
         }
     }
     Ok(best)

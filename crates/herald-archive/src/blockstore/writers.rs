@@ -74,13 +74,15 @@ impl Writers {
     }
 
     /// Adds `entries` (all of `key`'s file, whose index is `index`) to its open blocks,
-    /// compressing each block that fills into the file.
+    /// compressing each block that fills into the file. `checked`: every entry is known to
+    /// pass the record checks (the blocks' headers say so unless some entry was not).
     pub(super) fn add(
         &mut self,
         root: &Path,
         key: FileKey,
         index: impl FnOnce() -> Result<Arc<FileIndex>, ArchiveError>,
         entries: &[&Entry],
+        checked: bool,
     ) -> Result<(), ArchiveError> {
         if !self.open.contains_key(&key) {
             self.open_file(root, key, index()?)?;
@@ -95,6 +97,9 @@ impl Writers {
                 Table::Logs => (0, None),
             };
             let block = &mut file.blocks[group];
+            if !checked {
+                block.builder.mark_unchecked();
+            }
             block.builder.push_hashed(entry, hash);
             if block.builder.raw_len() >= BLOCK_RAW_BYTES {
                 file.append_block(group, &mut self.next_generation)?;
@@ -104,23 +109,18 @@ impl Writers {
         Ok(())
     }
 
-    /// The entries of `key`'s open blocks: of sample group `group` only, when given.
-    pub(super) fn pending(&self, key: FileKey, group: Option<usize>) -> Vec<Entry> {
+    /// The entries of `key`'s open blocks (of sample group `group` only, when given), and
+    /// whether all of them are known to pass the record checks.
+    pub(super) fn pending(&self, key: FileKey, group: Option<usize>) -> (Vec<Entry>, bool) {
         let Some(file) = self.open.get(&key) else {
-            return Vec::new();
+            return (Vec::new(), true);
         };
-        match group {
-            Some(group) => file
-                .blocks
-                .get(group)
-                .map(|b| b.builder.entries())
-                .unwrap_or_default(),
-            None => file
-                .blocks
-                .iter()
-                .flat_map(|b| b.builder.entries())
-                .collect(),
-        }
+        let blocks = match group {
+            Some(group) => file.blocks.get(group..=group).unwrap_or_default(),
+            None => &file.blocks[..],
+        };
+        let entries = blocks.iter().flat_map(|b| b.builder.entries()).collect();
+        (entries, blocks.iter().all(|b| b.builder.checked()))
     }
 
     /// Makes everything added so far durable: large open blocks go into their files, the

@@ -130,6 +130,7 @@ fn row(time: i64, seq: i64, received: i64, record: Bytes) -> Row {
             received,
             record,
         },
+        checked: false,
     }
 }
 

@@ -197,6 +197,7 @@ impl Merge<'_> {
                     received: entry.received,
                     record: buffer.slice(entry.start..entry.end),
                 },
+                checked: false,
             })
             .collect()
     }
@@ -306,5 +307,6 @@ pub fn last_at(
             received: entry.received,
             record: data.slice(entry.start..entry.end),
         },
+        checked: false,
     }))
 }

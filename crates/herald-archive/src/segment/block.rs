@@ -1,8 +1,11 @@
 //! One block of a segment: a header, a subject filter, then the entries compressed.
 //!
-//! The header (68 bytes, little-endian): `magic u32 | codec u8 | group u8 | priorities
+//! The header (68 bytes, little-endian): `magic u32 | checks << 4 | codec (u8) | group u8 | priorities
 //! u16 | count u32 | raw_len u32 | stored_len u32 | min_time i64 | max_time i64 | first_seq
 //! u64 | last_seq u64 | payload_crc u32 | filter_len u32 | filter_crc u32 | header_crc u32`.
+//! `checks` is the edition of the record checks ([`RECORD_CHECKS`]) every entry passed when
+//! it was written (0: not known for all; such blocks, and those written before the field,
+//! have their records checked when read).
 //! `group` is the store's sample group of every entry in the block (0 for logs; see
 //! [`crate::blockstore`]); `priorities` has bit *n* set when an entry of priority *n* is in
 //! the block; times are the
@@ -24,6 +27,7 @@ use std::collections::HashSet;
 use bytes::Bytes;
 use herald_proto::frame::RawRecord;
 use herald_proto::record::RecordMeta;
+use herald_proto::record::RECORD_CHECKS;
 use herald_proto::{Kind, Priority};
 
 use crate::entry::Entry;
@@ -61,6 +65,10 @@ impl Codec {
 pub struct BlockHeader {
     /// How the payload is compressed.
     pub codec: Codec,
+    /// The edition of the record checks ([`RECORD_CHECKS`]) every entry passed when it was
+    /// written, so that reads need not check them again; 0: not known for every entry
+    /// (they are checked when read). Kept in the high half of the codec's byte.
+    pub checks: u8,
     /// The sample group of every entry (0 for logs).
     pub group: u8,
     /// Bit *n* set: an entry of priority *n* is in the block.
@@ -92,7 +100,7 @@ impl BlockHeader {
     pub fn encode(&self) -> [u8; BLOCK_HEADER_BYTES] {
         let mut out = [0u8; BLOCK_HEADER_BYTES];
         out[0..4].copy_from_slice(&MAGIC.to_le_bytes());
-        out[4] = self.codec as u8;
+        out[4] = self.codec as u8 | (self.checks.min(15) << 4);
         out[5] = self.group;
         out[6..8].copy_from_slice(&self.priorities.to_le_bytes());
         out[8..12].copy_from_slice(&self.count.to_le_bytes());
@@ -125,10 +133,11 @@ impl BlockHeader {
         if u32_at(64) != crc32fast::hash(&bytes[..64]) {
             return Err(corrupt("block header checksum does not match"));
         }
-        let codec = Codec::from_u8(bytes[4])
-            .ok_or_else(|| corrupt(format!("unknown block codec {}", bytes[4])))?;
+        let codec = Codec::from_u8(bytes[4] & 0x0f)
+            .ok_or_else(|| corrupt(format!("unknown block codec {}", bytes[4] & 0x0f)))?;
         Ok(BlockHeader {
             codec,
+            checks: bytes[4] >> 4,
             group: bytes[5],
             priorities: u16::from_le_bytes([bytes[6], bytes[7]]),
             count: u32_at(8),
@@ -147,6 +156,11 @@ impl BlockHeader {
     /// Returns the bytes of the whole block: header, filter and payload.
     pub fn block_len(&self) -> u64 {
         BLOCK_HEADER_BYTES as u64 + u64::from(self.filter_len) + u64::from(self.stored_len)
+    }
+
+    /// Returns whether every entry passed this version's record checks when written.
+    pub fn checked(&self) -> bool {
+        self.checks == RECORD_CHECKS
     }
 
     /// Returns whether the block may hold entries with a producer's time in `[from, to)`.
@@ -171,6 +185,8 @@ pub struct BlockBuilder {
     subjects: Option<HashSet<u64>>,
     /// The sample group written in the header.
     group: u8,
+    /// Set once an entry not known to pass the record checks was added.
+    unchecked: bool,
 }
 
 /// What an entry's numbers are written against: the entry before it.
@@ -196,6 +212,17 @@ impl BlockBuilder {
             group,
             ..BlockBuilder::default()
         }
+    }
+
+    /// Notes that an entry added (or to be added) to this block is not known to pass the
+    /// record checks: the block's header will not say they all did.
+    pub fn mark_unchecked(&mut self) {
+        self.unchecked = true;
+    }
+
+    /// Returns whether every entry added so far is known to pass the record checks.
+    pub fn checked(&self) -> bool {
+        !self.unchecked
     }
 
     /// Adds `entry` (its record's bytes as they are).
@@ -296,6 +323,7 @@ impl BlockBuilder {
         };
         let header = BlockHeader {
             codec,
+            checks: if self.unchecked { 0 } else { RECORD_CHECKS },
             group: self.group,
             priorities: self.priorities,
             count: self.count,
@@ -533,6 +561,31 @@ pub(crate) mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_header_says_whether_every_entry_passed_the_record_checks() {
+        let mut builder = BlockBuilder::new();
+        let header_of = |block: &[u8]| {
+            BlockHeader::decode(block[..BLOCK_HEADER_BYTES].try_into().unwrap()).unwrap()
+        };
+        builder.push(&entry(1, 1, Priority::Info, "checked"));
+        let (header, block) = builder.finish(Codec::Lz4);
+        assert!(header.checked());
+        assert_eq!(header_of(&block).checks, RECORD_CHECKS);
+        assert_eq!(header_of(&block).codec, Codec::Lz4);
+        builder.push(&entry(2, 2, Priority::Info, "checked"));
+        builder.mark_unchecked();
+        builder.push(&entry(3, 3, Priority::Info, "not known"));
+        let (header, block) = builder.finish(Codec::None);
+        assert!(!header.checked());
+        assert_eq!(
+            (header_of(&block).checks, header_of(&block).codec),
+            (0, Codec::None)
+        );
+        // The next block starts afresh.
+        builder.push(&entry(4, 4, Priority::Info, "checked"));
+        assert!(builder.finish(Codec::Lz4).0.checked());
     }
 
     #[test]

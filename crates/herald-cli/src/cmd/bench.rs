@@ -130,19 +130,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         subscribers: args.subscribers,
         rate: args.rate,
     };
-    let report = runtime("herald-bench")?.block_on(async {
+    // The day `archive` wrote, read from the store once the server is down.
+    let mut day_written = None;
+    let mut report = runtime("herald-bench")?.block_on(async {
         match (args.scenario.shared(), args.scenario) {
             (Some(shared), _) => scenarios::run(&herald, shared, &workload).await,
             (None, Scenario::Logger) => herald_bench::logger::logger(&herald.url, &[1, 2, 8]).await,
             (None, Scenario::Archive) => {
-                // The embedded store of our own server can also be read directly.
-                let embedded = args.server.is_none() && args.cassandra.is_none();
-                let store = embedded
-                    .then(|| herald_server::config::ArchiveConfig::embedded_dir(&own_data_dir()));
                 // `--rate` paces the ingest when given above its latency default.
                 let rate = (args.rate > 10_000.0).then_some(args.rate);
-                herald_bench::archive::archive(&herald.url, args.records, rate, store.as_deref())
-                    .await
+                let (report, day) =
+                    herald_bench::archive::archive(&herald.url, args.records, rate).await?;
+                day_written = Some(day);
+                Ok(report)
             }
             (None, _) => {
                 // The server runs in this process unless --server says otherwise; then its
@@ -167,6 +167,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     if let Some(server) = server {
         server_runtime.block_on(server.shutdown());
+        // The embedded store of our own server can also be read directly, now that it is
+        // closed (every open block in its files).
+        if let (Some(day), None) = (day_written, &args.cassandra) {
+            let store = herald_server::config::ArchiveConfig::embedded_dir(&own_data_dir());
+            herald_bench::archive::store_measurements(&store, day, &mut report)?;
+        }
         // What the bench's own server stored is of no further use.
         let _ = std::fs::remove_dir_all(own_data_dir());
     }
