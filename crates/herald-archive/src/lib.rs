@@ -49,4 +49,4 @@ pub use error::{ArchiveError, ArchiveErrorKind};
 pub use keep::Keep;
 pub use query::Budget;
 pub use rules::{Rule, Rules};
-pub use writer::{Archive, ArchiveOptions, ArchiveStats, FsyncPolicy};
+pub use writer::{shed_limit, Archive, ArchiveOptions, ArchiveStats, FsyncPolicy};

@@ -3,9 +3,12 @@
 //! The router's side only appends to the buffer (one short lock per batch) and never waits on
 //! the store. The writer thread takes batches, writes them, makes them durable according to
 //! the [`FsyncPolicy`], and raises the durability watermark that `stored` acknowledgements
-//! wait on. If the store is slow or down, records wait in the buffer; past its bound new
-//! records are dropped and counted — except those a producer waits on as `stored`, which
-//! are always kept (their producers' in-flight windows bound them).
+//! wait on. If the store is slow or down, records wait in the buffer; as it fills, the
+//! lowest priorities are shed first ([`shed_limit`]: TRACE to DEBUG past 80 % of its bound,
+//! INFO and NOTICE past 90 %, WARNING past 95 %, ERROR and above only when it is full) —
+//! to the spill files when there are some, else dropped and counted by priority — except
+//! records a producer waits on as `stored`, which are always kept (their producers'
+//! in-flight windows bound them).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use herald_proto::frame::RawRecord;
 use herald_proto::time::now_nanos;
+use herald_proto::Priority;
 use tokio::sync::watch;
 
 use crate::backend::{Backend, Slot};
@@ -90,6 +94,8 @@ pub struct ArchiveStats {
     /// Records dropped because the buffer (and the spill) was full, or left unwritten at
     /// shutdown.
     pub dropped: u64,
+    /// The same, by priority (indexed by the priority's number, 1 to 11).
+    pub dropped_by_priority: [u64; 12],
     /// Records that went to the spill files since the start.
     pub spilled: u64,
     /// Bytes waiting in the spill files.
@@ -139,6 +145,7 @@ struct Buffer {
 struct Counters {
     written: AtomicU64,
     dropped: AtomicU64,
+    dropped_by_priority: [AtomicU64; 12],
     expired_on_arrival: AtomicU64,
     write_errors: AtomicU64,
     skipped_unreadable: AtomicU64,
@@ -251,14 +258,22 @@ impl Archive {
                 keep,
                 record: record.clone(),
             };
-            if !stored && self.inner.over_bound(&buffer, size) {
-                match buffer.spill.as_mut().map(|spill| spill.push(&entry)) {
-                    Some(Ok(true)) => offer.spilled += 1,
+            let priority = record.meta.priority;
+            if !stored && self.inner.over_bound(&buffer, size, priority) {
+                let spilled = match buffer.spill.as_mut().map(|spill| spill.push(&entry)) {
+                    Some(Ok(true)) => true,
                     Some(Err(err)) => {
                         tracing::warn!(error = %err, "archive spill file not writable; record dropped");
-                        offer.dropped += 1;
+                        false
                     }
-                    Some(Ok(false)) | None => offer.dropped += 1,
+                    Some(Ok(false)) | None => false,
+                };
+                if spilled {
+                    offer.spilled += 1;
+                } else {
+                    offer.dropped += 1;
+                    self.inner.counters.dropped_by_priority[priority as usize]
+                        .fetch_add(1, Ordering::Relaxed);
                 }
                 continue;
             }
@@ -304,6 +319,9 @@ impl Archive {
             backlog_bytes: (buffer.bytes + buffer.in_flight_bytes) as u64,
             written: counters.written.load(Ordering::Relaxed),
             dropped: counters.dropped.load(Ordering::Relaxed),
+            dropped_by_priority: std::array::from_fn(|p| {
+                counters.dropped_by_priority[p].load(Ordering::Relaxed)
+            }),
             spilled: buffer.spill.as_ref().map_or(0, Spill::records),
             spill_bytes: buffer.spill.as_ref().map_or(0, Spill::bytes),
             expired_on_arrival: counters.expired_on_arrival.load(Ordering::Relaxed),
@@ -351,11 +369,27 @@ impl Drop for Archive {
 const RETRY_MIN: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(2);
 
+/// The share of the buffer's bounds (numerator, denominator) that records of `priority`
+/// may fill: the lowest priorities are shed first, and the last tenth of the buffer is kept
+/// for WARNING and above, the last twentieth for ERROR and above.
+pub fn shed_limit(priority: Priority) -> (usize, usize) {
+    match priority {
+        Priority::Trace | Priority::Delouse | Priority::Debug => (8, 10),
+        Priority::Info | Priority::Notice => (9, 10),
+        Priority::Warning => (19, 20),
+        _ => (1, 1),
+    }
+}
+
 impl Inner {
-    fn over_bound(&self, buffer: &Buffer, size: usize) -> bool {
+    /// Whether a record of `priority` and `size` bytes is over what the buffer may hold for
+    /// its priority.
+    fn over_bound(&self, buffer: &Buffer, size: usize, priority: Priority) -> bool {
+        let (num, den) = shed_limit(priority);
         let records = buffer.entries.len() + buffer.in_flight;
         let bytes = buffer.bytes + buffer.in_flight_bytes + size;
-        records >= self.options.buffer_records || bytes > self.options.buffer_bytes
+        records * den >= self.options.buffer_records * num
+            || bytes * den > self.options.buffer_bytes.saturating_mul(num)
     }
 
     fn run(self: Arc<Self>) {
@@ -374,7 +408,7 @@ impl Inner {
             if !batch.is_empty() {
                 if !self.write(&batch, closing) {
                     // A spilled batch's file stays on disk for the next start.
-                    self.abandon(if spilled { 0 } else { batch.len() });
+                    self.abandon(if spilled { &[] } else { &batch });
                     return;
                 }
                 if spilled {
@@ -539,9 +573,13 @@ impl Inner {
     }
 
     /// Counts what is left unwritten at shutdown as dropped.
-    fn abandon(&self, in_flight: usize) {
+    fn abandon(&self, in_flight: &[Entry]) {
         let mut buffer = lock(&self.buffer);
-        let lost = (in_flight + buffer.entries.len()) as u64;
+        let lost = (in_flight.len() + buffer.entries.len()) as u64;
+        for entry in in_flight.iter().chain(&buffer.entries) {
+            self.counters.dropped_by_priority[entry.record.meta.priority as usize]
+                .fetch_add(1, Ordering::Relaxed);
+        }
         buffer.entries.clear();
         buffer.bytes = 0;
         buffer.in_flight = 0;

@@ -12,7 +12,7 @@ use herald_archive::{
     Expired, Row, RowRange, Slot, Source,
 };
 use herald_proto::frame::RawRecord;
-use herald_proto::{Kind, Record, Value};
+use herald_proto::{Kind, Priority, Record, Value};
 
 /// The embedded store, unavailable while `down` is set.
 struct Flaky {
@@ -62,6 +62,17 @@ impl Backend for Flaky {
     fn expire(&self, now: i64) -> Result<Expired, ArchiveError> {
         self.store.expire(now)
     }
+}
+
+/// A record of `kind` on `name` at second `i`, at `priority`.
+fn at(kind: Kind, name: &str, i: i64, priority: Priority) -> RawRecord {
+    let record = Record {
+        time: BASE + i * SECOND,
+        priority,
+        text: format!("record {i}"),
+        ..Record::new(kind, name)
+    };
+    RawRecord::new(Bytes::from(record.to_bytes())).unwrap()
 }
 
 fn records(name: &str, from: i64, count: i64) -> Vec<RawRecord> {
@@ -118,14 +129,16 @@ fn a_store_that_is_down_fills_the_buffer_then_drops_and_counts_and_catches_up() 
         ..ArchiveOptions::default()
     };
     let archive = Archive::start(flaky.clone(), options).unwrap();
+    // INFO records may fill nine tenths of the buffer: the rest is kept for WARNING and up.
     let first = archive.offer(&records("A.b", 0, 1_500), 1, 0, false);
-    assert_eq!((first.archived, first.dropped), (1_000, 500));
+    assert_eq!((first.archived, first.dropped), (900, 600));
     // A producer waiting on `stored` is never dropped, even over the bound.
     let stored = archive.offer(&records("A.b", 1_500, 10), 1_501, 0, true);
     assert_eq!((stored.archived, stored.dropped), (10, 0));
     wait_until("a failed attempt", || archive.stats().write_errors > 0);
     let stats = archive.stats();
-    assert_eq!((stats.backlog_records, stats.dropped), (1_010, 500));
+    assert_eq!((stats.backlog_records, stats.dropped), (910, 600));
+    assert_eq!(stats.dropped_by_priority[Priority::Info as usize], 600);
     assert!(stats.last_error.unwrap().contains("store is down"));
     assert!(*archive.durable().borrow() < stored.ticket);
     flaky.down.store(false, Ordering::SeqCst);
@@ -134,10 +147,65 @@ fn a_store_that_is_down_fills_the_buffer_then_drops_and_counts_and_catches_up() 
     let stats = archive.stats();
     assert_eq!(
         (stats.written, stats.backlog_records, stats.last_error),
-        (1_010, 0, None)
+        (910, 0, None)
     );
     let kept = all_samples(&flaky.store, "A.b", BASE, BASE + 2_000 * SECOND, 10_000);
-    assert_eq!(kept.len(), 1_010);
+    assert_eq!(kept.len(), 910);
+}
+
+/// As the buffer of a store that is down fills, the lowest priorities are shed first, each
+/// drop counted by priority, and ERROR records still find room when DEBUG ones do not.
+#[test]
+fn a_filling_buffer_sheds_the_lowest_priorities_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let flaky = Arc::new(Flaky {
+        store: EmbeddedBackend::open(dir.path()),
+        down: AtomicBool::new(true),
+    });
+    let options = ArchiveOptions {
+        buffer_records: 1_000,
+        batch_records: 100,
+        ..ArchiveOptions::default()
+    };
+    let archive = Archive::start(flaky.clone(), options).unwrap();
+    let order = [
+        Priority::Debug,
+        Priority::Info,
+        Priority::Warning,
+        Priority::Error,
+    ];
+    // 2,000 records, the four priorities taking turns.
+    let mixed: Vec<RawRecord> = (0..2_000)
+        .map(|i| at(Kind::Info, "A.mixed", i, order[i as usize % 4]))
+        .collect();
+    let offer = archive.offer(&mixed, 1, 0, false);
+    assert_eq!((offer.archived, offer.dropped), (1_000, 1_000));
+    let stats = archive.stats();
+    let dropped = |p: Priority| stats.dropped_by_priority[p as usize];
+    // DEBUG stops at 800 buffered (200 of each taken by then), INFO at 900, WARNING at 950.
+    assert_eq!(dropped(Priority::Debug), 300);
+    assert!(dropped(Priority::Debug) > dropped(Priority::Info));
+    assert!(dropped(Priority::Info) > dropped(Priority::Warning));
+    assert!(dropped(Priority::Warning) > dropped(Priority::Error));
+    assert_eq!(stats.dropped_by_priority.iter().sum::<u64>(), stats.dropped);
+    // Past 95 % only ERROR and up are taken, until the buffer is full.
+    let errors = archive.offer(
+        &[at(Kind::Info, "A.mixed", 3_000, Priority::Error)],
+        2_001,
+        0,
+        false,
+    );
+    let warning = archive.offer(
+        &[at(Kind::Info, "A.mixed", 3_001, Priority::Warning)],
+        2_002,
+        0,
+        false,
+    );
+    assert_eq!(
+        (errors.dropped, warning.dropped),
+        (1, 1),
+        "the buffer is full"
+    );
 }
 
 #[test]
@@ -173,12 +241,13 @@ fn a_full_buffer_spills_to_disk_and_the_spill_is_written_when_the_store_returns(
     };
     let archive = Archive::start(flaky.clone(), options.clone()).unwrap();
     let offer = archive.offer(&records("A.b", 0, 3_000), 1, 0, false);
+    // INFO fills nine tenths of the buffer, the rest goes to the spill.
     assert_eq!(
         (offer.archived, offer.spilled, offer.dropped),
-        (1_000, 2_000, 0)
+        (900, 2_100, 0)
     );
     let stats = archive.stats();
-    assert!(stats.spill_bytes > 0 && stats.spilled == 2_000, "{stats:?}");
+    assert!(stats.spill_bytes > 0 && stats.spilled == 2_100, "{stats:?}");
     // Past the spill's own bound, records are dropped and counted.
     let many = archive.offer(&records("A.c", 0, 20_000), 3_001, 0, false);
     assert!(
@@ -217,7 +286,7 @@ fn spill_files_left_by_a_stopped_server_are_written_by_the_next() {
         });
         let archive = Archive::start(down, options.clone()).unwrap();
         let offer = archive.offer(&records("A.b", 0, 500), 1, 0, false);
-        assert_eq!(offer.spilled, 490);
+        assert_eq!(offer.spilled, 491);
         archive.close(Duration::from_secs(10));
     }
     let store = Arc::new(EmbeddedBackend::open(&store_dir));

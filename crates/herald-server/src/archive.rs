@@ -228,8 +228,50 @@ pub fn stats_value(stats: &herald_archive::ArchiveStats) -> herald_proto::Value 
         ("repaired_files".to_string(), int(stats.recovery.files_cut)),
         ("repaired_bytes".to_string(), int(stats.recovery.bytes_cut)),
     ];
+    // Drops by priority, for those that lost any: the lowest are shed first.
+    for priority in herald_proto::priority::ALL_PRIORITIES {
+        let lost = stats.dropped_by_priority[priority as usize];
+        if lost > 0 {
+            let name = format!("dropped_{}", priority.name().to_ascii_lowercase());
+            fields.push((name, int(lost)));
+        }
+    }
     if let Some(error) = &stats.last_error {
         fields.push(("last_error".to_string(), Value::Str(error.clone())));
     }
     Value::Map(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use herald_proto::{Priority, Value};
+
+    use super::stats_value;
+
+    #[test]
+    fn the_monitor_names_each_priority_that_lost_records() {
+        let mut stats = herald_archive::ArchiveStats {
+            dropped: 7,
+            ..Default::default()
+        };
+        stats.dropped_by_priority[Priority::Debug as usize] = 5;
+        stats.dropped_by_priority[Priority::Warning as usize] = 2;
+        let Value::Map(fields) = stats_value(&stats) else {
+            panic!("a map");
+        };
+        let get = |name: &str| {
+            fields
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(get("dropped"), Some(Value::Int(7)));
+        assert_eq!(get("dropped_debug"), Some(Value::Int(5)));
+        assert_eq!(get("dropped_warning"), Some(Value::Int(2)));
+        assert_eq!(
+            get("dropped_info"),
+            None,
+            "priorities that lost nothing are left out"
+        );
+    }
 }
