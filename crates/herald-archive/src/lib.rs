@@ -11,7 +11,8 @@
 //! - [`decimate`]: samples folded into buckets (min/max/mean/count/first/last).
 //! - [`writer`]: [`Archive`], the bounded buffer and the writer thread in front of a store,
 //!   with the durability watermark that `stored` acknowledgements wait on.
-//! - [`spill`]: where the buffer overflows to on the embedded path, before anything is dropped.
+//! - [`spill`]: where the buffer overflows to on the embedded path, before anything is dropped;
+//!   `overflow`: the thread that writes the spill files, so the router never does.
 //! - [`segment`]: the block-compressed segment file format.
 //! - [`blockstore`]: [`BlockStore`], the store of segment files, one per class, hour and table.
 //! - [`embedded`]: the SQLite store, one file per retention class and day.
@@ -33,6 +34,7 @@ pub mod entry;
 pub mod error;
 pub mod keep;
 pub mod migrate;
+mod overflow;
 pub mod query;
 pub mod rules;
 pub mod segment;

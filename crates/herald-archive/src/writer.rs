@@ -6,7 +6,8 @@
 //! wait on. If the store is slow or down, records wait in the buffer; as it fills, the
 //! lowest priorities are shed first ([`shed_limit`]: TRACE to DEBUG past 80 % of its bound,
 //! INFO and NOTICE past 90 %, WARNING past 95 %, ERROR and above only when it is full) —
-//! to the spill files when there are some, else dropped and counted by priority — except
+//! to the spill files when there are some (written by their own thread, `overflow`: the
+//! router only hands records over), else dropped and counted by priority — except
 //! records a producer waits on as `stored`, which are always kept (their producers'
 //! in-flight windows bound them).
 
@@ -24,6 +25,7 @@ use tokio::sync::watch;
 use crate::backend::{Backend, Slot};
 use crate::entry::Entry;
 use crate::error::ArchiveError;
+use crate::overflow::Overflow;
 use crate::rules::Rules;
 use crate::spill::Spill;
 
@@ -121,7 +123,8 @@ pub struct Offer {
     pub archived: u64,
     /// Records the rules matched but the full buffer (and spill) dropped.
     pub dropped: u64,
-    /// Records the full buffer sent to the spill files.
+    /// Records the full buffer handed to the spill files' thread (which counts what it
+    /// cannot write as dropped).
     pub spilled: u64,
     /// Durability ticket: the batch is durable once [`Archive::durable`] reaches it.
     pub ticket: u64,
@@ -138,7 +141,6 @@ struct Buffer {
     /// Highest ticket a producer waits on as `stored`.
     wanted: u64,
     closing: bool,
-    spill: Option<Spill>,
 }
 
 #[derive(Debug, Default)]
@@ -152,13 +154,24 @@ struct Counters {
     slots_expired: AtomicU64,
 }
 
+impl Counters {
+    /// Counts `entry` as lost.
+    fn lost(&self, entry: &Entry) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        self.dropped_by_priority[entry.record.meta.priority as usize]
+            .fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 struct Inner {
     backend: Arc<dyn Backend>,
     options: ArchiveOptions,
     buffer: Mutex<Buffer>,
     ready: Condvar,
     durable: watch::Sender<u64>,
-    counters: Counters,
+    counters: Arc<Counters>,
+    /// The spill files and their thread, on the embedded path.
+    overflow: Option<Overflow>,
     last_error: Mutex<Option<String>>,
 }
 
@@ -188,20 +201,23 @@ impl Archive {
     /// # Errors
     /// The thread could not be spawned.
     pub fn start(backend: Arc<dyn Backend>, options: ArchiveOptions) -> std::io::Result<Archive> {
-        let spill = match &options.spill_dir {
-            Some(dir) => Some(Spill::open(dir, options.spill_bytes)?),
+        let counters = Arc::new(Counters::default());
+        let overflow = match &options.spill_dir {
+            Some(dir) => {
+                let spill = Spill::open(dir, options.spill_bytes)?;
+                let counters = Arc::clone(&counters);
+                Some(Overflow::start(spill, move |entry| counters.lost(entry))?)
+            }
             None => None,
         };
         let inner = Arc::new(Inner {
             backend,
             options,
-            buffer: Mutex::new(Buffer {
-                spill,
-                ..Buffer::default()
-            }),
+            buffer: Mutex::new(Buffer::default()),
             ready: Condvar::new(),
             durable: watch::Sender::new(0),
-            counters: Counters::default(),
+            counters,
+            overflow,
             last_error: Mutex::new(None),
         });
         let thread = std::thread::Builder::new()
@@ -246,6 +262,8 @@ impl Archive {
     ) -> Offer {
         let rules = &self.inner.options.rules;
         let mut offer = Offer::default();
+        // Records over their priority's share, for the spill files' thread.
+        let mut overflow = Vec::new();
         let mut buffer = lock(&self.inner.buffer);
         for (offset, record) in records.iter().enumerate() {
             let Some(keep) = rules.keep_for(record) else {
@@ -260,20 +278,11 @@ impl Archive {
             };
             let priority = record.meta.priority;
             if !stored && self.inner.over_bound(&buffer, size, priority) {
-                let spilled = match buffer.spill.as_mut().map(|spill| spill.push(&entry)) {
-                    Some(Ok(true)) => true,
-                    Some(Err(err)) => {
-                        tracing::warn!(error = %err, "archive spill file not writable; record dropped");
-                        false
-                    }
-                    Some(Ok(false)) | None => false,
-                };
-                if spilled {
-                    offer.spilled += 1;
+                if self.inner.overflow.is_some() {
+                    overflow.push(entry);
                 } else {
                     offer.dropped += 1;
-                    self.inner.counters.dropped_by_priority[priority as usize]
-                        .fetch_add(1, Ordering::Relaxed);
+                    self.inner.counters.lost(&entry);
                 }
                 continue;
             }
@@ -282,21 +291,22 @@ impl Archive {
             buffer.issued += 1;
             offer.archived += 1;
         }
-        if offer.spilled > 0 {
-            if let Some(Err(err)) = buffer.spill.as_mut().map(Spill::flush) {
-                tracing::warn!(error = %err, "archive spill file could not be flushed");
-            }
-        }
         offer.ticket = buffer.issued;
         if stored {
             buffer.wanted = buffer.issued;
         }
         drop(buffer);
-        if offer.dropped > 0 {
-            self.inner
-                .counters
-                .dropped
-                .fetch_add(offer.dropped, Ordering::Relaxed);
+        if let (Some(spill), false) = (&self.inner.overflow, overflow.is_empty()) {
+            let count = overflow.len() as u64;
+            match spill.hand_over(overflow) {
+                Ok(()) => offer.spilled += count,
+                Err(refused) => {
+                    offer.dropped += count;
+                    refused
+                        .iter()
+                        .for_each(|entry| self.inner.counters.lost(entry));
+                }
+            }
         }
         if offer.archived > 0 {
             self.inner.ready.notify_one();
@@ -322,8 +332,16 @@ impl Archive {
             dropped_by_priority: std::array::from_fn(|p| {
                 counters.dropped_by_priority[p].load(Ordering::Relaxed)
             }),
-            spilled: buffer.spill.as_ref().map_or(0, Spill::records),
-            spill_bytes: buffer.spill.as_ref().map_or(0, Spill::bytes),
+            spilled: self
+                .inner
+                .overflow
+                .as_ref()
+                .map_or(0, |o| o.spill().records()),
+            spill_bytes: self
+                .inner
+                .overflow
+                .as_ref()
+                .map_or(0, |o| o.spill().bytes()),
             expired_on_arrival: counters.expired_on_arrival.load(Ordering::Relaxed),
             write_errors: counters.write_errors.load(Ordering::Relaxed),
             last_error: lock(&self.inner.last_error).clone(),
@@ -344,12 +362,17 @@ impl Archive {
     /// Writes what is buffered, syncs, and stops the writer; gives up on a store that stays
     /// down for `grace` and counts what it could not write as dropped.
     pub fn close(&self, grace: Duration) {
+        let deadline = Instant::now() + grace;
+        // What was handed to the spill goes into its files first (the next start reads them
+        // if this writer cannot).
+        if let Some(overflow) = &self.inner.overflow {
+            overflow.stop(deadline);
+        }
         lock(&self.inner.buffer).closing = true;
         self.inner.ready.notify_one();
         let Some(thread) = lock(&self.thread).take() else {
             return;
         };
-        let deadline = Instant::now() + grace;
         while !thread.is_finished() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -438,18 +461,24 @@ impl Inner {
     #[allow(clippy::type_complexity)]
     fn next_batch(&self, last_sync: Instant) -> Option<(Vec<Entry>, u64, u64, bool, bool)> {
         let mut buffer = lock(&self.buffer);
-        let spilled = buffer.spill.as_ref().is_some_and(|spill| !spill.is_empty());
-        if buffer.entries.is_empty() && spilled {
-            // Memory is drained: the oldest spill file comes next. Its records were never
-            // given tickets (no producer waits on them), so the watermark stays.
-            match buffer.spill.as_mut().map(Spill::take) {
-                Some(Ok(batch)) if !batch.is_empty() => {
-                    let end = buffer.issued;
-                    return Some((batch, end, buffer.wanted, buffer.closing, true));
+        if let (Some(overflow), true) = (&self.overflow, buffer.entries.is_empty()) {
+            // Memory is drained: the oldest spill file comes next, read without holding up
+            // the router. Its records were never given tickets (no producer waits on them),
+            // so the watermark stays.
+            let (end, wanted, closing) = (buffer.issued, buffer.wanted, buffer.closing);
+            drop(buffer);
+            let mut spill = overflow.spill();
+            if !spill.is_empty() {
+                match spill.take() {
+                    Ok(batch) if !batch.is_empty() => {
+                        return Some((batch, end, wanted, closing, true));
+                    }
+                    Err(err) => self.failed("spill read", &ArchiveError::io("spill", err)),
+                    Ok(_) => {}
                 }
-                Some(Err(err)) => self.failed("spill read", &ArchiveError::io("spill", err)),
-                _ => {}
             }
+            drop(spill);
+            buffer = lock(&self.buffer);
         }
         while buffer.entries.is_empty() && !buffer.closing {
             let wait = self
@@ -480,7 +509,7 @@ impl Inner {
 
     /// Deletes the spill file whose records were just written.
     fn spill_written(&self) {
-        let result = lock(&self.buffer).spill.as_mut().map(Spill::written);
+        let result = self.overflow.as_ref().map(|o| o.spill().written());
         if let Some(Err(err)) = result {
             self.failed("spill delete", &ArchiveError::io("spill", err));
         }
