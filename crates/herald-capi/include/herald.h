@@ -721,7 +721,7 @@ int herald_log_site_at(const struct herald_client *c, int priority, const char *
 // with the plan `herald_log_site_plan` gave for the site (herald_logf.h's
 // `herald_fmt_capture`): what `HERALD_LOG` calls for a format that is a string literal.
 // The text is made on the logger's background thread, exactly as printf would make it.
-// Arguments longer than `HERALD_LOG_ARGS_BYTES` are rendered at once. A site without a
+// Arguments longer than `HERALD_LOG_ARGS_BYTES` are kept on the heap. A site without a
 // plan is `HERALD_E_INVALID`.
 //
 // # Safety
@@ -836,8 +836,8 @@ const struct herald_log_plan *herald_log_site_plan(struct herald_log_site *site,
 // Renders, as the logger's background thread does, the `len` bytes of arguments at `args`
 // that `herald_fmt_capture` captured with `plan`: writes at most `cap - 1` bytes and a NUL
 // to `out` (nothing if `cap` is 0) and returns the length of the whole text, as snprintf.
-// For tests and tools; a log call needs none of it. Returns `HERALD_E_INVALID` for a NULL
-// plan, or NULL `args` or `out` with a length.
+// For tests and tools; a log call needs none of it. Returns `HERALD_E_INVALID` (and the
+// message in `herald_last_error`) for a NULL plan, or NULL `args` or `out` with a length.
 //
 // # Safety
 // `plan` NULL or returned by `herald_log_site_plan`; `args` points to `len` bytes; `out`

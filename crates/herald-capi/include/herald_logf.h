@@ -520,8 +520,9 @@ static inline int herald_logf_site(const herald_client *client, int priority, co
   va_list args;
   const herald_log_plan *plan;
 #if defined(__GNUC__) || defined(__clang__)
-  /* The plan the library left in the site; asked for only the first time. */
-  plan = __atomic_load_n(&site->plan, __ATOMIC_ACQUIRE);
+  /* The plan the library left in the site; asked for only the first time. (A NULL site
+   * gets no plan, and the library's refusal below.) */
+  plan = site != NULL ? __atomic_load_n(&site->plan, __ATOMIC_ACQUIRE) : NULL;
   if (plan == NULL || plan->format != fmt) plan = herald_log_site_plan(site, fmt);
 #else
   plan = herald_log_site_plan(site, fmt);

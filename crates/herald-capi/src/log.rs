@@ -234,7 +234,7 @@ impl<'a> SiteCall<'a> {
 /// with the plan `herald_log_site_plan` gave for the site (herald_logf.h's
 /// `herald_fmt_capture`): what `HERALD_LOG` calls for a format that is a string literal.
 /// The text is made on the logger's background thread, exactly as printf would make it.
-/// Arguments longer than `HERALD_LOG_ARGS_BYTES` are rendered at once. A site without a
+/// Arguments longer than `HERALD_LOG_ARGS_BYTES` are kept on the heap. A site without a
 /// plan is `HERALD_E_INVALID`.
 ///
 /// # Safety

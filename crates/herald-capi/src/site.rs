@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use ::herald_client::logger::Source;
 
 use crate::plan::{herald_log_plan, Plan};
-use crate::status::{Failure, HERALD_E_INVALID};
+use crate::status::{report, Failure};
 use crate::strings::optional;
 
 /// A `HERALD_LOG` call site: where it is in the program, its strings checked once. The
@@ -152,8 +152,8 @@ pub unsafe extern "C" fn herald_log_site_plan(
 /// Renders, as the logger's background thread does, the `len` bytes of arguments at `args`
 /// that `herald_fmt_capture` captured with `plan`: writes at most `cap - 1` bytes and a NUL
 /// to `out` (nothing if `cap` is 0) and returns the length of the whole text, as snprintf.
-/// For tests and tools; a log call needs none of it. Returns `HERALD_E_INVALID` for a NULL
-/// plan, or NULL `args` or `out` with a length.
+/// For tests and tools; a log call needs none of it. Returns `HERALD_E_INVALID` (and the
+/// message in `herald_last_error`) for a NULL plan, or NULL `args` or `out` with a length.
 ///
 /// # Safety
 /// `plan` NULL or returned by `herald_log_site_plan`; `args` points to `len` bytes; `out`
@@ -166,10 +166,16 @@ pub unsafe extern "C" fn herald_log_plan_render(
     out: *mut c_char,
     cap: usize,
 ) -> c_int {
+    if plan.is_null() {
+        return report(Failure::invalid("plan is NULL"));
+    }
+    if out.is_null() && cap > 0 {
+        return report(Failure::invalid(format!("out is NULL with capacity {cap}")));
+    }
     // SAFETY: `args` points to `len` bytes by the caller's contract.
-    let args = unsafe { crate::strings::bytes(args, len, "args") };
-    let (Ok(args), false, false) = (args, plan.is_null(), out.is_null() && cap > 0) else {
-        return HERALD_E_INVALID;
+    let args = match unsafe { crate::strings::bytes(args, len, "args") } {
+        Ok(args) => args,
+        Err(failure) => return report(failure),
     };
     // SAFETY: a plan pointer from `herald_log_site_plan` points at the `c` field, the first
     // of a `#[repr(C)]` `Plan` that is never freed.

@@ -131,6 +131,19 @@ static void null_arguments(void) {
     EXPECT_INVALID(herald_log_site_at(NULL, HERALD_INFO, "a", &site, "t", 1), "client is NULL");
     EXPECT_INVALID(herald_logf_site(NULL, HERALD_INFO, "a", &site, "%d", 1), "client is NULL");
   }
+  {
+    /* A deferrable site: its format gets a plan, and the call is still refused. */
+    static herald_log_site deferred = {.file = __FILE__, .line = __LINE__, .deferrable = 1};
+    static const char format[] = "%d";
+    EXPECT_INVALID(herald_logf_site(NULL, HERALD_INFO, "a", &deferred, format, 1),
+                   "client is NULL");
+    EXPECT(herald_log_site_plan(&deferred, format) != NULL);
+    EXPECT_INVALID(herald_log_site_args(NULL, HERALD_INFO, "a", &deferred, NULL, 0),
+                   "client is NULL");
+  }
+  EXPECT(herald_log_site_plan(NULL, "%d") == NULL);
+  EXPECT_INVALID(herald_logf_site(NULL, HERALD_INFO, "a", NULL, "%d", 1), "site is NULL");
+  EXPECT_INVALID(herald_log_plan_render(NULL, NULL, 0, buf, sizeof buf), "plan is NULL");
   HERALD_LOG(NULL, HERALD_EMERGENCY, "a", "never formatted: %d", 1);
   EXPECT_INVALID(herald_publish(NULL, NULL), "client is NULL");
   EXPECT_INVALID(herald_try_publish(NULL, NULL), "client is NULL");
