@@ -34,6 +34,40 @@ fn bytes_of(entries: &[Entry]) -> usize {
     entries.iter().map(|e| e.record.bytes.len()).sum()
 }
 
+/// Appends `entries` to `spill`, giving each that does not fit or cannot be written to
+/// `lost`; returns how many were lost and the last write error.
+fn write(
+    spill: &mut Spill,
+    entries: &[Entry],
+    lost: &impl Fn(&Entry),
+) -> (usize, Option<std::io::Error>) {
+    let (mut dropped, mut error) = (0, None);
+    for entry in entries {
+        match spill.push(entry) {
+            Ok(true) => continue,
+            Ok(false) => {}
+            Err(err) => error = Some(err),
+        }
+        lost(entry);
+        dropped += 1;
+    }
+    if let Err(err) = spill.flush() {
+        error = Some(err);
+    }
+    (dropped, error)
+}
+
+/// Joins `thread` once it has finished, waiting until `deadline` at most (a thread still
+/// running then is left to finish on its own).
+pub(crate) fn join_until(thread: JoinHandle<()>, deadline: Instant) {
+    while !thread.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    if thread.is_finished() {
+        let _ = thread.join();
+    }
+}
+
 impl Overflow {
     /// Starts the thread that writes into `spill`; `lost` counts each record it could not
     /// write.
@@ -52,23 +86,20 @@ impl Overflow {
             .spawn({
                 let (spill, queued_bytes) = (Arc::clone(&spill), Arc::clone(&queued_bytes));
                 move || {
+                    let mut last_warning: Option<Instant> = None;
                     for entries in receiver {
-                        let mut spill = lock(&spill);
-                        for entry in &entries {
-                            match spill.push(entry) {
-                                Ok(true) => {}
-                                Ok(false) => lost(entry),
-                                Err(err) => {
-                                    tracing::warn!(error = %err, "archive spill file not writable; record dropped");
-                                    lost(entry);
-                                }
+                        let (dropped, error) = write(&mut lock(&spill), &entries, &lost);
+                        queued_bytes.fetch_sub(bytes_of(&entries), Ordering::AcqRel);
+                        // Counted always; said at most once a second.
+                        if (dropped > 0 || error.is_some())
+                            && last_warning.is_none_or(|at| at.elapsed() >= Duration::from_secs(1))
+                        {
+                            last_warning = Some(Instant::now());
+                            match error {
+                                Some(err) => tracing::warn!(dropped, error = %err, "archive spill files not writable: records not archived"),
+                                None => tracing::warn!(dropped, "archive spill files full: records not archived"),
                             }
                         }
-                        if let Err(err) = spill.flush() {
-                            tracing::warn!(error = %err, "archive spill file could not be flushed");
-                        }
-                        drop(spill);
-                        queued_bytes.fetch_sub(bytes_of(&entries), Ordering::AcqRel);
                     }
                 }
             })?;
@@ -103,14 +134,8 @@ impl Overflow {
     /// Lets the thread write what it was handed and stop, waiting until `deadline` at most.
     pub(crate) fn stop(&self, deadline: Instant) {
         drop(lock(&self.sender).take());
-        let Some(thread) = lock(&self.thread).take() else {
-            return;
-        };
-        while !thread.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        if thread.is_finished() {
-            let _ = thread.join();
+        if let Some(thread) = lock(&self.thread).take() {
+            join_until(thread, deadline);
         }
     }
 }

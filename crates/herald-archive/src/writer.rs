@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use crate::backend::{Backend, Slot};
 use crate::entry::Entry;
 use crate::error::ArchiveError;
-use crate::overflow::Overflow;
+use crate::overflow::{join_until, Overflow};
 use crate::rules::Rules;
 use crate::spill::Spill;
 
@@ -370,14 +370,8 @@ impl Archive {
         }
         lock(&self.inner.buffer).closing = true;
         self.inner.ready.notify_one();
-        let Some(thread) = lock(&self.thread).take() else {
-            return;
-        };
-        while !thread.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if thread.is_finished() {
-            let _ = thread.join();
+        if let Some(thread) = lock(&self.thread).take() {
+            join_until(thread, deadline);
         }
     }
 }
@@ -604,16 +598,14 @@ impl Inner {
     /// Counts what is left unwritten at shutdown as dropped.
     fn abandon(&self, in_flight: &[Entry]) {
         let mut buffer = lock(&self.buffer);
-        let lost = (in_flight.len() + buffer.entries.len()) as u64;
+        let lost = in_flight.len() + buffer.entries.len();
         for entry in in_flight.iter().chain(&buffer.entries) {
-            self.counters.dropped_by_priority[entry.record.meta.priority as usize]
-                .fetch_add(1, Ordering::Relaxed);
+            self.counters.lost(entry);
         }
         buffer.entries.clear();
         buffer.bytes = 0;
         buffer.in_flight = 0;
         buffer.in_flight_bytes = 0;
-        self.counters.dropped.fetch_add(lost, Ordering::Relaxed);
         tracing::error!(
             lost,
             "archive store unavailable at shutdown; records not archived"

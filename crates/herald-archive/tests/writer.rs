@@ -88,6 +88,23 @@ fn records(name: &str, from: i64, count: i64) -> Vec<RawRecord> {
         .collect()
 }
 
+/// The embedded store in `dir`, down until told otherwise.
+fn down(dir: &std::path::Path) -> Arc<Flaky> {
+    Arc::new(Flaky {
+        store: EmbeddedBackend::open(dir),
+        down: AtomicBool::new(true),
+    })
+}
+
+/// A buffer of 1,000 records, written 100 at a time.
+fn small_buffer() -> ArchiveOptions {
+    ArchiveOptions {
+        buffer_records: 1_000,
+        batch_records: 100,
+        ..ArchiveOptions::default()
+    }
+}
+
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !done() {
@@ -119,16 +136,8 @@ fn stored_batches_become_durable_and_readable() {
 #[test]
 fn a_store_that_is_down_fills_the_buffer_then_drops_and_counts_and_catches_up() {
     let dir = tempfile::tempdir().unwrap();
-    let flaky = Arc::new(Flaky {
-        store: EmbeddedBackend::open(dir.path()),
-        down: AtomicBool::new(true),
-    });
-    let options = ArchiveOptions {
-        buffer_records: 1_000,
-        batch_records: 100,
-        ..ArchiveOptions::default()
-    };
-    let archive = Archive::start(flaky.clone(), options).unwrap();
+    let flaky = down(&dir.path().join("store"));
+    let archive = Archive::start(flaky.clone(), small_buffer()).unwrap();
     // INFO records may fill nine tenths of the buffer: the rest is kept for WARNING and up.
     let first = archive.offer(&records("A.b", 0, 1_500), 1, 0, false);
     assert_eq!((first.archived, first.dropped), (900, 600));
@@ -158,16 +167,8 @@ fn a_store_that_is_down_fills_the_buffer_then_drops_and_counts_and_catches_up() 
 #[test]
 fn a_filling_buffer_sheds_the_lowest_priorities_first() {
     let dir = tempfile::tempdir().unwrap();
-    let flaky = Arc::new(Flaky {
-        store: EmbeddedBackend::open(dir.path()),
-        down: AtomicBool::new(true),
-    });
-    let options = ArchiveOptions {
-        buffer_records: 1_000,
-        batch_records: 100,
-        ..ArchiveOptions::default()
-    };
-    let archive = Archive::start(flaky.clone(), options).unwrap();
+    let flaky = down(&dir.path().join("store"));
+    let archive = Archive::start(flaky.clone(), small_buffer()).unwrap();
     let order = [
         Priority::Debug,
         Priority::Info,
@@ -228,16 +229,11 @@ fn records_past_their_retention_on_arrival_are_counted_not_written() {
 #[test]
 fn a_full_buffer_spills_to_disk_and_the_spill_is_written_when_the_store_returns() {
     let dir = tempfile::tempdir().unwrap();
-    let flaky = Arc::new(Flaky {
-        store: EmbeddedBackend::open(&dir.path().join("store")),
-        down: AtomicBool::new(true),
-    });
+    let flaky = down(&dir.path().join("store"));
     let options = ArchiveOptions {
-        buffer_records: 1_000,
-        batch_records: 100,
         spill_dir: Some(dir.path().join("spill")),
         spill_bytes: 1 << 20,
-        ..ArchiveOptions::default()
+        ..small_buffer()
     };
     let archive = Archive::start(flaky.clone(), options.clone()).unwrap();
     let offer = archive.offer(&records("A.b", 0, 3_000), 1, 0, false);
@@ -289,11 +285,7 @@ fn spill_files_left_by_a_stopped_server_are_written_by_the_next() {
         ..ArchiveOptions::default()
     };
     {
-        let down = Arc::new(Flaky {
-            store: EmbeddedBackend::open(&store_dir),
-            down: AtomicBool::new(true),
-        });
-        let archive = Archive::start(down, options.clone()).unwrap();
+        let archive = Archive::start(down(&store_dir), options.clone()).unwrap();
         let offer = archive.offer(&records("A.b", 0, 500), 1, 0, false);
         assert_eq!(offer.spilled, 491);
         archive.close(Duration::from_secs(10));
