@@ -1,6 +1,7 @@
-//! Expiry: every (class, day) past its retention loses its partitions — the samples
+//! Expiry: every (class, day) past its retention loses its partitions — the sample blocks
 //! partition of each name written that day (listed in `slot_names`) and the day's 24 log
-//! partitions — then its index rows. Data goes first, so an interrupted expiry leaves index
+//! block partitions, and the same partitions of the row-per-record tables where the
+//! keyspace has them — then its index rows. Data goes first, so an interrupted expiry leaves index
 //! rows that the next one follows again, never data that nothing leads to.
 
 use std::collections::BTreeMap;
@@ -65,8 +66,13 @@ async fn drop_slot(store: &Store, slot: Slot, sources: &[String]) -> Result<(), 
         stream::iter(&names)
             .map(|name| async move {
                 session
-                    .execute_unpaged(&statements.delete_samples, (name, day, keep))
+                    .execute_unpaged(&statements.delete_sample_blocks, (name, day, keep))
                     .await?;
+                if let Some(legacy) = &statements.legacy {
+                    session
+                        .execute_unpaged(&legacy.delete_samples, (name, day, keep))
+                        .await?;
+                }
                 session
                     .execute_unpaged(&statements.delete_name_slot, (name, day, keep))
                     .await
@@ -77,8 +83,14 @@ async fn drop_slot(store: &Store, slot: Slot, sources: &[String]) -> Result<(), 
             .map_err(|err| execution_error("deleting samples", &err))?;
     }
     if has(Table::Logs) {
-        stream::iter(0..24)
-            .map(|hour| session.execute_unpaged(&statements.delete_logs, (day, hour, keep)))
+        let legacy = statements.legacy.as_ref().map(|legacy| &legacy.delete_logs);
+        let deletes = [Some(&statements.delete_log_blocks), legacy];
+        let partitions = deletes
+            .into_iter()
+            .flatten()
+            .flat_map(|statement| (0..24).map(move |hour| (statement, hour)));
+        stream::iter(partitions)
+            .map(|(statement, hour)| session.execute_unpaged(statement, (day, hour, keep)))
             .buffer_unordered(IN_FLIGHT)
             .try_for_each(|_| async { Ok(()) })
             .await

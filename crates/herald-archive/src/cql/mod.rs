@@ -2,9 +2,10 @@
 //!
 //! # Tables
 //! Data is partitioned by what is read together and expired together (see `cql/schema.rs`):
-//! - `samples`: one partition per (name, day, retention class), clustered by (time, seq);
-//! - `logs`: one partition per (day, hour of the day, retention class), clustered the same
-//!   way, so one day of logs is 24 partitions;
+//! - `sample_blocks`: one partition per (name, day, retention class), a row per block of
+//!   records (`cql/blocks.rs`) clustered by its first record's (time, seq);
+//! - `log_blocks`: one partition per (day, hour of the day, retention class), clustered the
+//!   same way, so one day of logs is 24 partitions;
 //! - index tables (`name_slots`, `slots`, `slot_names`, `classes`) so that listing slots and
 //!   expiring never scan: a name's slots are one partition, a class's days are one partition,
 //!   and the names written in one (class, day) are one partition. Expiring deletes whole
@@ -32,9 +33,11 @@
 //! `commitlog_sync_period`, 10 s by default, when the machine loses power) — replication is
 //! then what protects those writes.
 
+mod blocks;
 mod expire;
 mod lazy;
 mod lease;
+mod legacy;
 mod read;
 mod schema;
 mod write;
@@ -198,8 +201,8 @@ impl Store {
             .build()
             .await
             .map_err(|err| session_error(&options.contact_points, err))?;
-        schema::create(&session, options).await?;
-        let statements = Statements::prepare(&session, &options.keyspace).await?;
+        let legacy = schema::create(&session, options).await?;
+        let statements = Statements::prepare(&session, &options.keyspace, legacy).await?;
         Ok(Store {
             session,
             statements,
@@ -214,7 +217,11 @@ impl Backend for CqlBackend {
     }
 
     fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
-        self.block_on(write::write(&self.store, entries))
+        self.block_on(write::write(&self.store, entries, false))
+    }
+
+    fn write_checked(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
+        self.block_on(write::write(&self.store, entries, true))
     }
 
     fn sync(&self) -> Result<(), ArchiveError> {

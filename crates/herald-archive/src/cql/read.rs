@@ -1,19 +1,25 @@
 //! Reading: the slots of a source (from the index tables), rows of one slot in (time, seq)
-//! order, and the last sample at an instant.
+//! order, and the last sample at an instant, from the block rows (`cql/blocks.rs`) and,
+//! in keyspaces that have them, the row-per-record tables of earlier versions
+//! (`cql/legacy.rs`).
 
 use bytes::Bytes;
 use futures_util::future::try_join_all;
-use herald_proto::archive::StoredRecord;
 use scylla::deserialize::row::DeserializeRow;
 use scylla::response::query_result::QueryResult;
 use scylla::statement::prepared::PreparedStatement;
 
+use super::blocks::{self, key, Lower, Wanted, BLOCK_SPAN};
 use super::schema::{keep_of, keep_value, CLASSES_PART};
 use super::write::hour_of;
-use super::{execution_error, rows_error, Store};
+use super::{execution_error, legacy, rows_error, Store};
 use crate::backend::{RowRange, Slot, Source};
 use crate::entry::{Row, Table};
 use crate::error::ArchiveError;
+use crate::keep::Keep;
+
+/// Block rows read per request.
+const PAGE_BLOCKS: usize = 32;
 
 /// Runs `statement` and returns its rows as `R`s.
 pub(super) async fn select<R>(
@@ -86,52 +92,18 @@ pub(super) async fn slots(
     }
 }
 
-/// Where rows start: after a cursor, or at a time.
+/// A partition of `sample_blocks` or `log_blocks`.
 #[derive(Debug, Clone, Copy)]
-enum Lower {
-    /// `(time, seq) > (time, seq)`.
+enum Blocks<'a> {
+    Samples { name: &'a str, day: i32, keep: i64 },
+    Logs { day: i32, hour: i32, keep: i64 },
+}
+
+/// Where the next page of blocks starts: at a (start_time, start_seq) or after one.
+#[derive(Debug, Clone, Copy)]
+enum Next {
+    From(i64, i64),
     After(i64, i64),
-    /// `(time, seq) >= (time, i64::MIN)`.
-    From(i64),
-}
-
-impl Lower {
-    fn of(range: &RowRange) -> Lower {
-        match range.after {
-            Some(after) if after.time >= range.from => Lower::After(after.time, after.seq as i64),
-            _ => Lower::From(range.from),
-        }
-    }
-
-    fn time(self) -> i64 {
-        match self {
-            Lower::After(time, _) | Lower::From(time) => time,
-        }
-    }
-
-    /// Returns the statement to use of the two and its bound.
-    fn pick<'a>(
-        self,
-        after: &'a PreparedStatement,
-        from: &'a PreparedStatement,
-    ) -> (&'a PreparedStatement, (i64, i64)) {
-        match self {
-            Lower::After(time, seq) => (after, (time, seq)),
-            Lower::From(time) => (from, (time, i64::MIN)),
-        }
-    }
-}
-
-fn row(time: i64, seq: i64, received: i64, record: Bytes) -> Row {
-    Row {
-        time,
-        stored: StoredRecord {
-            seq: seq as u64,
-            received,
-            record,
-        },
-        checked: false,
-    }
 }
 
 /// Returns up to `limit` rows of `source` in `slot` within `range`, in (time, seq) order.
@@ -147,66 +119,109 @@ pub(super) async fn read(
         return Ok(Vec::new());
     }
     let (keep, day) = (keep_value(slot.keep), slot.day);
-    let upper = (range.to, i64::MIN);
-    let statements = &store.statements;
-    match source {
+    let mut rows = match source {
         Source::Samples(name) => {
-            let (statement, low) = lower.pick(&statements.samples_after, &statements.samples_from);
-            let cap = i32::try_from(limit).unwrap_or(i32::MAX);
-            let values = (name, day, keep, low.0, low.1, upper.0, upper.1, cap);
-            let rows: Vec<(i64, i64, i64, Bytes)> =
-                select(store, statement, values, "samples").await?;
-            Ok(rows
-                .into_iter()
-                .map(|(time, seq, received, record)| row(time, seq, received, record))
-                .collect())
+            let wanted = Wanted {
+                lower,
+                to: range.to,
+                priorities: None,
+            };
+            let partition = Blocks::Samples { name, day, keep };
+            read_blocks(store, partition, slot.keep, &wanted, limit).await?
         }
-        Source::Logs => read_logs(store, slot, range, lower, limit).await,
-    }
-}
-
-/// Reads the hours of the slot's day that `range` covers, in order, keeping the rows of
-/// the priorities asked for, until `limit` rows.
-async fn read_logs(
-    store: &Store,
-    slot: Slot,
-    range: &RowRange,
-    mut lower: Lower,
-    limit: usize,
-) -> Result<Vec<Row>, ArchiveError> {
-    let (keep, day) = (keep_value(slot.keep), slot.day);
-    let upper = (range.to, i64::MIN);
-    let statements = &store.statements;
-    let cap = i32::try_from(limit).unwrap_or(i32::MAX);
-    let priorities = range.priorities.bits();
-    let first_hour = hour_of(day, lower.time());
-    let last_hour = hour_of(day, range.to.saturating_sub(1));
-    let mut found = Vec::new();
-    for hour in first_hour..=last_hour {
-        loop {
-            let (statement, low) = lower.pick(&statements.logs_after, &statements.logs_from);
-            let values = (day, hour, keep, low.0, low.1, upper.0, upper.1, cap);
-            let rows: Vec<(i64, i64, i32, i64, Bytes)> =
-                select(store, statement, values, "logs").await?;
-            let full = rows.len() == limit;
-            for (time, seq, priority, received, record) in rows {
-                lower = Lower::After(time, seq);
-                let bit = u32::try_from(priority)
-                    .ok()
-                    .and_then(|p| 1u16.checked_shl(p));
-                if bit.is_some_and(|bit| priorities & bit != 0) {
-                    found.push(row(time, seq, received, record));
-                    if found.len() == limit {
-                        return Ok(found);
-                    }
+        Source::Logs => {
+            let wanted = Wanted {
+                lower,
+                to: range.to,
+                priorities: Some(range.priorities),
+            };
+            let mut rows = Vec::new();
+            let (first_hour, last_hour) = (hour_of(day, lower.time()), hour_of(day, range.to - 1));
+            for hour in first_hour..=last_hour {
+                let partition = Blocks::Logs { day, hour, keep };
+                let left = limit - rows.len();
+                rows.extend(read_blocks(store, partition, slot.keep, &wanted, left).await?);
+                if rows.len() == limit {
+                    break;
                 }
             }
-            if !full {
-                break;
+            rows
+        }
+    };
+    if let Some(statements) = &store.statements.legacy {
+        rows.extend(legacy::read(store, statements, source, slot, range, limit).await?);
+        blocks::settle(&mut rows, limit);
+    }
+    Ok(rows)
+}
+
+/// Reads the blocks of `partition` that may hold rows `wanted`, in order, until `limit`
+/// rows are certain: those found so far all come before the next block's first.
+async fn read_blocks(
+    store: &Store,
+    partition: Blocks<'_>,
+    keep: Keep,
+    wanted: &Wanted,
+    limit: usize,
+) -> Result<Vec<Row>, ArchiveError> {
+    let mut rows = Vec::new();
+    // A block holds rows of its start to BLOCK_SPAN later.
+    let mut next = Next::From(wanted.lower.time().saturating_sub(BLOCK_SPAN), i64::MIN);
+    loop {
+        let page = blocks_page(store, partition, next, wanted.to).await?;
+        let full = page.len() == PAGE_BLOCKS;
+        for (start_time, start_seq, block) in page {
+            if rows.len() >= limit {
+                blocks::settle(&mut rows, limit);
+                let last = rows.last().map(|r: &Row| key(r.time, r.stored.seq));
+                if rows.len() == limit && last < Some((start_time, start_seq)) {
+                    return Ok(rows);
+                }
             }
+            blocks::decode_into(block, keep, wanted, &mut rows)?;
+            next = Next::After(start_time, start_seq);
+        }
+        if !full {
+            break;
         }
     }
-    Ok(found)
+    blocks::settle(&mut rows, limit);
+    Ok(rows)
+}
+
+/// Returns the next page of `partition`'s blocks starting before `to`.
+async fn blocks_page(
+    store: &Store,
+    partition: Blocks<'_>,
+    next: Next,
+    to: i64,
+) -> Result<Vec<(i64, i64, Bytes)>, ArchiveError> {
+    let statements = &store.statements;
+    let (after, low) = match next {
+        Next::From(time, seq) => (false, (time, seq)),
+        Next::After(time, seq) => (true, (time, seq)),
+    };
+    let cap = PAGE_BLOCKS as i32;
+    match partition {
+        Blocks::Samples { name, day, keep } => {
+            let statement = if after {
+                &statements.sample_blocks_after
+            } else {
+                &statements.sample_blocks_from
+            };
+            let values = (name, day, keep, low.0, low.1, to, i64::MIN, cap);
+            select(store, statement, values, "sample blocks").await
+        }
+        Blocks::Logs { day, hour, keep } => {
+            let statement = if after {
+                &statements.log_blocks_after
+            } else {
+                &statements.log_blocks_from
+            };
+            let values = (day, hour, keep, low.0, low.1, to, i64::MIN, cap);
+            select(store, statement, values, "log blocks").await
+        }
+    }
 }
 
 /// Returns the last sample of `name` in `slot` at or before `time`.
@@ -216,16 +231,44 @@ pub(super) async fn last_at(
     slot: Slot,
     time: i64,
 ) -> Result<Option<Row>, ArchiveError> {
-    let values = (name, slot.day, keep_value(slot.keep), time);
-    let rows: Vec<(i64, i64, i64, Bytes)> = select(
-        store,
-        &store.statements.last_sample,
-        values,
-        "the last sample",
-    )
-    .await?;
-    Ok(rows
-        .into_iter()
-        .next()
-        .map(|(time, seq, received, record)| row(time, seq, received, record)))
+    let keep = keep_value(slot.keep);
+    let mut best: Option<Row> = None;
+    let mut before = (time.saturating_add(1), i64::MIN);
+    'pages: loop {
+        let values = (name, slot.day, keep, before.0, before.1, PAGE_BLOCKS as i32);
+        let page: Vec<(i64, i64, Bytes)> = select(
+            store,
+            &store.statements.sample_blocks_before,
+            values,
+            "sample blocks",
+        )
+        .await?;
+        let full = page.len() == PAGE_BLOCKS;
+        for (start_time, start_seq, block) in page {
+            // This block and those before it hold nothing after start + BLOCK_SPAN.
+            if best
+                .as_ref()
+                .is_some_and(|b| start_time.saturating_add(BLOCK_SPAN) < b.time)
+            {
+                break 'pages;
+            }
+            if let Some(row) = blocks::last_at(&block, slot.keep, time)? {
+                if best.as_ref().is_none_or(|b| blocks::order(&row, b).is_gt()) {
+                    best = Some(row);
+                }
+            }
+            before = (start_time, start_seq);
+        }
+        if !full {
+            break;
+        }
+    }
+    if let Some(statements) = &store.statements.legacy {
+        if let Some(row) = legacy::last_at(store, statements, name, slot, time).await? {
+            if best.as_ref().is_none_or(|b| blocks::order(&row, b).is_gt()) {
+                best = Some(row);
+            }
+        }
+    }
+    Ok(best)
 }

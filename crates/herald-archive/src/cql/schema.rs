@@ -1,8 +1,8 @@
 //! The keyspace, its tables and the statements prepared on them.
 //!
 //! ```text
-//! samples    ((name, day, keep), time, seq) -> received, record    one name's day of a class
-//! logs       ((day, hour, keep), time, seq) -> priority, received, record
+//! sample_blocks ((name, day, keep), start_time, start_seq) -> block  one name's day of a class
+//! log_blocks    ((day, hour, keep), start_time, start_seq) -> block  one hour of logs
 //! name_slots ((name), day, keep)            the slots of a name          (Source::Samples)
 //! slots      ((keep), day, source)          the days of a class, and whether they hold
 //!                                           samples, logs or both  (Source::Logs, expiry)
@@ -13,6 +13,14 @@
 //! Times and sequence numbers are `bigint` (nanoseconds; sequence numbers as two's
 //! complement, as the embedded store keeps them), `keep` is the class's retention in
 //! seconds, `day` the day since the epoch (UTC), `hour` the hour of that day (0 to 23).
+//! A `block` is a block of records in the embedded store's format, clustered by its first
+//! record's (time, seq) (see `cql/blocks.rs`).
+//!
+//! Keyspaces written before block rows (up to 2026-11-27) also have a row per record:
+//! `samples ((name, day, keep), time, seq) -> received, record` and `logs ((day, hour,
+//! keep), time, seq) -> priority, received, record`. Where those tables exist, reads merge
+//! their rows with the blocks' and expiry deletes their partitions too ([`Legacy`]); new
+//! keyspaces do not get them.
 //!
 //! A clustering column takes one lower bound: `time >= ? AND time < ? AND (time, seq) >
 //! (?, ?)` is rejected ("More than one restriction was found for the start bound on time",
@@ -34,18 +42,18 @@ const SCHEMA_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// The tables, by name, and how to create them (`{ks}` is the keyspace).
 const TABLES: [(&str, &str); 6] = [
     (
-        "samples",
-        "CREATE TABLE IF NOT EXISTS {ks}.samples (name text, day int, keep bigint, \
-         time bigint, seq bigint, received bigint, record blob, \
-         PRIMARY KEY ((name, day, keep), time, seq)) \
-         WITH CLUSTERING ORDER BY (time ASC, seq ASC)",
+        "sample_blocks",
+        "CREATE TABLE IF NOT EXISTS {ks}.sample_blocks (name text, day int, keep bigint, \
+         start_time bigint, start_seq bigint, block blob, \
+         PRIMARY KEY ((name, day, keep), start_time, start_seq)) \
+         WITH CLUSTERING ORDER BY (start_time ASC, start_seq ASC)",
     ),
     (
-        "logs",
-        "CREATE TABLE IF NOT EXISTS {ks}.logs (day int, hour int, keep bigint, \
-         time bigint, seq bigint, priority int, received bigint, record blob, \
-         PRIMARY KEY ((day, hour, keep), time, seq)) \
-         WITH CLUSTERING ORDER BY (time ASC, seq ASC)",
+        "log_blocks",
+        "CREATE TABLE IF NOT EXISTS {ks}.log_blocks (day int, hour int, keep bigint, \
+         start_time bigint, start_seq bigint, block blob, \
+         PRIMARY KEY ((day, hour, keep), start_time, start_seq)) \
+         WITH CLUSTERING ORDER BY (start_time ASC, start_seq ASC)",
     ),
     (
         "name_slots",
@@ -111,8 +119,9 @@ pub(super) async fn schema_change(session: &Session, cql: String) -> Result<(), 
     Ok(())
 }
 
-/// Creates the keyspace and whichever tables are missing.
-pub(super) async fn create(session: &Session, options: &CqlOptions) -> Result<(), ArchiveError> {
+/// Creates the keyspace and whichever tables are missing; returns whether the keyspace has
+/// the row-per-record tables of earlier versions.
+pub(super) async fn create(session: &Session, options: &CqlOptions) -> Result<bool, ArchiveError> {
     let ks = &options.keyspace;
     let existing = session
         .query_unpaged(
@@ -145,17 +154,47 @@ pub(super) async fn create(session: &Session, options: &CqlOptions) -> Result<()
             schema_change(session, cql.replace("{ks}", ks)).await?;
         }
     }
-    Ok(())
+    let has = |table: &str| existing.iter().any(|name| name == table);
+    Ok(has("samples") && has("logs"))
 }
 
 /// Every statement the store runs, prepared once.
 pub(super) struct Statements {
-    pub insert_sample: PreparedStatement,
-    pub insert_log: PreparedStatement,
+    pub insert_sample_block: PreparedStatement,
+    pub insert_log_block: PreparedStatement,
     pub insert_name_slot: PreparedStatement,
     pub insert_slot_name: PreparedStatement,
     pub insert_slot: PreparedStatement,
     pub insert_class: PreparedStatement,
+    /// name, day, keep, (start_time, start_seq) > (?, ?), < (?, ?), limit.
+    pub sample_blocks_after: PreparedStatement,
+    /// As `sample_blocks_after` with `>=`.
+    pub sample_blocks_from: PreparedStatement,
+    /// day, hour, keep, (start_time, start_seq) > (?, ?), < (?, ?), limit.
+    pub log_blocks_after: PreparedStatement,
+    /// As `log_blocks_after` with `>=`.
+    pub log_blocks_from: PreparedStatement,
+    /// name, day, keep, (start_time, start_seq) < (?, ?), newest first, limit.
+    pub sample_blocks_before: PreparedStatement,
+    pub name_slots: PreparedStatement,
+    pub classes: PreparedStatement,
+    /// keep, first day, last day.
+    pub class_days: PreparedStatement,
+    /// keep, last day.
+    pub class_days_until: PreparedStatement,
+    pub slot_names: PreparedStatement,
+    pub delete_sample_blocks: PreparedStatement,
+    pub delete_log_blocks: PreparedStatement,
+    pub delete_name_slot: PreparedStatement,
+    pub delete_slot_names: PreparedStatement,
+    pub delete_slot: PreparedStatement,
+    /// Set when the keyspace has the row-per-record tables of earlier versions.
+    pub legacy: Option<Legacy>,
+}
+
+/// The statements on the row-per-record tables of keyspaces written before block rows:
+/// read and expired, never written.
+pub(super) struct Legacy {
     /// name, day, keep, (time, seq) > (?, ?), (time, seq) < (?, ?), limit.
     pub samples_after: PreparedStatement,
     /// As `samples_after` with `>=`.
@@ -165,25 +204,17 @@ pub(super) struct Statements {
     /// As `logs_after` with `>=`.
     pub logs_from: PreparedStatement,
     pub last_sample: PreparedStatement,
-    pub name_slots: PreparedStatement,
-    pub classes: PreparedStatement,
-    /// keep, first day, last day.
-    pub class_days: PreparedStatement,
-    /// keep, last day.
-    pub class_days_until: PreparedStatement,
-    pub slot_names: PreparedStatement,
     pub delete_samples: PreparedStatement,
     pub delete_logs: PreparedStatement,
-    pub delete_name_slot: PreparedStatement,
-    pub delete_slot_names: PreparedStatement,
-    pub delete_slot: PreparedStatement,
 }
 
 impl Statements {
-    /// Prepares every statement on `keyspace`'s tables.
+    /// Prepares every statement on `keyspace`'s tables (and on the row-per-record tables
+    /// when `legacy`).
     pub(super) async fn prepare(
         session: &Session,
         keyspace: &str,
+        legacy: bool,
     ) -> Result<Statements, ArchiveError> {
         let prepare = |cql: &str| {
             let cql = cql.replace("{ks}", keyspace);
@@ -197,21 +228,26 @@ impl Statements {
                 Ok::<_, ArchiveError>(statement)
             }
         };
-        let samples_read = "SELECT time, seq, received, record FROM {ks}.samples \
-             WHERE name = ? AND day = ? AND keep = ? AND (time, seq) OP (?, ?) \
-             AND (time, seq) < (?, ?) LIMIT ?";
-        let logs_read = "SELECT time, seq, priority, received, record FROM {ks}.logs \
-             WHERE day = ? AND hour = ? AND keep = ? AND (time, seq) OP (?, ?) \
-             AND (time, seq) < (?, ?) LIMIT ?";
+        let sample_blocks = "SELECT start_time, start_seq, block FROM {ks}.sample_blocks \
+             WHERE name = ? AND day = ? AND keep = ? AND (start_time, start_seq) OP (?, ?) \
+             AND (start_time, start_seq) < (?, ?) LIMIT ?";
+        let log_blocks = "SELECT start_time, start_seq, block FROM {ks}.log_blocks \
+             WHERE day = ? AND hour = ? AND keep = ? AND (start_time, start_seq) OP (?, ?) \
+             AND (start_time, start_seq) < (?, ?) LIMIT ?";
+        let legacy = if legacy {
+            Some(Legacy::prepare(&prepare).await?)
+        } else {
+            None
+        };
         Ok(Statements {
-            insert_sample: prepare(
-                "INSERT INTO {ks}.samples (name, day, keep, time, seq, received, record) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+            insert_sample_block: prepare(
+                "INSERT INTO {ks}.sample_blocks (name, day, keep, start_time, start_seq, block) \
+                 VALUES (?, ?, ?, ?, ?, ?)",
             )
             .await?,
-            insert_log: prepare(
-                "INSERT INTO {ks}.logs (day, hour, keep, time, seq, priority, received, \
-                 record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            insert_log_block: prepare(
+                "INSERT INTO {ks}.log_blocks (day, hour, keep, start_time, start_seq, block) \
+                 VALUES (?, ?, ?, ?, ?, ?)",
             )
             .await?,
             insert_name_slot: prepare(
@@ -225,14 +261,14 @@ impl Statements {
             insert_slot: prepare("INSERT INTO {ks}.slots (keep, day, source) VALUES (?, ?, ?)")
                 .await?,
             insert_class: prepare("INSERT INTO {ks}.classes (part, keep) VALUES (?, ?)").await?,
-            samples_after: prepare(&samples_read.replace("OP", ">")).await?,
-            samples_from: prepare(&samples_read.replace("OP", ">=")).await?,
-            logs_after: prepare(&logs_read.replace("OP", ">")).await?,
-            logs_from: prepare(&logs_read.replace("OP", ">=")).await?,
-            last_sample: prepare(
-                "SELECT time, seq, received, record FROM {ks}.samples \
-                 WHERE name = ? AND day = ? AND keep = ? AND time <= ? \
-                 ORDER BY time DESC, seq DESC LIMIT 1",
+            sample_blocks_after: prepare(&sample_blocks.replace("OP", ">")).await?,
+            sample_blocks_from: prepare(&sample_blocks.replace("OP", ">=")).await?,
+            log_blocks_after: prepare(&log_blocks.replace("OP", ">")).await?,
+            log_blocks_from: prepare(&log_blocks.replace("OP", ">=")).await?,
+            sample_blocks_before: prepare(
+                "SELECT start_time, start_seq, block FROM {ks}.sample_blocks \
+                 WHERE name = ? AND day = ? AND keep = ? AND (start_time, start_seq) < (?, ?) \
+                 ORDER BY start_time DESC, start_seq DESC LIMIT ?",
             )
             .await?,
             name_slots: prepare(
@@ -250,12 +286,14 @@ impl Statements {
             .await?,
             slot_names: prepare("SELECT name FROM {ks}.slot_names WHERE keep = ? AND day = ?")
                 .await?,
-            delete_samples: prepare(
-                "DELETE FROM {ks}.samples WHERE name = ? AND day = ? AND keep = ?",
+            delete_sample_blocks: prepare(
+                "DELETE FROM {ks}.sample_blocks WHERE name = ? AND day = ? AND keep = ?",
             )
             .await?,
-            delete_logs: prepare("DELETE FROM {ks}.logs WHERE day = ? AND hour = ? AND keep = ?")
-                .await?,
+            delete_log_blocks: prepare(
+                "DELETE FROM {ks}.log_blocks WHERE day = ? AND hour = ? AND keep = ?",
+            )
+            .await?,
             delete_name_slot: prepare(
                 "DELETE FROM {ks}.name_slots WHERE name = ? AND day = ? AND keep = ?",
             )
@@ -263,6 +301,40 @@ impl Statements {
             delete_slot_names: prepare("DELETE FROM {ks}.slot_names WHERE keep = ? AND day = ?")
                 .await?,
             delete_slot: prepare("DELETE FROM {ks}.slots WHERE keep = ? AND day = ?").await?,
+            legacy,
+        })
+    }
+}
+
+impl Legacy {
+    async fn prepare<F, Fut>(prepare: &F) -> Result<Legacy, ArchiveError>
+    where
+        F: Fn(&str) -> Fut,
+        Fut: std::future::Future<Output = Result<PreparedStatement, ArchiveError>>,
+    {
+        let samples_read = "SELECT time, seq, received, record FROM {ks}.samples \
+             WHERE name = ? AND day = ? AND keep = ? AND (time, seq) OP (?, ?) \
+             AND (time, seq) < (?, ?) LIMIT ?";
+        let logs_read = "SELECT time, seq, priority, received, record FROM {ks}.logs \
+             WHERE day = ? AND hour = ? AND keep = ? AND (time, seq) OP (?, ?) \
+             AND (time, seq) < (?, ?) LIMIT ?";
+        Ok(Legacy {
+            samples_after: prepare(&samples_read.replace("OP", ">")).await?,
+            samples_from: prepare(&samples_read.replace("OP", ">=")).await?,
+            logs_after: prepare(&logs_read.replace("OP", ">")).await?,
+            logs_from: prepare(&logs_read.replace("OP", ">=")).await?,
+            last_sample: prepare(
+                "SELECT time, seq, received, record FROM {ks}.samples \
+                 WHERE name = ? AND day = ? AND keep = ? AND time <= ? \
+                 ORDER BY time DESC, seq DESC LIMIT 1",
+            )
+            .await?,
+            delete_samples: prepare(
+                "DELETE FROM {ks}.samples WHERE name = ? AND day = ? AND keep = ?",
+            )
+            .await?,
+            delete_logs: prepare("DELETE FROM {ks}.logs WHERE day = ? AND hour = ? AND keep = ?")
+                .await?,
         })
     }
 }

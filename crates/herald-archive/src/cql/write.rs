@@ -1,6 +1,7 @@
 //! Writing: index rows first (once per process for each name, day and class, as far as
-//! [`MAX_REGISTERED`] entries remember), then the rows, as unlogged batches of one
-//! partition each, many in flight.
+//! [`MAX_REGISTERED`] entries remember), then each partition's entries as block rows
+//! (`cql/blocks.rs`), several blocks of one partition in an unlogged batch, many batches in
+//! flight.
 //!
 //! Cassandra checks `batch_size_warn_threshold` (5 KiB) and `batch_size_fail_threshold`
 //! (50 KiB) only for batches spanning several partitions (CASSANDRA-10876; ScyllaDB does
@@ -18,18 +19,20 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 
+use super::blocks::{self, BlockRow};
 use super::schema::{keep_value, CLASSES_PART};
 use super::{execution_error, lock, Store};
 use crate::entry::{day_start, Entry, Table};
 use crate::error::ArchiveError;
 use crate::keep::Keep;
 
-/// Rows in one batch at most.
-pub(super) const BATCH_ROWS: usize = 256;
-/// Record bytes in one batch at most (a batch holds at least one row).
-pub(super) const BATCH_BYTES: usize = 128 * 1024;
-/// Requests in flight at once.
-pub(super) const IN_FLIGHT: usize = 64;
+/// Block rows in one batch at most.
+pub(super) const BATCH_ROWS: usize = 16;
+/// Block bytes in one batch at most (a batch holds at least one block).
+pub(super) const BATCH_BYTES: usize = 256 * 1024;
+/// Requests in flight at once: more than a node's `concurrent_writes` (32 by default, 128 on
+/// the test node), which with `batch` or `group` sync each wait for a commit log sync.
+pub(super) const IN_FLIGHT: usize = 512;
 
 /// Index entries remembered at most; beyond, those of older days are forgotten.
 const MAX_REGISTERED: usize = 100_000;
@@ -96,8 +99,13 @@ fn partition_of(entry: &Entry) -> Partition<'_> {
     }
 }
 
-/// Writes `entries`: index rows missing so far, then the rows.
-pub(super) async fn write(store: &Store, entries: &[Entry]) -> Result<(), ArchiveError> {
+/// Writes `entries`: index rows missing so far, then the blocks. `checked`: every entry
+/// passed the record checks ([`crate::Backend::write_checked`]).
+pub(super) async fn write(
+    store: &Store,
+    entries: &[Entry],
+    checked: bool,
+) -> Result<(), ArchiveError> {
     let mut partitions: HashMap<Partition<'_>, Vec<&Entry>> = HashMap::new();
     for entry in entries {
         partitions
@@ -106,13 +114,17 @@ pub(super) async fn write(store: &Store, entries: &[Entry]) -> Result<(), Archiv
             .push(entry);
     }
     register(store, partitions.keys().copied()).await?;
+    let partitions: Vec<(Partition<'_>, Vec<BlockRow>)> = partitions
+        .into_iter()
+        .map(|(partition, mut entries)| (partition, blocks::build(&mut entries, checked)))
+        .collect();
     let mut batches = Vec::new();
     for (partition, rows) in &partitions {
         let mut start = 0;
         while start < rows.len() {
             let (mut end, mut bytes) = (start, 0);
             while end < rows.len() && end - start < BATCH_ROWS {
-                bytes += rows[end].record.bytes.len();
+                bytes += rows[end].bytes.len();
                 if end > start && bytes > BATCH_BYTES {
                     break;
                 }
@@ -139,36 +151,26 @@ fn batch_of(statement: &PreparedStatement, rows: usize) -> Batch {
 async fn write_batch(
     store: &Store,
     partition: Partition<'_>,
-    rows: &[&Entry],
+    rows: &[BlockRow],
 ) -> Result<(), ArchiveError> {
     let statements = &store.statements;
     let result = match partition {
         Partition::Samples { name, day, keep } => {
+            let keep = keep_value(keep);
             let values: Vec<_> = rows
                 .iter()
-                .map(|e| {
-                    let record = &e.record;
-                    let (time, seq) = (record.meta.time, e.seq as i64);
-                    let bytes = &record.bytes[..];
-                    (name, day, keep_value(keep), time, seq, e.received, bytes)
-                })
+                .map(|b| (name, day, keep, b.start_time, b.start_seq, &b.bytes[..]))
                 .collect();
-            let batch = batch_of(&statements.insert_sample, values.len());
+            let batch = batch_of(&statements.insert_sample_block, values.len());
             store.session.batch(&batch, values).await
         }
         Partition::Logs { day, hour, keep } => {
+            let keep = keep_value(keep);
             let values: Vec<_> = rows
                 .iter()
-                .map(|e| {
-                    let record = &e.record;
-                    let (time, seq) = (record.meta.time, e.seq as i64);
-                    let priority = i32::from(record.meta.priority as u8);
-                    let bytes = &record.bytes[..];
-                    let keep = keep_value(keep);
-                    (day, hour, keep, time, seq, priority, e.received, bytes)
-                })
+                .map(|b| (day, hour, keep, b.start_time, b.start_seq, &b.bytes[..]))
                 .collect();
-            let batch = batch_of(&statements.insert_log, values.len());
+            let batch = batch_of(&statements.insert_log_block, values.len());
             store.session.batch(&batch, values).await
         }
     };
