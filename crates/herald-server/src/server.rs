@@ -87,10 +87,9 @@ impl Shared {
             .map_or(data.len(), |i| i + 1);
         data.insert(after, ("duplicates".into(), Value::Int(duplicates)));
         if let Some(archive) = &self.archive {
-            data.push((
-                "archive".into(),
-                crate::archive::stats_value(&archive.stats()),
-            ));
+            let stats = archive.stats();
+            count_archive_drops(&mut data, stats.dropped);
+            data.push(("archive".into(), crate::archive::stats_value(&stats)));
         }
         if let Some(cluster) = self.cluster.get() {
             data.push(("cluster".into(), cluster.snapshot()));
@@ -347,6 +346,21 @@ async fn sync_info(shared: Arc<Shared>, mut shutdown: Shutdown) {
         let _ = tokio::task::spawn_blocking(move || shared.info.sync()).await;
         if stopping {
             return;
+        }
+    }
+}
+
+/// Adds the records the archive dropped (its buffer and spill full) to the monitor's
+/// `dropped`, and to `drops` as reason `archive`: every loss in the server's totals.
+fn count_archive_drops(data: &mut [Field], archive_dropped: u64) {
+    let archive_dropped = i64::try_from(archive_dropped).unwrap_or(i64::MAX);
+    for (name, value) in data.iter_mut() {
+        match (name.as_str(), value) {
+            ("dropped", Value::Int(total)) => *total = total.saturating_add(archive_dropped),
+            ("drops", Value::Map(reasons)) => {
+                reasons.push(("archive".into(), Value::Int(archive_dropped)));
+            }
+            _ => {}
         }
     }
 }

@@ -275,3 +275,48 @@ async fn a_stored_record_that_does_not_decode_fails_no_query() {
     );
     server.shutdown().await;
 }
+
+/// What the archive could not keep (its buffer and spill full) is in the server's totals:
+/// the monitor's `dropped`, and `drops` under reason `archive`, beside the archive's own
+/// counters.
+#[tokio::test]
+async fn archive_drops_count_in_the_servers_totals() {
+    let mut config = herald_server::config::Config::default();
+    config.archive.options.buffer_records = 10;
+    config.archive.options.spill_bytes = 1;
+    let server = TestServer::start_with(config).await;
+    let client = connect(&server, "producer").await;
+    for i in 0..5_000 {
+        let record = Record {
+            priority: Priority::Debug,
+            ..sample("Flood.Value", NIGHT + i * SECOND, 1.0)
+        };
+        client.publish(&record).await.unwrap();
+    }
+    client.flush(WAIT).await.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let settled = archive_int(&client, "written").await + archive_int(&client, "dropped").await;
+        if settled >= 5_000 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "archive settled {settled} of 5000"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let monitor = client.monitor().await.unwrap();
+    let archive_dropped = int(map(&monitor, "archive"), "dropped");
+    assert!(
+        archive_dropped > 0,
+        "a buffer of 10 and no spill room drops records"
+    );
+    assert_eq!(
+        int(&monitor, "dropped"),
+        archive_dropped,
+        "no subscriber lost any"
+    );
+    assert_eq!(int(map(&monitor, "drops"), "archive"), archive_dropped);
+    server.stop().await;
+}
