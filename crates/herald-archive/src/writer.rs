@@ -141,6 +141,10 @@ struct Buffer {
     /// Highest ticket a producer waits on as `stored`.
     wanted: u64,
     closing: bool,
+    /// The writer waits on `ready`: an offer wakes it only when it sleeps on an empty buffer,
+    /// when it makes [`WAKE_RECORDS`] or holds a stored record, so that the router rarely
+    /// pays a wake-up syscall.
+    writer_asleep: bool,
 }
 
 #[derive(Debug, Default)]
@@ -295,6 +299,13 @@ impl Archive {
         if stored {
             buffer.wanted = buffer.issued;
         }
+        // The writer sleeps either on an empty buffer (wake it: it starts to linger) or
+        // lingering over a few records (wake it only for many, or for a stored one).
+        let pending = buffer.entries.len();
+        let wake = buffer.writer_asleep
+            && offer.archived > 0
+            && (stored || pending as u64 == offer.archived || pending >= WAKE_RECORDS);
+        buffer.writer_asleep &= !wake;
         drop(buffer);
         if let (Some(spill), false) = (&self.inner.overflow, overflow.is_empty()) {
             let count = overflow.len() as u64;
@@ -308,7 +319,7 @@ impl Archive {
                 }
             }
         }
-        if offer.archived > 0 {
+        if wake {
             self.inner.ready.notify_one();
         }
         offer
@@ -383,6 +394,11 @@ impl Drop for Archive {
 }
 
 /// Backoff between attempts while the store fails.
+/// Records in the buffer that wake the writer at once; fewer wait up to [`LINGER`] (records
+/// a producer waits on as `stored` wake it at once).
+const WAKE_RECORDS: usize = 4096;
+/// How long records no one waits on may gather before the writer takes them.
+const LINGER: Duration = Duration::from_millis(5);
 const RETRY_MIN: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(2);
 
@@ -474,19 +490,33 @@ impl Inner {
             drop(spill);
             buffer = lock(&self.buffer);
         }
-        while buffer.entries.is_empty() && !buffer.closing {
-            let wait = self
-                .options
-                .fsync_interval
-                .saturating_sub(last_sync.elapsed());
+        // Records no one waits on gather for up to LINGER (or WAKE_RECORDS of them): fewer,
+        // larger batches, and the router rarely has to wake this thread.
+        let mut lingered: Option<Instant> = None;
+        while !buffer.closing {
+            let pending = buffer.entries.len();
+            let stored_waiting = buffer.wanted > buffer.issued - pending as u64;
+            if pending >= WAKE_RECORDS || (pending > 0 && stored_waiting) {
+                break;
+            }
+            let wait = if pending == 0 {
+                lingered = None;
+                self.options
+                    .fsync_interval
+                    .saturating_sub(last_sync.elapsed())
+            } else {
+                LINGER.saturating_sub(lingered.get_or_insert_with(Instant::now).elapsed())
+            };
             if wait.is_zero() {
                 break;
             }
+            buffer.writer_asleep = true;
             buffer = self
                 .ready
                 .wait_timeout(buffer, wait)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            buffer.writer_asleep = false;
         }
         if buffer.entries.is_empty() && buffer.closing {
             return None;

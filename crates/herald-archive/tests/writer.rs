@@ -133,6 +133,37 @@ fn stored_batches_become_durable_and_readable() {
     assert_eq!(archive.unarchived(&[raw]), Some("chat"));
 }
 
+/// Records no one waits on are not woken for one by one, but they do not wait for the
+/// sync interval either: the writer takes a few within milliseconds, and a stored one at
+/// once however few are buffered.
+#[test]
+fn a_few_records_are_written_soon_and_a_stored_one_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Arc::new(EmbeddedBackend::open(dir.path()));
+    let options = ArchiveOptions {
+        fsync_interval: Duration::from_secs(3_600),
+        ..ArchiveOptions::default()
+    };
+    let archive = Archive::start(backend.clone(), options).unwrap();
+    // Let the writer fall asleep on an empty buffer first.
+    std::thread::sleep(Duration::from_millis(50));
+    let started = Instant::now();
+    archive.offer(&records("A.few", 0, 3), 1, 0, false);
+    wait_until("three records written", || archive.stats().written == 3);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    let offer = archive.offer(&records("A.one", 0, 1), 4, 0, true);
+    let durable = archive.durable();
+    wait_until("the stored record durable", || {
+        *durable.borrow() >= offer.ticket
+    });
+    assert_eq!(archive.stats().written, 4);
+}
+
 #[test]
 fn a_store_that_is_down_fills_the_buffer_then_drops_and_counts_and_catches_up() {
     let dir = tempfile::tempdir().unwrap();
