@@ -64,6 +64,7 @@ pub mod round_trip;
 pub mod server;
 pub mod session;
 pub mod shutdown;
+pub mod syslog;
 pub mod tls;
 pub mod units;
 pub mod writer;

@@ -60,6 +60,8 @@ pub struct Shared {
     pub mirrored: crate::mirror::Mirrored,
     /// The mirrors this server feeds.
     pub mirrors: std::sync::OnceLock<Vec<Arc<crate::mirror::source::MirrorLink>>>,
+    /// The syslog listeners' counters, if `[syslog]` names any.
+    pub syslog: Option<Arc<crate::syslog::SyslogStats>>,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -93,6 +95,9 @@ impl Shared {
         }
         if let Some(cluster) = self.cluster.get() {
             data.push(("cluster".into(), cluster.snapshot()));
+        }
+        if let Some(syslog) = &self.syslog {
+            data.push(("syslog".into(), syslog.snapshot()));
         }
         if let Some(mirrors) = self.mirrors.get().filter(|m| !m.is_empty()) {
             let mirrors = mirrors.iter().map(|m| m.snapshot()).collect();
@@ -167,6 +172,13 @@ impl Server {
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;
         let http_addr = http_listener.local_addr()?;
+        let syslog_sockets = match &config.syslog {
+            Some(syslog) => Some(crate::syslog::listen::bind(syslog).await?),
+            None => None,
+        };
+        let syslog = syslog_sockets
+            .as_ref()
+            .map(|s| Arc::new(crate::syslog::listen::stats_of(s)));
         // Before anything in the data directory is opened; after binding, so a server that
         // cannot have its ports leaves no directory behind.
         let data_lock = DataDirGuard::acquire(&config.data_dir)?;
@@ -194,6 +206,7 @@ impl Server {
             producers: crate::producers::Producers::default(),
             mirrored: crate::mirror::Mirrored::default(),
             mirrors: std::sync::OnceLock::new(),
+            syslog: syslog.clone(),
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,
@@ -220,6 +233,12 @@ impl Server {
             Shutdown::new(receiver.clone()),
         ));
         let mut tasks = vec![accept, sampler, watcher];
+        if let (Some(sockets), Some(stats)) = (syslog_sockets, &syslog) {
+            let shutdown = Shutdown::new(receiver.clone());
+            tasks.extend(crate::syslog::listen::start(
+                sockets, &shared, stats, &shutdown,
+            ));
+        }
         if let Some(config) = shared.config.cluster.clone() {
             let (cluster, started) = crate::cluster::start(&shared, &config).await?;
             let _ = shared.cluster.set(cluster);
@@ -258,6 +277,14 @@ impl Server {
     /// Returns the address HTTP is served on (useful with port 0).
     pub fn http_addr(&self) -> SocketAddr {
         self.http_addr
+    }
+
+    /// Returns the syslog listeners' UDP and TCP addresses (useful with port 0).
+    pub fn syslog_addrs(&self) -> (Option<SocketAddr>, Option<SocketAddr>) {
+        self.shared
+            .syslog
+            .as_ref()
+            .map_or((None, None), |s| (s.udp, s.tcp))
     }
 
     /// Returns the server's identities.

@@ -102,6 +102,11 @@ impl TestServer {
         format!("http://{}", self.http_addr())
     }
 
+    /// Returns the syslog listeners' UDP and TCP addresses, if `[syslog]` names them.
+    pub fn syslog_addrs(&self) -> (Option<SocketAddr>, Option<SocketAddr>) {
+        self.server.syslog_addrs()
+    }
+
     /// Returns the server's monitor.
     pub fn monitor(&self) -> &herald_server::monitor::Monitor {
         self.server.monitor()

@@ -234,6 +234,28 @@ pub fn render(data: &[Field]) -> String {
         render_cluster(cluster, &mut out);
     }
     render_mirrors(data, &mut out);
+    if let Some(Value::Map(syslog)) = monitor_value(data, "syslog") {
+        let listening: Vec<String> = ["udp", "tcp"]
+            .iter()
+            .filter(|door| !text(syslog, door).is_empty())
+            .map(|door| format!("{door} {}", text(syslog, door)))
+            .collect();
+        out.push_str(&format!(
+            "syslog: {}  records {}  bad {}  connections {}\n",
+            listening.join(", "),
+            int(syslog, "records"),
+            int(syslog, "bad"),
+            int(syslog, "connections"),
+        ));
+        if let Some(Value::Map(last)) = monitor_value(syslog, "last_bad") {
+            out.push_str(&format!(
+                "syslog last bad: from {}: {} ({:?})\n",
+                text(last, "peer"),
+                text(last, "error"),
+                text(last, "sample"),
+            ));
+        }
+    }
     let Some(Value::Array(clients)) = monitor_value(data, "clients") else {
         return out;
     };

@@ -1,11 +1,13 @@
 //! `HERALD_*` environment variables as settings: `HERALD_<KEY>` sets the file's `<key>`,
 //! `HERALD_ARCHIVE_<KEY>` the `[archive]` section's, `HERALD_CLUSTER_<KEY>` the
-//! `[cluster]` section's. A variable that names no setting is
+//! `[cluster]` section's, `HERALD_SYSLOG_<KEY>` the `[syslog]` section's. A variable that
+//! names no setting is
 //! ignored with a warning (a test script's `HERALD_BIN` is not a mistake in the server's
 //! configuration); a known setting with a bad value is still an error.
 
 use super::archive::ARCHIVE_KEYS;
 use super::cluster::CLUSTER_KEYS;
+use super::syslog::SYSLOG_KEYS;
 use super::{invalid, ConfigError, CLIENT_ENV_VARS, ENV_PREFIX, KEYS, SCRIPT_ENV_PREFIX};
 
 /// Sets the keys `env` names in `table`; returns a warning for each variable ignored.
@@ -35,6 +37,15 @@ pub(super) fn apply(
             }
             continue;
         }
+        if let Some(sub) = key.strip_prefix("syslog_") {
+            if SYSLOG_KEYS.contains(&sub) {
+                set_section_key(table, "syslog", sub, &value)?;
+            } else {
+                let setting = format!("syslog.{sub}");
+                warnings.push(unknown(&name, &setting, sub, &SYSLOG_KEYS, "syslog."));
+            }
+            continue;
+        }
         if let Some(sub) = key.strip_prefix("archive_") {
             if ARCHIVE_KEYS.contains(&sub) && sub != "rules" {
                 set_section_key(table, "archive", sub, &value)?;
@@ -54,7 +65,8 @@ pub(super) fn apply(
             ));
             continue;
         }
-        if !KEYS.contains(&key.as_str()) || key == "archive" || key == "cluster" {
+        if !KEYS.contains(&key.as_str()) || ["archive", "cluster", "syslog"].contains(&key.as_str())
+        {
             warnings.push(unknown(&name, &key, &key, &KEYS, ""));
             continue;
         }

@@ -22,6 +22,7 @@ mod env;
 pub mod limits;
 pub mod mirror;
 pub mod security;
+pub mod syslog;
 pub mod tls;
 
 pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
@@ -29,6 +30,7 @@ pub use cluster::{ClusterConfig, NamespaceConfig, RawClusterConfig, CLUSTER_KEYS
 pub use limits::HttpLimits;
 pub use mirror::MirrorConfig;
 pub use security::SecurityConfig;
+pub use syslog::{RawSyslogConfig, SyslogConfig, SYSLOG_KEYS};
 pub use tls::{ClientAuth, TlsConfig};
 
 /// Default data directory, relative to where the server starts.
@@ -68,7 +70,7 @@ pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 30] = [
+pub const KEYS: [&str; 31] = [
     "name",
     "listen",
     "http",
@@ -99,6 +101,7 @@ pub const KEYS: [&str; 30] = [
     "archive",
     "cluster",
     "mirror",
+    "syslog",
 ];
 
 /// Why the configuration was refused.
@@ -213,6 +216,8 @@ pub struct RawConfig {
     pub cluster: Option<RawClusterConfig>,
     /// The `[[mirror]]` sections.
     pub mirror: Option<Vec<mirror::RawMirror>>,
+    /// The `[syslog]` section.
+    pub syslog: Option<RawSyslogConfig>,
 }
 
 /// A loaded configuration and what was ignored on the way.
@@ -270,6 +275,8 @@ pub struct Config {
     pub cluster: Option<ClusterConfig>,
     /// The mirrors this server feeds.
     pub mirrors: Vec<MirrorConfig>,
+    /// The syslog listeners, if any.
+    pub syslog: Option<SyslogConfig>,
 }
 
 impl Default for Config {
@@ -450,6 +457,7 @@ impl Config {
             data_dir: PathBuf::from(raw.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.to_string())),
             cluster: cluster::from_raw(raw.cluster, cassandra)?,
             mirrors: mirror::from_raw(raw.mirror)?,
+            syslog: syslog::from_raw(raw.syslog)?,
             archive,
         })
     }

@@ -1,0 +1,166 @@
+//! The syslog front door (`[syslog]`): UDP and TCP listeners whose messages become log
+//! records routed and archived as if published here.
+//!
+//! - [`parse`]: one message, RFC 5424 or RFC 3164;
+//! - [`record`]: a message as a record;
+//! - [`listen`]: the sockets, TCP framing (RFC 6587) and the counters.
+//!
+//! A message that does not read is counted as bad input (`syslog.bad` in the monitor, the
+//! last one kept as `syslog.last_bad` with its sender) and the listener goes on.
+
+pub mod listen;
+pub mod parse;
+pub mod record;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use herald_proto::frame::RawRecord;
+use herald_proto::time::now_nanos;
+use herald_proto::value::{Field, Value};
+use herald_router::RouteContext;
+
+use crate::server::Shared;
+
+/// Bytes of a bad message kept for the monitor.
+const SAMPLE_BYTES: usize = 200;
+
+/// What the listeners counted.
+#[derive(Debug, Default)]
+pub struct SyslogStats {
+    /// The UDP and TCP addresses listened on.
+    pub udp: Option<SocketAddr>,
+    /// See `udp`.
+    pub tcp: Option<SocketAddr>,
+    /// Messages taken as records.
+    pub records: AtomicU64,
+    /// Messages refused as bad input.
+    pub bad: AtomicU64,
+    /// TCP connections ever accepted.
+    pub connections: AtomicU64,
+    /// The last bad message: sender, why, its first bytes.
+    last_bad: Mutex<Option<(String, String, String)>>,
+}
+
+impl SyslogStats {
+    /// Counts a bad message from `peer`, keeping it as the sample.
+    pub fn bad(&self, peer: &str, why: &str, bytes: &[u8]) {
+        self.bad.fetch_add(1, Ordering::Relaxed);
+        let sample = String::from_utf8_lossy(&bytes[..bytes.len().min(SAMPLE_BYTES)]);
+        let mut last = self.last_bad.lock().unwrap_or_else(|p| p.into_inner());
+        *last = Some((peer.to_string(), why.to_string(), sample.into_owned()));
+        tracing::debug!(peer, why, "syslog: bad message");
+    }
+
+    /// Returns the counters as the monitor's `syslog` section.
+    pub fn snapshot(&self) -> Value {
+        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        let address =
+            |a: Option<SocketAddr>| Value::Str(a.map(|a| a.to_string()).unwrap_or_default());
+        let mut fields: Vec<Field> = vec![
+            ("udp".into(), address(self.udp)),
+            ("tcp".into(), address(self.tcp)),
+            ("records".into(), int(self.records.load(Ordering::Relaxed))),
+            ("bad".into(), int(self.bad.load(Ordering::Relaxed))),
+            (
+                "connections".into(),
+                int(self.connections.load(Ordering::Relaxed)),
+            ),
+        ];
+        let last = self.last_bad.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((peer, why, sample)) = last.as_ref() {
+            fields.push((
+                "last_bad".into(),
+                Value::Map(vec![
+                    ("peer".into(), Value::Str(peer.clone())),
+                    ("error".into(), Value::Str(why.clone())),
+                    ("sample".into(), Value::Str(sample.clone())),
+                ]),
+            ));
+        }
+        Value::Map(fields)
+    }
+}
+
+/// Turns messages into records and routes them, one batch at a time.
+pub struct Ingest {
+    shared: Arc<Shared>,
+    stats: Arc<SyslogStats>,
+    route: RouteContext,
+    records: Vec<RawRecord>,
+}
+
+impl Ingest {
+    /// Returns an ingest for one listener or connection.
+    pub fn new(shared: Arc<Shared>, stats: Arc<SyslogStats>) -> Ingest {
+        Ingest {
+            shared,
+            stats,
+            route: RouteContext::default(),
+            records: Vec::new(),
+        }
+    }
+
+    /// Reads one message from `peer`; a good one waits for [`Ingest::flush`].
+    pub fn message(&mut self, bytes: &[u8], peer: &str) {
+        let now = now_nanos();
+        let template = self
+            .shared
+            .config
+            .syslog
+            .as_ref()
+            .map_or(crate::config::syslog::DEFAULT_SUBJECT, |c| {
+                c.subject.as_str()
+            });
+        let parsed = parse::parse(bytes, now)
+            .map(|message| record::record(message, template, now, peer))
+            .and_then(|record| {
+                RawRecord::new(Bytes::from(record.to_bytes()))
+                    .map_err(|err| format!("the record made of it is refused: {err}"))
+            });
+        match parsed {
+            Ok(raw) => self.records.push(raw),
+            Err(why) => self.stats.bad(peer, &why, bytes),
+        }
+    }
+
+    /// Routes the records read since the last flush (and offers them to the archive).
+    pub async fn flush(&mut self) {
+        if self.records.is_empty() {
+            return;
+        }
+        let shared = &self.shared;
+        let received = now_nanos();
+        let stats = shared
+            .router
+            .route(&mut self.route, &self.records, received);
+        if let Some(archive) = &shared.archive {
+            let offer = archive.offer(&self.records, stats.first_seq, received, false);
+            if offer.dropped > 0 {
+                crate::events::archive_dropped(offer.dropped);
+            }
+        }
+        let mut dropped = stats.dropped;
+        let started = tokio::time::Instant::now();
+        for (queue, blocked) in self.route.take_blocked() {
+            dropped.merge(&queue.push_blocking(blocked, started).await);
+        }
+        if dropped.total() > 0 {
+            crate::events::records_dropped(&shared.monitor, 0, &dropped);
+        }
+        let bytes: u64 = self.records.iter().map(|r| r.bytes.len() as u64).sum();
+        let queued = stats.deliveries.saturating_sub(dropped.total());
+        shared.monitor.count_batch(stats.records, bytes, queued);
+        self.stats
+            .records
+            .fetch_add(self.records.len() as u64, Ordering::Relaxed);
+        self.records.clear();
+    }
+
+    /// Returns how many records wait for [`Ingest::flush`].
+    pub fn pending(&self) -> usize {
+        self.records.len()
+    }
+}

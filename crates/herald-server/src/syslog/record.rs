@@ -1,0 +1,162 @@
+//! A syslog message as a Herald log record (docs/interfaces.md, "syslog"): severity to
+//! priority, facility and structured data to fields, host, app-name and procid, msgid to
+//! the origin, the subject from the configured template.
+
+use herald_proto::value::Value;
+use herald_proto::{Kind, Priority, Record};
+
+use super::parse::{Message, FACILITIES, SEVERITIES};
+
+/// Returns the priority of syslog severity `severity` (0 emergency … 7 debug).
+pub fn priority(severity: u8) -> Priority {
+    match severity {
+        0 => Priority::Emergency,
+        1 => Priority::Alert,
+        2 => Priority::Critical,
+        3 => Priority::Error,
+        4 => Priority::Warning,
+        5 => Priority::Notice,
+        6 => Priority::Info,
+        _ => Priority::Debug,
+    }
+}
+
+/// Returns `message` as a record, its subject from `template`, dated `received` when the
+/// message had no time, its host `peer` when it named none.
+pub fn record(message: Message<'_>, template: &str, received: i64, peer: &str) -> Record {
+    let host = message.host.unwrap_or(peer);
+    let facility = FACILITIES[usize::from(message.facility).min(FACILITIES.len() - 1)];
+    let severity = SEVERITIES[usize::from(message.severity & 7)];
+    let subject = subject(template, |name| match name {
+        "host" => Some(host),
+        "app" => message.app,
+        "facility" => Some(facility),
+        "severity" => Some(severity),
+        "procid" => message.procid,
+        "msgid" => message.msgid,
+        _ => None,
+    });
+    let mut record = Record {
+        time: message.time.unwrap_or(received),
+        priority: priority(message.severity),
+        text: message.text,
+        ..Record::new(Kind::Log, subject)
+    };
+    record.type_name = "syslog".into();
+    record.origin.host = host.to_string();
+    record.origin.process = match (message.app, message.procid) {
+        (Some(app), Some(pid)) => format!("{app}[{pid}]"),
+        (Some(app), None) => app.to_string(),
+        (None, Some(pid)) => format!("[{pid}]"),
+        (None, None) => String::new(),
+    };
+    record.origin.log_id = message.msgid.unwrap_or_default().to_string();
+    record
+        .fields
+        .push(("facility".into(), Value::Str(facility.into())));
+    for (id, params) in message.data {
+        let mut map: Vec<(String, Value)> = Vec::new();
+        for (name, value) in params {
+            // A name given again (RFC 5424 allows it) makes a list of its values.
+            match map.iter_mut().find(|(n, _)| n == name) {
+                Some((_, Value::Array(values))) => values.push(Value::Str(value)),
+                Some((_, first)) => {
+                    let first = std::mem::replace(first, Value::Bool(false));
+                    map.iter_mut()
+                        .find(|(n, _)| n == name)
+                        .expect("found above")
+                        .1 = Value::Array(vec![first, Value::Str(value)]);
+                }
+                None => map.push((name.to_string(), Value::Str(value))),
+            }
+        }
+        record.fields.push((id.to_string(), Value::Map(map)));
+    }
+    record
+}
+
+/// Fills `{name}` placeholders with `value(name)`, each made one subject level: dots,
+/// spaces, wildcards and control characters become `_`, a missing value `-`.
+fn subject<'a>(template: &str, value: impl Fn(&str) -> Option<&'a str>) -> String {
+    let mut out = String::with_capacity(template.len() + 32);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        let name = &rest[open + 1..open + close];
+        match value(name).filter(|v| !v.is_empty()) {
+            Some(v) => out.extend(v.chars().map(|c| match c {
+                '.' | '*' | '?' => '_',
+                c if c.is_whitespace() || c.is_control() => '_',
+                c => c,
+            })),
+            None => out.push('-'),
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syslog::parse::parse;
+
+    #[test]
+    fn maps_every_part_of_a_message() {
+        let line = br#"<165>1 2026-11-27T03:58:01Z dv01.example.org evtslog 1234 ID47 [ex@32473 iut="3" iut="4" src="App"] hello"#;
+        let message = parse(line, 0).unwrap();
+        let record = record(message, "syslog.{host}.{app}.{facility}", 7, "10.0.0.9");
+        assert_eq!(record.subject, "syslog.dv01_example_org.evtslog.local4");
+        assert_eq!(record.priority, Priority::Notice);
+        assert_eq!(record.origin.host, "dv01.example.org");
+        assert_eq!(record.origin.process, "evtslog[1234]");
+        assert_eq!(record.origin.log_id, "ID47");
+        assert_eq!(record.text, "hello");
+        assert_eq!(
+            record.fields[0],
+            ("facility".into(), Value::Str("local4".into()))
+        );
+        let Value::Map(data) = &record.fields[1].1 else {
+            panic!("structured data is a map: {:?}", record.fields[1]);
+        };
+        assert_eq!(record.fields[1].0, "ex@32473");
+        assert_eq!(
+            data[0].1,
+            Value::Array(vec![Value::Str("3".into()), Value::Str("4".into())])
+        );
+        assert_eq!(data[1], ("src".into(), Value::Str("App".into())));
+        let raw = herald_proto::frame::RawRecord::new(record.to_bytes().into());
+        assert!(raw.is_ok(), "{raw:?}");
+    }
+
+    #[test]
+    fn missing_parts_come_from_the_receiver() {
+        let message = parse(b"<11>just text", 0).unwrap();
+        let record = record(message, "syslog.{host}.{app}.{msgid}", 42, "192.0.2.7");
+        assert_eq!(record.subject, "syslog.192_0_2_7.-.-");
+        assert_eq!((record.time, record.priority), (42, Priority::Error));
+        assert_eq!(record.origin.host, "192.0.2.7");
+    }
+
+    #[test]
+    fn severities_map_to_the_priorities_of_the_same_name() {
+        let names: Vec<&str> = (0..8).map(|s| priority(s).name()).collect();
+        assert_eq!(
+            names,
+            [
+                "EMERGENCY",
+                "ALERT",
+                "CRITICAL",
+                "ERROR",
+                "WARNING",
+                "NOTICE",
+                "INFO",
+                "DEBUG"
+            ]
+        );
+    }
+}
