@@ -29,6 +29,7 @@ pub mod redis;
 pub mod report;
 pub mod scenarios;
 pub mod stored;
+pub mod syslog;
 pub mod system;
 
 pub use report::Report;

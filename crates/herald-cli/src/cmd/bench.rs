@@ -50,6 +50,10 @@ pub struct Args {
     /// it they measure routing alone, as NATS and Redis (which persist nothing) are measured.
     #[arg(long)]
     with_archive: bool,
+    /// For `syslog` with `--server`: the server's syslog UDP and TCP addresses
+    /// (`host:port,host:port`); the bench's own server listens on free loopback ports.
+    #[arg(long, value_name = "UDP,TCP")]
+    syslog: Option<String>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -75,6 +79,8 @@ enum Scenario {
     /// The archive: sustained ingest beside live routing, and the read time of one day of a
     /// 1 Hz signal, whole and in 1,000 buckets.
     Archive,
+    /// syslog: RFC 5424 messages into the syslog listeners over UDP, then over TCP.
+    Syslog,
 }
 
 impl Scenario {
@@ -86,7 +92,7 @@ impl Scenario {
             Scenario::Fanout => Some(Shared::Fanout),
             Scenario::Slow => Some(Shared::Slow),
             Scenario::Latency => Some(Shared::Latency),
-            Scenario::Logger | Scenario::Info | Scenario::Archive => None,
+            Scenario::Logger | Scenario::Info | Scenario::Archive | Scenario::Syslog => None,
         }
     }
 }
@@ -109,6 +115,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if args.scenario != Scenario::Archive && !args.with_archive {
                 config.archive.backend = ArchiveBackendConfig::None;
             }
+            if args.scenario == Scenario::Syslog {
+                config.syslog = Some(herald_server::config::SyslogConfig {
+                    udp: Some(loopback),
+                    tcp: Some(loopback),
+                    subject: herald_server::config::syslog::DEFAULT_SUBJECT.into(),
+                    max_message_bytes: herald_server::config::syslog::DEFAULT_MAX_MESSAGE_BYTES,
+                });
+            }
             if let Some(node) = &args.cassandra {
                 config.archive.backend = ArchiveBackendConfig::Cassandra {
                     contact_points: vec![node.clone()],
@@ -119,6 +133,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let server = server_runtime.block_on(Server::start(config))?;
             (format!("herald://{}", server.local_addr()), Some(server))
         }
+    };
+    let syslog_addrs = match (&args.syslog, &server) {
+        (Some(given), _) => {
+            let (udp, tcp) = given
+                .split_once(',')
+                .context("--syslog takes the UDP and TCP addresses: host:port,host:port")?;
+            Some((udp.parse()?, tcp.parse()?))
+        }
+        (None, Some(server)) => match server.syslog_addrs() {
+            (Some(udp), Some(tcp)) => Some((udp, tcp)),
+            _ => None,
+        },
+        (None, None) => None,
     };
     let herald = Herald {
         url,
@@ -136,6 +163,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         match (args.scenario.shared(), args.scenario) {
             (Some(shared), _) => scenarios::run(&herald, shared, &workload).await,
             (None, Scenario::Logger) => herald_bench::logger::logger(&herald.url, &[1, 2, 8]).await,
+            (None, Scenario::Syslog) => {
+                let (udp, tcp) = syslog_addrs
+                    .context("with --server, give its syslog addresses: --syslog UDP,TCP")?;
+                herald_bench::syslog::syslog(&herald.url, udp, tcp, args.records, args.size).await
+            }
             (None, Scenario::Archive) => {
                 // `--rate` paces the ingest when given above its latency default.
                 let rate = (args.rate > 10_000.0).then_some(args.rate);

@@ -18,6 +18,9 @@ use crate::shutdown::Shutdown;
 
 /// Datagrams read at most before their records are routed together.
 const UDP_BATCH: usize = 512;
+/// The UDP receive buffer asked for: bursts of datagrams wait here while records are
+/// routed (the kernel caps it at `net.core.rmem_max`).
+const UDP_RECEIVE_BUFFER: usize = 8 << 20;
 /// Digits of an octet count at most (a count of 16 MiB has 8).
 const MAX_COUNT_DIGITS: usize = 8;
 
@@ -44,7 +47,20 @@ pub async fn bind(config: &SyslogConfig) -> std::io::Result<Sockets> {
         }
     };
     let udp = match config.udp {
-        Some(addr) => Some(UdpSocket::bind(addr).await.map_err(named("UDP", addr))?),
+        Some(addr) => {
+            let socket = UdpSocket::bind(addr).await.map_err(named("UDP", addr))?;
+            let sock = socket2::SockRef::from(&socket);
+            let _ = sock.set_recv_buffer_size(UDP_RECEIVE_BUFFER);
+            let size = sock.recv_buffer_size().unwrap_or(0);
+            if size < UDP_RECEIVE_BUFFER {
+                tracing::info!(
+                    bytes = size,
+                    "syslog: the UDP receive buffer is capped by net.core.rmem_max; raise it \
+                     for bursts (datagrams the kernel drops are counted as syslog.udp_dropped)"
+                );
+            }
+            Some(socket)
+        }
         None => None,
     };
     let tcp = match config.tcp {
@@ -58,9 +74,31 @@ pub async fn bind(config: &SyslogConfig) -> std::io::Result<Sockets> {
 pub fn stats_of(sockets: &Sockets) -> SyslogStats {
     SyslogStats {
         udp: sockets.udp.as_ref().and_then(|s| s.local_addr().ok()),
+        udp_inode: sockets.udp.as_ref().and_then(socket_inode),
         tcp: sockets.tcp.as_ref().and_then(|s| s.local_addr().ok()),
         ..SyslogStats::default()
     }
+}
+
+/// Returns the inode of `socket`, by which the kernel's `/proc/net/udp` names it.
+fn socket_inode(socket: &UdpSocket) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", socket.as_raw_fd())).ok()?;
+    let link = link.to_str()?;
+    link.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
+}
+
+/// Returns the datagrams the kernel dropped for the UDP socket with inode `inode` (its
+/// receive buffer full), from `/proc/net/udp` and `/proc/net/udp6`.
+pub fn udp_drops(inode: u64) -> Option<u64> {
+    ["/proc/net/udp", "/proc/net/udp6"].iter().find_map(|path| {
+        let table = std::fs::read_to_string(path).ok()?;
+        table.lines().skip(1).find_map(|line| {
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            let matches = columns.get(9).and_then(|c| c.parse::<u64>().ok()) == Some(inode);
+            matches.then(|| columns.last()?.parse().ok()).flatten()
+        })
+    })
 }
 
 /// Starts a task per socket.

@@ -34,6 +34,8 @@ pub struct SyslogStats {
     pub udp: Option<SocketAddr>,
     /// See `udp`.
     pub tcp: Option<SocketAddr>,
+    /// The UDP socket's inode, by which the kernel counts what it dropped for it.
+    pub udp_inode: Option<u64>,
     /// Messages taken as records.
     pub records: AtomicU64,
     /// Messages refused as bad input.
@@ -69,6 +71,9 @@ impl SyslogStats {
                 int(self.connections.load(Ordering::Relaxed)),
             ),
         ];
+        if let Some(drops) = self.udp_inode.and_then(listen::udp_drops) {
+            fields.push(("udp_dropped".into(), int(drops)));
+        }
         let last = self.last_bad.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((peer, why, sample)) = last.as_ref() {
             fields.push((
