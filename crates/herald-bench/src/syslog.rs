@@ -22,8 +22,11 @@ const TCP_CHUNK: usize = 256 * 1024;
 
 /// Returns the message with sequence number `i`: RFC 5424, `size` bytes of text.
 fn message(i: u64, size: usize) -> Vec<u8> {
-    let mut line = format!("<14>1 2026-11-27T04:00:00.000000Z dv01 bench 4242 M{} - ", i % 100)
-        .into_bytes();
+    let mut line = format!(
+        "<14>1 2026-11-27T04:00:00.000000Z dv01 bench 4242 M{} - ",
+        i % 100
+    )
+    .into_bytes();
     let text = format!("message {i} ");
     line.extend(text.bytes().chain(std::iter::repeat(b'x')).take(size));
     line

@@ -35,6 +35,17 @@ async fn syslog_server() -> (TestServer, SocketAddr, SocketAddr) {
     )
 }
 
+/// A client subscribed to every syslog record.
+async fn watch(server: &TestServer) -> (herald_client::Client, Subscription) {
+    let client = connect(server, "watcher").await;
+    let records = client
+        .subscribe(Filter::subject("syslog.*").unwrap())
+        .await
+        .unwrap();
+    client.flush(WAIT).await.unwrap();
+    (client, records)
+}
+
 /// Runs util-linux `logger` against `port` with `args` and `message`.
 fn logger(port: u16, args: &[&str], message: &str) {
     let status = std::process::Command::new("logger")
@@ -57,12 +68,7 @@ async fn next_record(subscription: &mut Subscription) -> Record {
 #[tokio::test]
 async fn logger_reaches_subscribers_in_both_formats_over_udp_and_tcp() {
     let (server, udp, tcp) = syslog_server().await;
-    let client = connect(&server, "watcher").await;
-    let mut records = client
-        .subscribe(Filter::subject("syslog.*").unwrap())
-        .await
-        .unwrap();
-    client.flush(WAIT).await.unwrap();
+    let (client, mut records) = watch(&server).await;
     let host = hostname();
 
     logger(
@@ -171,12 +177,7 @@ async fn logger_reaches_subscribers_in_both_formats_over_udp_and_tcp() {
 #[tokio::test]
 async fn bad_input_is_counted_and_sampled_and_the_listeners_go_on() {
     let (server, udp, tcp) = syslog_server().await;
-    let client = connect(&server, "watcher").await;
-    let mut records = client
-        .subscribe(Filter::subject("syslog.*").unwrap())
-        .await
-        .unwrap();
-    client.flush(WAIT).await.unwrap();
+    let (client, mut records) = watch(&server).await;
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     socket.send_to(b"not syslog at all", udp).unwrap();
     socket.send_to(b"<13>1 yesterday h a - - - x", udp).unwrap();

@@ -85,7 +85,10 @@ fn socket_inode(socket: &UdpSocket) -> Option<u64> {
     use std::os::fd::AsRawFd;
     let link = std::fs::read_link(format!("/proc/self/fd/{}", socket.as_raw_fd())).ok()?;
     let link = link.to_str()?;
-    link.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
+    link.strip_prefix("socket:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
 }
 
 /// Returns the datagrams the kernel dropped for the UDP socket with inode `inode` (its
