@@ -85,8 +85,8 @@ fn operation(method: &Method, path: &str) -> Option<(Operation, String)> {
     if path.starts_with("/archive/") {
         return Some((Operation::Query, String::new()));
     }
-    if path == "/monitor" {
-        let what = "see the server's connections and counters (GET /monitor)".to_string();
+    if path == "/monitor" || path == "/metrics" {
+        let what = format!("see the server's connections and counters (GET {path})");
         return Some((Operation::Admin, what));
     }
     if path == "/ws/records" {

@@ -44,6 +44,7 @@ pub mod error;
 pub mod info;
 pub mod info_update;
 pub mod listener;
+pub mod metrics;
 pub mod monitor;
 pub mod percent;
 pub mod serve;
@@ -86,6 +87,7 @@ pub fn router(shared: Arc<Shared>) -> axum::Router {
         .route("/archive/logs", get(archive::logs))
         .route("/archive/at", get(archive::at))
         .route("/monitor", get(monitor::get))
+        .route("/metrics", get(metrics::get))
         .route("/ws/records", get(ws_records::upgrade))
         .route("/ws/info", get(ws_info::upgrade))
         .route("/", get(assets::index))

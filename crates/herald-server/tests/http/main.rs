@@ -356,6 +356,7 @@ async fn types_are_listed_by_name() {
 mod archive;
 mod errors;
 mod limits;
+mod metrics;
 mod subscribers;
 mod ui;
 mod websocket;
