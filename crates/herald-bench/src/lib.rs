@@ -31,6 +31,7 @@ pub mod scenarios;
 pub mod stored;
 pub mod syslog;
 pub mod system;
+pub mod tracing_layer;
 
 pub use report::Report;
 pub use system::{Publisher, Received, Subscriber, System};

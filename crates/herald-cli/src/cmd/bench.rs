@@ -81,6 +81,8 @@ enum Scenario {
     Archive,
     /// syslog: RFC 5424 messages into the syslog listeners over UDP, then over TCP.
     Syslog,
+    /// `tracing::info!` through Herald's layer, beside fmt + tracing-appender, 1/2/8 threads.
+    Tracing,
 }
 
 impl Scenario {
@@ -92,7 +94,11 @@ impl Scenario {
             Scenario::Fanout => Some(Shared::Fanout),
             Scenario::Slow => Some(Shared::Slow),
             Scenario::Latency => Some(Shared::Latency),
-            Scenario::Logger | Scenario::Info | Scenario::Archive | Scenario::Syslog => None,
+            Scenario::Logger
+            | Scenario::Info
+            | Scenario::Archive
+            | Scenario::Syslog
+            | Scenario::Tracing => None,
         }
     }
 }
@@ -163,6 +169,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         match (args.scenario.shared(), args.scenario) {
             (Some(shared), _) => scenarios::run(&herald, shared, &workload).await,
             (None, Scenario::Logger) => herald_bench::logger::logger(&herald.url, &[1, 2, 8]).await,
+            (None, Scenario::Tracing) => {
+                herald_bench::tracing_layer::tracing_calls(&herald.url, &[1, 2, 8]).await
+            }
             (None, Scenario::Syslog) => {
                 let (udp, tcp) = syslog_addrs
                     .context("with --server, give its syslog addresses: --syslog UDP,TCP")?;

@@ -82,6 +82,13 @@ impl Shared {
     }
 
     #[inline]
+    /// Returns whether a record of `priority` would be sent or kept for the flight recorder
+    /// (nothing counted): callers that must gather a record's fields first ask this.
+    pub(super) fn takes(&self, priority: Priority) -> bool {
+        let threshold = self.threshold.load(Ordering::Relaxed);
+        priority as u8 >= threshold & !CLOSED || self.recorder.is_enabled()
+    }
+
     pub(super) fn route(&self, priority: Priority) -> Route {
         let threshold = self.threshold.load(Ordering::Relaxed);
         if priority as u8 >= threshold {
