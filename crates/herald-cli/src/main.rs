@@ -26,6 +26,8 @@ enum Command {
     Log(cmd::log::Args),
     /// Publish one message.
     Publish(cmd::publish::Args),
+    /// Send the records of a file (ACS logging XML) to the server.
+    Import(cmd::import::Args),
     /// Show records as they arrive, one line each (or JSON).
     Tail(cmd::tail::Args),
     /// Show the server's clients, subscriptions, rates, queue depths and drops.
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Log(args) => cmd::client_runtime(cmd::log::run(args)),
         Command::Publish(args) => cmd::client_runtime(cmd::publish::run(args)),
+        Command::Import(args) => cmd::client_runtime(cmd::import::run(args)),
         Command::Tail(args) => cmd::client_runtime(cmd::tail::run(args)),
         Command::Monitor(args) => cmd::client_runtime(cmd::monitor::run(args)),
         Command::Set(args) => cmd::client_runtime(cmd::info::set(args)),

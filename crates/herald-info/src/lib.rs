@@ -60,6 +60,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod acs_xml;
 pub mod attr_type;
 pub mod check;
 pub mod csv;

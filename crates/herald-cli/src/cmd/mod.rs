@@ -4,6 +4,7 @@ pub mod archive;
 pub mod bench;
 pub mod cert;
 pub mod demo;
+pub mod import;
 pub mod info;
 pub mod log;
 pub mod monitor;

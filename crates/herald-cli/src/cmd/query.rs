@@ -63,19 +63,28 @@ pub struct Args {
     /// Logs: text containing this string.
     #[arg(long, requires = "logs")]
     text: Option<String>,
-    /// Print one JSON object per line.
-    #[arg(long, conflicts_with = "csv")]
+    /// Print one JSON object per line (as `--format json`).
+    #[arg(long, conflicts_with_all = ["csv", "format"])]
     json: bool,
-    /// Print CSV with a header line.
-    #[arg(long)]
+    /// Print CSV with a header line (as `--format csv`).
+    #[arg(long, conflicts_with = "format")]
     csv: bool,
+    /// How records are written: `text` (default), `json`, `csv` or `acs-xml` (a `<Log>`
+    /// document of ACS log entries, which `herald import --format acs-xml` reads back).
+    #[arg(long, value_enum)]
+    format: Option<Output>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Output {
+    /// One line per record, for people.
     Text,
+    /// One JSON object per line.
     Json,
+    /// CSV with a header line.
     Csv,
+    /// ACS logging XML.
+    AcsXml,
 }
 
 fn time(option: &str, text: &str, now: i64) -> anyhow::Result<i64> {
@@ -83,11 +92,17 @@ fn time(option: &str, text: &str, now: i64) -> anyhow::Result<i64> {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let output = match (args.json, args.csv) {
-        (true, _) => Output::Json,
-        (_, true) => Output::Csv,
+    let output = match (args.format, args.json, args.csv) {
+        (Some(format), ..) => format,
+        (None, true, _) => Output::Json,
+        (None, _, true) => Output::Csv,
         _ => Output::Text,
     };
+    if output == Output::AcsXml && (args.at.is_some() || args.buckets.is_some()) {
+        anyhow::bail!(
+            "--format acs-xml writes log entries: it is for records, not --at or --buckets"
+        );
+    }
     let now = now_nanos();
     let to = args.to.as_deref().map_or(Ok(now), |t| time("to", t, now))?;
     let from = match &args.from {
@@ -152,7 +167,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    printer.finish();
+    printer.finish()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -161,6 +176,9 @@ fn decode(stored: &StoredRecord) -> anyhow::Result<Record> {
         .decode()
         .with_context(|| format!("archived record {} does not decode", stored.seq))
 }
+
+/// The start of an ACS logging XML answer; `</Log>` ends it.
+const ACS_XML_HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Log>\n";
 
 /// Writes records as they come, with a CSV header once and progress on a terminal.
 struct Printer {
@@ -185,6 +203,9 @@ impl Printer {
         if self.output == Output::Csv && !std::mem::replace(&mut self.header_done, true) {
             out.push_str(csv::header(columns));
         }
+        if self.output == Output::AcsXml && !std::mem::replace(&mut self.header_done, true) {
+            out.push_str(ACS_XML_HEAD);
+        }
         for stored in records {
             let record = decode(stored)?;
             match self.output {
@@ -197,6 +218,10 @@ impl Printer {
                     out.push('\n');
                 }
                 Output::Csv => csv::record_lines(&mut out, columns, &record, stored.seq),
+                Output::AcsXml => {
+                    herald_info::acs_xml::write_entry(&record, &mut out);
+                    out.push('\n');
+                }
             }
         }
         self.count += records.len() as u64;
@@ -222,7 +247,8 @@ impl Printer {
                     format!("{line}\n")
                 })
                 .collect(),
-            Output::Text => buckets
+            // acs-xml is refused with --buckets before anything is asked.
+            Output::Text | Output::AcsXml => buckets
                 .iter()
                 .flat_map(|b| {
                     b.fields.iter().map(move |s| {
@@ -244,10 +270,19 @@ impl Printer {
         write_out(&text)
     }
 
-    fn finish(&self) {
+    fn finish(&mut self) -> anyhow::Result<()> {
+        if self.output == Output::AcsXml {
+            let head = if std::mem::replace(&mut self.header_done, true) {
+                ""
+            } else {
+                ACS_XML_HEAD
+            };
+            write_out(&format!("{head}</Log>\n"))?;
+        }
         if self.progress {
             eprintln!("\r{} records", self.count);
         }
+        Ok(())
     }
 }
 
@@ -275,7 +310,8 @@ fn print_at(
                 Output::Json => {
                     out.push_str(&format!("{}\n", json!({"name": name, "record": null})))
                 }
-                Output::Text => out.push_str(&format!(
+                // acs-xml is refused with --at before anything is asked.
+                Output::Text | Output::AcsXml => out.push_str(&format!(
                     "{name}: nothing archived at or before that time\n"
                 )),
                 Output::Csv => {}
@@ -284,7 +320,9 @@ fn print_at(
         };
         let record = decode(stored)?;
         match output {
-            Output::Text => out.push_str(&format!("{}\n", render::record_line(&record))),
+            Output::Text | Output::AcsXml => {
+                out.push_str(&format!("{}\n", render::record_line(&record)))
+            }
             Output::Json => {
                 let line = json!({"name": name, "record": record_json(&record, stored.seq, stored.received)});
                 out.push_str(&format!("{line}\n"));

@@ -30,9 +30,13 @@ pub struct Args {
     /// Kinds: log, message, info (comma-separated) or `*`.
     #[arg(long, short, default_value = "*")]
     kind: String,
-    /// One JSON object per line instead of text.
-    #[arg(long)]
+    /// One JSON object per line instead of text (as `--format json`).
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// How records are written: `text` (default), `json` (one object per line) or
+    /// `acs-xml` (one ACS log entry per line; gaps as XML comments).
+    #[arg(long, value_enum)]
+    format: Option<TailFormat>,
     /// Stop after this many records.
     #[arg(long, short = 'n')]
     count: Option<u64>,
@@ -58,7 +62,28 @@ pub struct Args {
     info_type: Option<String>,
 }
 
+/// How `tail` writes what it sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TailFormat {
+    /// One line per record, for people.
+    Text,
+    /// One JSON object per line.
+    Json,
+    /// One ACS log entry per line.
+    AcsXml,
+}
+
+/// Returns `text` as an XML comment (a `--` inside would end it early).
+fn xml_comment(text: &str) -> String {
+    format!("<!-- {} -->", text.replace("--", "- -"))
+}
+
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let format = match (args.format, args.json) {
+        (Some(format), _) => format,
+        (None, true) => TailFormat::Json,
+        (None, false) => TailFormat::Text,
+    };
     let filter = Filter::parse(
         Some(&args.subject),
         Some(&args.type_name),
@@ -110,16 +135,25 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .map_or_else(|| "connection closed".to_string(), |e| e.to_string());
             anyhow::bail!("{why}");
         };
-        let text = match (&event, args.json) {
-            (Event::Record(delivered), false) if args.info.is_some() => {
+        let text = match (&event, format) {
+            (Event::Record(delivered), TailFormat::Text) if args.info.is_some() => {
                 render::info_line(delivered)
             }
-            (Event::Record(delivered), false) => render::line(delivered),
-            (Event::Record(delivered), true) => json::delivered(delivered).to_string(),
-            (Event::Gap(gap), false) => render::gap(gap),
-            (Event::Gap(gap), true) => json::gap(gap).to_string(),
-            (Event::Interrupted(notice), false) => render::interrupted(notice),
-            (Event::Interrupted(notice), true) => json::interrupted(notice).to_string(),
+            (Event::Record(delivered), TailFormat::Text) => render::line(delivered),
+            (Event::Record(delivered), TailFormat::Json) => json::delivered(delivered).to_string(),
+            (Event::Record(delivered), TailFormat::AcsXml) => {
+                let mut entry = String::new();
+                herald_info::acs_xml::write_entry(delivered.record(), &mut entry);
+                entry
+            }
+            (Event::Gap(gap), TailFormat::Text) => render::gap(gap),
+            (Event::Gap(gap), TailFormat::Json) => json::gap(gap).to_string(),
+            (Event::Gap(gap), TailFormat::AcsXml) => xml_comment(&render::gap(gap)),
+            (Event::Interrupted(notice), TailFormat::Text) => render::interrupted(notice),
+            (Event::Interrupted(notice), TailFormat::Json) => json::interrupted(notice).to_string(),
+            (Event::Interrupted(notice), TailFormat::AcsXml) => {
+                xml_comment(&render::interrupted(notice))
+            }
         };
         if matches!(event, Event::Record(_)) {
             shown += 1;

@@ -180,6 +180,7 @@ async fn answer_records(
     let first = page_of(ask(shared, &archive, request.clone(), STREAM_PAGE_BYTES).await?);
     let content_type = match format {
         Format::Csv => "text/csv",
+        Format::AcsXml => "application/xml; charset=utf-8",
         _ => "application/x-ndjson",
     };
     let state = Stream {
@@ -189,7 +190,7 @@ async fn answer_records(
         format,
         columns,
         pending: Some(first),
-        header: format == Format::Csv,
+        header: matches!(format, Format::Csv | Format::AcsXml),
         skipped: 0,
     };
     let body = futures_util::stream::unfold(Some(state), |state| async move {
@@ -202,6 +203,9 @@ async fn answer_records(
     });
     Ok(with_type(Body::from_stream(body), content_type))
 }
+
+/// The start of an ACS logging XML answer; `</Log>` ends it.
+const ACS_XML_HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Log>\n";
 
 /// A streamed answer: one page at a time.
 struct Stream {
@@ -237,11 +241,18 @@ impl Stream {
         self.skipped += skipped;
         let mut out = String::new();
         if std::mem::take(&mut self.header) {
-            out.push_str(herald_info::csv::header(self.columns));
+            out.push_str(match self.format {
+                Format::AcsXml => ACS_XML_HEAD,
+                _ => herald_info::csv::header(self.columns),
+            });
         }
         for stored in &page.records {
             let written = match self.format {
                 Format::Csv => render::csv_lines(&mut out, self.columns, stored),
+                Format::AcsXml => render::decode(stored).map(|record| {
+                    herald_info::acs_xml::write_entry(&record, &mut out);
+                    out.push('\n');
+                }),
                 _ => render::stored_json(stored).map(|j| out.push_str(&format!("{j}\n"))),
             };
             if let Err(err) = written {
@@ -253,6 +264,9 @@ impl Stream {
         if !more && self.skipped > 0 {
             out.push_str(&self.skipped_line());
         }
+        if !more && self.format == Format::AcsXml {
+            out.push_str("</Log>\n");
+        }
         (out, more)
     }
 
@@ -261,6 +275,9 @@ impl Stream {
         let skipped = self.skipped;
         match self.format {
             Format::Csv => format!("# skipped: {skipped} stored records that do not decode\n"),
+            Format::AcsXml => {
+                format!("<!-- skipped: {skipped} stored records that do not decode -->\n")
+            }
             _ => format!("{}\n", json!({ "skipped": skipped })),
         }
     }
@@ -268,6 +285,7 @@ impl Stream {
     fn error_line(&self, message: &str) -> String {
         match self.format {
             Format::Csv => format!("# error: {message}\n"),
+            Format::AcsXml => format!("<!-- error: {} -->\n</Log>\n", message.replace("--", "- -")),
             _ => format!("{}\n", json!({ "error": message })),
         }
     }

@@ -1,5 +1,5 @@
 //! The query string of the archive routes, turned into archive queries: times in ISO 8601
-//! or relative (`-1h`), a cursor `TIME_NS:SEQ`, a format (`json`, `ndjson`, `csv`).
+//! or relative (`-1h`), a cursor `TIME_NS:SEQ`, a format (`json`, `ndjson`, `csv`, `acs-xml`).
 
 use herald_archive::ArchiveError;
 use herald_proto::archive::{BucketQuery, Cursor, LogQuery, SampleQuery};
@@ -23,6 +23,8 @@ pub enum Format {
     Ndjson,
     /// Comma-separated values with a header line, streamed to the end of the range.
     Csv,
+    /// ACS logging XML: a `<Log>` document of log entries, streamed to the end of the range.
+    AcsXml,
 }
 
 /// Every parameter any archive route takes.
@@ -90,8 +92,9 @@ impl ArchiveParams {
             "json" => Ok(Format::Json),
             "ndjson" => Ok(Format::Ndjson),
             "csv" => Ok(Format::Csv),
+            "acs-xml" => Ok(Format::AcsXml),
             other => Err(bad(format!(
-                "unknown format `{other}` (expected json, ndjson or csv)"
+                "unknown format `{other}` (expected json, ndjson, csv or acs-xml)"
             ))),
         }
     }

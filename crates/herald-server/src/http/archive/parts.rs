@@ -47,6 +47,12 @@ pub async fn answer(
     shape: Shape,
     format: Format,
 ) -> Result<Response, HttpError> {
+    if format == Format::AcsXml {
+        return Err(HttpError::bad_request(
+            "bad_query",
+            "format=acs-xml writes log entries: it is for records, not buckets or values at an instant",
+        ));
+    }
     let mut parts = crate::archive::query_parts(archive, request, STREAM_PAGE_BYTES);
     // Both the first part and whether a second follows are known before the status line:
     // a bad query is a 400, and an answer of one part gets its header.
@@ -147,7 +153,7 @@ impl Writer {
     fn content_type(&self) -> &'static str {
         match self.format {
             Format::Json => "application/json",
-            Format::Ndjson => "application/x-ndjson",
+            Format::Ndjson | Format::AcsXml => "application/x-ndjson",
             Format::Csv => "text/csv",
         }
     }
@@ -160,7 +166,7 @@ impl Writer {
             (Shape::At { .. }, Format::Json) => "[".to_string(),
             (Shape::Buckets { .. }, Format::Csv) => herald_info::csv::BUCKETS_HEADER.to_string(),
             (Shape::At { .. }, Format::Csv) => herald_info::csv::header(Columns::Samples).into(),
-            (_, Format::Ndjson) => String::new(),
+            (_, Format::Ndjson | Format::AcsXml) => String::new(),
         }
     }
 
