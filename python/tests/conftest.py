@@ -65,6 +65,7 @@ class Server:
             text=True,
         )
         self.address = ""
+        self.http = ""
         self.lines: List[str] = []
         found = threading.Event()
 
@@ -74,6 +75,9 @@ class Server:
                 self.lines.append(line)
                 if "herald serving on " in line and not self.address:
                     self.address = line.split("herald serving on ", 1)[1].split()[0]
+                if "herald http on " in line and not self.http:
+                    # Printed right after the native address: both are known now.
+                    self.http = line.split("herald http on ", 1)[1].split()[0]
                     found.set()
 
         threading.Thread(target=read, daemon=True).start()

@@ -62,6 +62,8 @@ pub struct Shared {
     pub mirrors: std::sync::OnceLock<Vec<Arc<crate::mirror::source::MirrorLink>>>,
     /// The syslog listeners' counters, if `[syslog]` names any.
     pub syslog: Option<Arc<crate::syslog::SyslogStats>>,
+    /// What `POST /v1/logs` (OpenTelemetry) counted.
+    pub otlp: crate::otlp::OtlpStats,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -98,6 +100,9 @@ impl Shared {
         }
         if let Some(syslog) = &self.syslog {
             data.push(("syslog".into(), syslog.snapshot()));
+        }
+        if let Some(otlp) = self.otlp.snapshot() {
+            data.push(("otlp".into(), otlp));
         }
         if let Some(mirrors) = self.mirrors.get().filter(|m| !m.is_empty()) {
             let mirrors = mirrors.iter().map(|m| m.snapshot()).collect();
@@ -207,6 +212,7 @@ impl Server {
             mirrored: crate::mirror::Mirrored::default(),
             mirrors: std::sync::OnceLock::new(),
             syslog: syslog.clone(),
+            otlp: crate::otlp::OtlpStats::default(),
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,

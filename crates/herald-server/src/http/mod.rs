@@ -88,6 +88,7 @@ pub fn router(shared: Arc<Shared>) -> axum::Router {
         .route("/archive/at", get(archive::at))
         .route("/monitor", get(monitor::get))
         .route("/metrics", get(metrics::get))
+        .route("/v1/logs", axum::routing::post(crate::otlp::logs))
         .route("/ws/records", get(ws_records::upgrade))
         .route("/ws/info", get(ws_info::upgrade))
         .route("/", get(assets::index))

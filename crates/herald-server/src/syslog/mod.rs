@@ -133,31 +133,7 @@ impl Ingest {
 
     /// Routes the records read since the last flush (and offers them to the archive).
     pub async fn flush(&mut self) {
-        if self.records.is_empty() {
-            return;
-        }
-        let shared = &self.shared;
-        let received = now_nanos();
-        let stats = shared
-            .router
-            .route(&mut self.route, &self.records, received);
-        if let Some(archive) = &shared.archive {
-            let offer = archive.offer(&self.records, stats.first_seq, received, false);
-            if offer.dropped > 0 {
-                crate::events::archive_dropped(offer.dropped);
-            }
-        }
-        let mut dropped = stats.dropped;
-        let started = tokio::time::Instant::now();
-        for (queue, blocked) in self.route.take_blocked() {
-            dropped.merge(&queue.push_blocking(blocked, started).await);
-        }
-        if dropped.total() > 0 {
-            crate::events::records_dropped(&shared.monitor, 0, &dropped);
-        }
-        let bytes: u64 = self.records.iter().map(|r| r.bytes.len() as u64).sum();
-        let queued = stats.deliveries.saturating_sub(dropped.total());
-        shared.monitor.count_batch(stats.records, bytes, queued);
+        crate::ingest::route_batch(&self.shared, &mut self.route, &self.records).await;
         self.stats
             .records
             .fetch_add(self.records.len() as u64, Ordering::Relaxed);

@@ -1,0 +1,36 @@
+//! Records that a front door other than the native protocol made (syslog, OpenTelemetry),
+//! routed and archived as if published here: one batch at a time, with the monitor's
+//! counts and every drop counted.
+
+use herald_proto::frame::RawRecord;
+use herald_proto::time::now_nanos;
+use herald_router::RouteContext;
+
+use crate::server::Shared;
+
+/// Routes `records` through `route`, offers them to the archive and counts them; waits (at
+/// most each queue's block timeout) for subscribers with policy `block`.
+pub async fn route_batch(shared: &Shared, route: &mut RouteContext, records: &[RawRecord]) {
+    if records.is_empty() {
+        return;
+    }
+    let received = now_nanos();
+    let stats = shared.router.route(route, records, received);
+    if let Some(archive) = &shared.archive {
+        let offer = archive.offer(records, stats.first_seq, received, false);
+        if offer.dropped > 0 {
+            crate::events::archive_dropped(offer.dropped);
+        }
+    }
+    let mut dropped = stats.dropped;
+    let started = tokio::time::Instant::now();
+    for (queue, blocked) in route.take_blocked() {
+        dropped.merge(&queue.push_blocking(blocked, started).await);
+    }
+    if dropped.total() > 0 {
+        crate::events::records_dropped(&shared.monitor, 0, &dropped);
+    }
+    let bytes: u64 = records.iter().map(|r| r.bytes.len() as u64).sum();
+    let queued = stats.deliveries.saturating_sub(dropped.total());
+    shared.monitor.count_batch(stats.records, bytes, queued);
+}

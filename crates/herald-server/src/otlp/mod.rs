@@ -1,0 +1,184 @@
+//! OpenTelemetry logs in: `POST /v1/logs` on the HTTP port (OTLP/HTTP), the body an
+//! `ExportLogsServiceRequest` in protobuf (`application/x-protobuf`) or JSON
+//! (`application/json`). Each log record becomes a Herald log record ([`record`]), routed
+//! and archived as if published here; records that cannot be (a record the checks refuse,
+//! a subject the caller may not publish) are reported in the answer's `partial_success`
+//! and counted, the rest go on.
+//!
+//! - [`proto`]: the OTLP messages; [`json`]: their JSON mapping;
+//! - [`record`]: a log record as a Herald record.
+
+pub mod json;
+pub mod proto;
+pub mod record;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use herald_proto::frame::RawRecord;
+use herald_proto::time::now_nanos;
+use herald_proto::value::{Field, Value};
+use herald_router::RouteContext;
+use prost::Message;
+
+use crate::auth::Operation;
+use crate::http::HttpError;
+use crate::server::Shared;
+
+/// What `/v1/logs` counted.
+#[derive(Debug, Default)]
+pub struct OtlpStats {
+    /// Export requests answered.
+    pub requests: AtomicU64,
+    /// Log records taken.
+    pub records: AtomicU64,
+    /// Log records rejected (reported in `partial_success`).
+    pub rejected: AtomicU64,
+}
+
+impl OtlpStats {
+    /// Returns the counters as the monitor's `otlp` section, once a request came.
+    pub fn snapshot(&self) -> Option<Value> {
+        let requests = self.requests.load(Ordering::Relaxed);
+        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        (requests > 0).then(|| {
+            let fields: Vec<Field> = vec![
+                ("requests".into(), int(requests)),
+                ("records".into(), int(self.records.load(Ordering::Relaxed))),
+                (
+                    "rejected".into(),
+                    int(self.rejected.load(Ordering::Relaxed)),
+                ),
+            ];
+            Value::Map(fields)
+        })
+    }
+}
+
+/// How the request came, and so how the answer goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Protobuf,
+    Json,
+}
+
+/// `POST /v1/logs`.
+pub async fn logs(
+    State(shared): State<Arc<Shared>>,
+    extensions: axum::http::Extensions,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let content_type = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let encoding = match content_type.split(';').next().unwrap_or("").trim() {
+        "application/x-protobuf" | "application/protobuf" => Encoding::Protobuf,
+        "application/json" => Encoding::Json,
+        other => {
+            return unsupported(format!(
+                "Content-Type `{other}`: send application/x-protobuf or application/json"
+            ))
+        }
+    };
+    if let Some(coding) = headers.get(CONTENT_ENCODING).and_then(|v| v.to_str().ok()) {
+        if !coding.eq_ignore_ascii_case("identity") {
+            return unsupported(format!(
+                "Content-Encoding `{coding}`: send the body uncompressed (compression = none)"
+            ));
+        }
+    }
+    let request = match encoding {
+        Encoding::Protobuf => proto::ExportLogsServiceRequest::decode(body.as_ref())
+            .map_err(|err| format!("not an OTLP ExportLogsServiceRequest: {err}")),
+        Encoding::Json => json::request(&body),
+    };
+    let request = match request {
+        Ok(request) => request,
+        Err(message) => {
+            return HttpError::bad_request("bad_request", message).into_response();
+        }
+    };
+    shared.otlp.requests.fetch_add(1, Ordering::Relaxed);
+    let access = crate::http::caller::access(&extensions);
+    let received = now_nanos();
+    let mut records = Vec::new();
+    let (mut rejected, mut first_error) = (0i64, String::new());
+    for resource_logs in &request.resource_logs {
+        let attributes = resource_logs
+            .resource
+            .as_ref()
+            .map_or(&[][..], |r| &r.attributes[..]);
+        for scope_logs in &resource_logs.scope_logs {
+            let scope = scope_logs.scope.as_ref().map_or("", |s| s.name.as_str());
+            let context = record::Context::new(attributes, scope);
+            for log in &scope_logs.log_records {
+                let made = record::record(log, &context, received);
+                let checked = access
+                    .check(Operation::Publish, &made.subject)
+                    .and_then(|()| {
+                        RawRecord::new(Bytes::from(made.to_bytes()))
+                            .map_err(|err| format!("record refused: {err}"))
+                    });
+                match checked {
+                    Ok(raw) => records.push(raw),
+                    Err(why) => {
+                        rejected += 1;
+                        if first_error.is_empty() {
+                            first_error = why;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut route = RouteContext::default();
+    crate::ingest::route_batch(&shared, &mut route, &records).await;
+    let stats = &shared.otlp;
+    stats
+        .records
+        .fetch_add(records.len() as u64, Ordering::Relaxed);
+    stats.rejected.fetch_add(rejected as u64, Ordering::Relaxed);
+    let partial_success = (rejected > 0).then_some(proto::ExportLogsPartialSuccess {
+        rejected_log_records: rejected,
+        error_message: first_error,
+    });
+    answer(encoding, partial_success)
+}
+
+fn answer(encoding: Encoding, partial: Option<proto::ExportLogsPartialSuccess>) -> Response {
+    match encoding {
+        Encoding::Protobuf => {
+            let body = proto::ExportLogsServiceResponse {
+                partial_success: partial,
+            }
+            .encode_to_vec();
+            ([(CONTENT_TYPE, "application/x-protobuf")], body).into_response()
+        }
+        Encoding::Json => {
+            let body = match partial {
+                None => serde_json::json!({}),
+                Some(p) => serde_json::json!({"partialSuccess": {
+                    "rejectedLogRecords": p.rejected_log_records.to_string(),
+                    "errorMessage": p.error_message,
+                }}),
+            };
+            axum::Json(body).into_response()
+        }
+    }
+}
+
+fn unsupported(message: String) -> Response {
+    HttpError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        message,
+    )
+    .into_response()
+}
