@@ -224,6 +224,27 @@ pub fn exposition(data: &[Field], objects: usize) -> String {
     routes(&mut e, data);
     archive(&mut e, map(data, "archive"));
     syslog(&mut e, map(data, "syslog"));
+    let otlp = map(data, "otlp");
+    if !otlp.is_empty() {
+        e.single(
+            "herald_otlp_requests_total",
+            "counter",
+            "OTLP export requests answered (POST /v1/logs).",
+            num(otlp, "requests"),
+        );
+        e.single(
+            "herald_otlp_records_total",
+            "counter",
+            "OpenTelemetry log records taken.",
+            num(otlp, "records"),
+        );
+        e.single(
+            "herald_otlp_rejected_records_total",
+            "counter",
+            "OpenTelemetry log records rejected (partial success).",
+            num(otlp, "rejected"),
+        );
+    }
     e.out
 }
 
