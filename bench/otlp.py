@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""OTLP/HTTP ingest into a running `herald serve`: posts the same ExportLogsServiceRequest
+of BATCH log records (a 128-byte body, two attributes) ROUNDS times, over one keep-alive
+connection, in protobuf and then in JSON, and prints records/s for each (the server took
+them all: its monitor's `otlp.records` is checked).
+
+    python3 bench/otlp.py 127.0.0.1:7480 [ROUNDS] [BATCH]
+
+Needs the `opentelemetry-proto` package (pip install opentelemetry-exporter-otlp-proto-http).
+"""
+
+import http.client
+import json
+import sys
+import time
+
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+
+
+def request(batch: int) -> ExportLogsServiceRequest:
+    now = time.time_ns()
+    records = [
+        LogRecord(
+            time_unix_nano=now + i,
+            severity_number=9,
+            body=AnyValue(string_value=("event %d " % i).ljust(128, "x")),
+            attributes=[
+                KeyValue(key="n", value=AnyValue(int_value=i)),
+                KeyValue(key="unit", value=AnyValue(string_value="mA")),
+            ],
+        )
+        for i in range(batch)
+    ]
+    resource = Resource(attributes=[KeyValue(key="service.name", value=AnyValue(string_value="bench"))])
+    return ExportLogsServiceRequest(
+        resource_logs=[ResourceLogs(resource=resource, scope_logs=[ScopeLogs(log_records=records)])]
+    )
+
+
+def to_json(req: ExportLogsServiceRequest) -> bytes:
+    def value(v: AnyValue) -> dict:
+        if v.HasField("int_value"):
+            return {"intValue": str(v.int_value)}
+        return {"stringValue": v.string_value}
+
+    out = {"resourceLogs": [{
+        "resource": {"attributes": [{"key": kv.key, "value": value(kv.value)} for kv in rl.resource.attributes]},
+        "scopeLogs": [{"logRecords": [{
+            "timeUnixNano": str(r.time_unix_nano), "severityNumber": r.severity_number,
+            "body": value(r.body),
+            "attributes": [{"key": kv.key, "value": value(kv.value)} for kv in r.attributes],
+        } for r in sl.log_records]} for sl in rl.scope_logs],
+    } for rl in req.resource_logs]}
+    return json.dumps(out).encode()
+
+
+def otlp_records(host: str, port: int) -> int:
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    conn.request("GET", "/monitor")
+    monitor = json.loads(conn.getresponse().read())
+    return int(monitor.get("otlp", {}).get("records", 0))
+
+
+def main() -> None:
+    address = sys.argv[1]
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    batch = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    host, port = address.rsplit(":", 1)
+    req = request(batch)
+    for name, body, content_type in (
+        ("protobuf", req.SerializeToString(), "application/x-protobuf"),
+        ("json", to_json(req), "application/json"),
+    ):
+        before = otlp_records(host, int(port))
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        started = time.perf_counter()
+        for _ in range(rounds):
+            conn.request("POST", "/v1/logs", body=body, headers={"Content-Type": content_type})
+            answer = conn.getresponse()
+            answer.read()
+            assert answer.status == 200, answer.status
+        elapsed = time.perf_counter() - started
+        taken = otlp_records(host, int(port)) - before
+        total = rounds * batch
+        print(f"otlp {name}: {taken} of {total} records ({len(body) // batch} B each on the wire) "
+              f"in {elapsed:.3f} s: {total / elapsed:,.0f} records/s")
+
+
+if __name__ == "__main__":
+    main()
