@@ -238,3 +238,56 @@ fn hostname() -> String {
         .trim()
         .to_string()
 }
+
+/// TCP senders have the native port's connection limits: one over them is closed at once
+/// and counted, the others go on.
+#[tokio::test]
+async fn tcp_connections_over_the_limit_are_refused_and_counted() {
+    let loopback = "127.0.0.1:0".parse().unwrap();
+    let config = Config {
+        syslog: Some(SyslogConfig {
+            udp: None,
+            tcp: Some(loopback),
+            subject: "syslog.{host}.{app}".into(),
+            max_message_bytes: 64 * 1024,
+        }),
+        max_connections_per_address: 2,
+        ..Config::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let (_, tcp) = server.syslog_addrs();
+    let tcp = tcp.unwrap();
+    let (client, mut records) = watch(&server).await;
+    use std::io::Write;
+    let held: Vec<_> = (0..2)
+        .map(|_| std::net::TcpStream::connect(tcp).unwrap())
+        .collect();
+    let syslog_int = |name: &'static str| {
+        let client = client.clone();
+        async move { int(map(&client.monitor().await.unwrap(), "syslog"), name) }
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while syslog_int("connections").await < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "two connections accepted"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut third = tokio::net::TcpStream::connect(tcp).await.unwrap();
+    let mut byte = [0u8; 1];
+    let read = tokio::time::timeout(WAIT, tokio::io::AsyncReadExt::read(&mut third, &mut byte));
+    assert_eq!(
+        read.await.expect("closed in time").unwrap_or(0),
+        0,
+        "the third is closed"
+    );
+    assert_eq!(syslog_int("refused").await, 1);
+    let mut first = &held[0];
+    first
+        .write_all(b"<14>1 - h app - - - still taken\n")
+        .unwrap();
+    drop(held);
+    assert_eq!(next_record(&mut records).await.text, "still taken");
+    server.stop().await;
+}

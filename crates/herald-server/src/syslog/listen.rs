@@ -182,6 +182,12 @@ async fn accept(
     max: usize,
     mut shutdown: Shutdown,
 ) {
+    // syslog connections have limits of their own, as many as the native port's.
+    let config = &shared.config;
+    let limit = crate::connection_limit::ConnectionLimit::new(
+        config.max_connections,
+        config.max_connections_per_address,
+    );
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -194,9 +200,22 @@ async fn accept(
             },
             () = shutdown.recv() => return,
         };
+        let permit = match limit.try_acquire(peer.ip()) {
+            Ok(permit) => permit,
+            Err(refusal) => {
+                stats.refused.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(%peer, %refusal, "syslog: TCP connection refused");
+                drop(stream);
+                continue;
+            }
+        };
         stats.connections.fetch_add(1, Ordering::Relaxed);
         let ingest = Ingest::new(Arc::clone(&shared), Arc::clone(&stats));
-        tokio::spawn(connection(stream, peer, ingest, max, shutdown.clone()));
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            connection(stream, peer, ingest, max, shutdown).await;
+            drop(permit);
+        });
     }
 }
 

@@ -42,6 +42,8 @@ pub struct SyslogStats {
     pub bad: AtomicU64,
     /// TCP connections ever accepted.
     pub connections: AtomicU64,
+    /// TCP connections refused over the connection limits.
+    pub refused: AtomicU64,
     /// The last bad message: sender, why, its first bytes.
     last_bad: Mutex<Option<(String, String, String)>>,
 }
@@ -70,6 +72,7 @@ impl SyslogStats {
                 "connections".into(),
                 int(self.connections.load(Ordering::Relaxed)),
             ),
+            ("refused".into(), int(self.refused.load(Ordering::Relaxed))),
         ];
         if let Some(drops) = self.udp_inode.and_then(listen::udp_drops) {
             fields.push(("udp_dropped".into(), int(drops)));
