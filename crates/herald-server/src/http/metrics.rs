@@ -432,6 +432,12 @@ fn syslog(e: &mut Exposition, syslog: &[Field]) {
         "syslog TCP connections accepted.",
         num(syslog, "connections"),
     );
+    e.single(
+        "herald_syslog_refused_connections_total",
+        "counter",
+        "syslog TCP connections refused over the connection limits.",
+        num(syslog, "refused"),
+    );
     if monitor_value(syslog, "udp_dropped").is_some() {
         e.single(
             "herald_syslog_udp_dropped_total",
