@@ -285,6 +285,14 @@ impl Server {
         self.http_addr
     }
 
+    /// Writes what the archive holds and stops its writer now, blocking (for a server that
+    /// is dropped without [`Server::shutdown`]: tests).
+    pub fn close_archive(&self) {
+        if let Some(archive) = &self.shared.archive {
+            archive.close(crate::archive::CLOSE_GRACE);
+        }
+    }
+
     /// Returns the syslog listeners' UDP and TCP addresses (useful with port 0).
     pub fn syslog_addrs(&self) -> (Option<SocketAddr>, Option<SocketAddr>) {
         self.shared

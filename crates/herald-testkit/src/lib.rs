@@ -36,8 +36,21 @@ pub const WAIT: Duration = Duration::from_secs(5);
 /// A real server on a free loopback port.
 #[derive(Debug)]
 pub struct TestServer {
-    server: Server,
+    /// `None` once stopped.
+    server: Option<Server>,
     _data_dir: TempDirGuard,
+}
+
+impl Drop for TestServer {
+    /// A test that ends without [`TestServer::stop`] leaves the server's tasks to the
+    /// runtime, which drops them (and with them the archive, which then writes its last
+    /// blocks) only after this: the archive is closed here, so that its files are written
+    /// before the data directory is removed and not into a directory made anew after it.
+    fn drop(&mut self) {
+        if let Some(server) = &self.server {
+            server.close_archive();
+        }
+    }
 }
 
 /// Removes a test's temporary directory when dropped, unless the test is failing (then it
@@ -77,14 +90,14 @@ impl TestServer {
             ..config
         };
         TestServer {
-            server: Server::start(config).await.expect("test server binds"),
+            server: Some(Server::start(config).await.expect("test server binds")),
             _data_dir: TempDirGuard(data_dir),
         }
     }
 
     /// Returns the server's address.
     pub fn addr(&self) -> SocketAddr {
-        self.server.local_addr()
+        self.running().local_addr()
     }
 
     /// Returns `herald://127.0.0.1:<port>`.
@@ -94,7 +107,7 @@ impl TestServer {
 
     /// Returns the address HTTP is served on.
     pub fn http_addr(&self) -> SocketAddr {
-        self.server.http_addr()
+        self.running().http_addr()
     }
 
     /// Returns `http://127.0.0.1:<port>`.
@@ -104,17 +117,25 @@ impl TestServer {
 
     /// Returns the syslog listeners' UDP and TCP addresses, if `[syslog]` names them.
     pub fn syslog_addrs(&self) -> (Option<SocketAddr>, Option<SocketAddr>) {
-        self.server.syslog_addrs()
+        self.running().syslog_addrs()
     }
 
     /// Returns the server's monitor.
     pub fn monitor(&self) -> &herald_server::monitor::Monitor {
-        self.server.monitor()
+        self.running().monitor()
     }
 
     /// Stops the server.
-    pub async fn stop(self) {
-        self.server.shutdown().await;
+    pub async fn stop(mut self) {
+        if let Some(server) = self.server.take() {
+            server.shutdown().await;
+        }
+    }
+
+    fn running(&self) -> &Server {
+        self.server
+            .as_ref()
+            .expect("the test server runs until stopped")
     }
 }
 
