@@ -2,8 +2,8 @@
 //! (`<Warning TimeStamp="2026-11-27T04:00:00.123" File=".." Line="42" Routine=".."
 //! Host=".." Process=".." SourceObject=".." Thread=".." LogId=".." Uri=".."
 //! Audience=".."><![CDATA[text]]><Data Name="axis"><![CDATA[az]]></Data></Warning>`), as
-//! jlog and the ACS logging service read and write them, and such entries read back into
-//! records (docs/interfaces.md, "ACS logging XML").
+//! ACS's logging documentation describes them (not checked against jlog itself), and such
+//! entries read back into records (docs/interfaces.md, "ACS logging XML").
 //!
 //! The element is the priority (`Trace` … `Emergency`); `TimeStamp` is UTC to the
 //! millisecond without a zone, as ACS writes it; `SourceObject` is the subject; the origin's
@@ -82,13 +82,10 @@ pub fn write_entry(record: &Record, out: &mut String) {
 /// Returns the text a `Data` element holds for `value`.
 fn value_text(value: &Value) -> String {
     match value {
-        Value::Str(s) => s.clone(),
-        Value::Bool(b) => b.to_string(),
-        Value::Int(n) => n.to_string(),
-        Value::Float(f) => f.to_string(),
+        // To the nanosecond, and lists and maps as JSON, which reads back unambiguously.
         Value::Time(t) => herald_proto::time::format_iso8601_exact(*t),
-        Value::Bytes(bytes) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
         Value::Array(_) | Value::Map(_) => crate::json::value_json(value).to_string(),
+        scalar => scalar.to_text(),
     }
 }
 

@@ -8,6 +8,17 @@ use herald_router::RouteContext;
 
 use crate::server::Shared;
 
+/// Appends `text` as one level of a subject: dots (which separate levels), wildcards,
+/// white space and control characters become `_` (a host `dv01.example.org` is the one
+/// level `dv01_example_org`).
+pub fn push_subject_level(out: &mut String, text: &str) {
+    out.extend(text.chars().map(|c| match c {
+        '.' | '*' | '?' => '_',
+        c if c.is_whitespace() || c.is_control() => '_',
+        c => c,
+    }));
+}
+
 /// Routes `records` through `route`, offers them to the archive and counts them; waits (at
 /// most each queue's block timeout) for subscribers with policy `block`.
 pub async fn route_batch(shared: &Shared, route: &mut RouteContext, records: &[RawRecord]) {

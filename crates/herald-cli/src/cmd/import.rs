@@ -1,5 +1,5 @@
-//! `herald import`: records from a file into Herald — ACS logging XML as jlog and the ACS
-//! logging service write it. The whole file is read first: a file that does not parse is
+//! `herald import`: records from a file into Herald — ACS logging XML (ACS's log entry
+//! elements and attributes). The whole file is read first: a file that does not parse is
 //! refused with the line and column of the first problem, and nothing is sent.
 
 use std::io::IsTerminal;
@@ -46,7 +46,13 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let client = args.server.connect("herald-import").await?;
     let progress = std::io::stderr().is_terminal();
     for (i, record) in records.iter().enumerate() {
-        client.publish(record).await?;
+        client.publish(record).await.with_context(|| {
+            format!(
+                "sending the record of {name} at {} ({i} of {} sent before it)",
+                herald_proto::time::format_iso8601(record.time),
+                records.len()
+            )
+        })?;
         if progress && i % 10_000 == 0 {
             eprint!("\r{i} of {} records sent", records.len());
         }

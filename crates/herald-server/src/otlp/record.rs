@@ -67,7 +67,8 @@ pub fn record(log: &LogRecord, context: &Context, received: i64) -> Record {
     } else {
         &context.service
     };
-    let subject: String = format!("otel.{}", level(service));
+    let mut subject = String::from("otel.");
+    crate::ingest::push_subject_level(&mut subject, service);
     let time = [log.time_unix_nano, log.observed_time_unix_nano]
         .into_iter()
         .find(|t| *t > 0)
@@ -78,7 +79,7 @@ pub fn record(log: &LogRecord, context: &Context, received: i64) -> Record {
         text: match log.body.as_ref().map(|b| value_of(Some(b))) {
             None => String::new(),
             Some(Value::Str(s)) => s,
-            Some(other) => crate_json(&other),
+            Some(other) => herald_info::json::value_json(&other).to_string(),
         },
         ..Record::new(Kind::Log, subject)
     };
@@ -116,21 +117,6 @@ pub fn record(log: &LogRecord, context: &Context, received: i64) -> Record {
         }
     }
     record
-}
-
-/// Returns `text` as one subject level: dots, spaces, wildcards and control characters `_`.
-fn level(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '.' | '*' | '?' => '_',
-            c if c.is_whitespace() || c.is_control() => '_',
-            c => c,
-        })
-        .collect()
-}
-
-fn crate_json(value: &Value) -> String {
-    herald_info::json::value_json(value).to_string()
 }
 
 /// Returns an OTLP value as a Herald value (nothing set: an empty string).

@@ -58,16 +58,14 @@ pub fn record(message: Message<'_>, template: &str, received: i64, peer: &str) -
         let mut map: Vec<(String, Value)> = Vec::new();
         for (name, value) in params {
             // A name given again (RFC 5424 allows it) makes a list of its values.
+            let value = Value::Str(value);
             match map.iter_mut().find(|(n, _)| n == name) {
-                Some((_, Value::Array(values))) => values.push(Value::Str(value)),
-                Some((_, first)) => {
-                    let first = std::mem::replace(first, Value::Bool(false));
-                    map.iter_mut()
-                        .find(|(n, _)| n == name)
-                        .expect("found above")
-                        .1 = Value::Array(vec![first, Value::Str(value)]);
+                Some((_, Value::Array(values))) => values.push(value),
+                Some((_, slot)) => {
+                    let first = std::mem::replace(slot, Value::Array(Vec::new()));
+                    *slot = Value::Array(vec![first, value]);
                 }
-                None => map.push((name.to_string(), Value::Str(value))),
+                None => map.push((name.to_string(), value)),
             }
         }
         record.fields.push((id.to_string(), Value::Map(map)));
@@ -87,11 +85,7 @@ fn subject<'a>(template: &str, value: impl Fn(&str) -> Option<&'a str>) -> Strin
         };
         let name = &rest[open + 1..open + close];
         match value(name).filter(|v| !v.is_empty()) {
-            Some(v) => out.extend(v.chars().map(|c| match c {
-                '.' | '*' | '?' => '_',
-                c if c.is_whitespace() || c.is_control() => '_',
-                c => c,
-            })),
+            Some(v) => crate::ingest::push_subject_level(&mut out, v),
             None => out.push('-'),
         }
         rest = &rest[open + close + 1..];
