@@ -81,6 +81,7 @@ static void print_object(const herald_record_view *view) {
     switch (field->type) {
       case HERALD_BOOL: printf("%s", field->i ? "true" : "false"); break;
       case HERALD_INT: printf("%lld", (long long)field->i); break;
+      case HERALD_UINT: printf("%llu", (unsigned long long)(uint64_t)field->i); break;
       case HERALD_FLOAT: printf("%.2f", field->f); break;
       case HERALD_STR: printf("\"%s\"", field->s); break;
       default: printf("<type %d>", field->type); break;

@@ -61,6 +61,7 @@ static void print_value(const herald_field *field) {
   switch (field->type) {
     case HERALD_BOOL: printf("%s", field->i ? "true" : "false"); break;
     case HERALD_INT: printf("%lld", (long long)field->i); break;
+    case HERALD_UINT: printf("%llu", (unsigned long long)(uint64_t)field->i); break;
     case HERALD_FLOAT: printf("%g", field->f); break;
     case HERALD_STR: printf("\"%s\"", field->s); break;
     case HERALD_BYTES: printf("<%zu bytes>", field->len); break;

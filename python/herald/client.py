@@ -108,7 +108,7 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         audience: Sequence[str] = (),
     ) -> None:
         """Queues one record for the next batch. Raises ValueError (or TypeError) for a record
-        that cannot be sent: IntRangeError for an int field outside -2^63..2^63-1,
+        that cannot be sent: IntRangeError for an int field outside -2^63..2^64-1,
         RecordTooLargeError for one larger than a PUBLISH frame holds."""
         self.publish_record(
             Record(

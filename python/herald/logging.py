@@ -18,7 +18,7 @@ limit, or not encodable) is dropped by that thread, counted in both
 :attr:`HeraldHandler.dropped` and :attr:`HeraldHandler.refused`, and the first of each kind is
 explained on stderr (as :meth:`logging.Handler.handleError` does, and only while
 ``logging.raiseExceptions`` is true); it is never sent, so never resent either. An ``extra``
-value that is not a Herald value is sent as its ``str()``: an int outside -2^63..2^63-1 as its
+value that is not a Herald value is sent as its ``str()``: an int outside -2^63..2^64-1 as its
 digits, rather than losing the whole record.
 """
 

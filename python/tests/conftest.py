@@ -118,7 +118,6 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
 
 def bad_record(
     subject: str,
-    counter: int = (1 << 64) - 1,
     priority: int = 4,
     kind: Kind = Kind.MESSAGE,
     time_ns: Optional[int] = None,
@@ -126,8 +125,8 @@ def bad_record(
 ) -> bytes:
     """A record the server refuses and this client does not decode, written with the
     low-level Writer, which skips the checks the client makes at the call: a field (``field``)
-    holding a uint64 above 2^63-1 (what old archives may hold), or an undefined priority such
-    as 7. ``time_ns`` is now unless given."""
+    holding a MessagePack extension of type 5, which is no Herald value type, or an undefined
+    priority such as 7. ``time_ns`` is now unless given."""
     w = Writer()
     w.map_len(5)
     w.uint(0)
@@ -141,8 +140,12 @@ def bad_record(
     w.uint(8)
     w.map_len(1)
     w.string(field)
-    w.uint(counter)
+    w.raw(UNKNOWN_EXTENSION)
     return w.getvalue()
+
+
+# A fixext 8 of extension type 5: well-formed MessagePack, but no Herald value.
+UNKNOWN_EXTENSION = bytes.fromhex("d7050000000000000001")
 
 
 class CraftedRecord(Record):

@@ -29,7 +29,7 @@ from herald import (
 from herald.wire import frames as fr
 from herald.wire.archive import AtValues, StoredRecord
 from herald.wire.info import InfoReply, ObjectData, TypeData
-from herald.wire.msgpack_codec import HAVE_PACKER, Reader, Writer, pack
+from herald.wire.msgpack_codec import HAVE_PACKER, I64_MAX, Reader, Writer, pack
 from herald.wire.record import UndecodableRecord, decode_record_or_skip
 from herald.wire.template import RecordTemplate
 from herald.wire.values import IntRangeError, NotPlain
@@ -276,7 +276,7 @@ def test_values_the_fast_path_leaves_to_the_writer(fields: dict) -> None:
 @pytest.mark.parametrize(
     ("change", "error"),
     [
-        ({"fields": {"big": 1 << 63}}, ValueError),
+        ({"fields": {"big": 1 << 64}}, ValueError),
         ({"fields": {"none": None}}, ValueError),
         ({"fields": {1: "int name"}}, TypeError),
         ({"fields": {"obj": object()}}, TypeError),
@@ -368,22 +368,22 @@ def test_without_msgpack_the_writer_does_it_all(monkeypatch: pytest.MonkeyPatch)
     assert template.pack(5, "x", {"a": 1}) == template.record(5, "x", {"a": 1}).to_bytes_reference()
 
 
-# ---- ints outside i64 are refused at the call, naming the field -----------------------------
+# ---- ints outside -2^63..2^64-1 are refused at the call, naming the field -------------------
 
 
 @pytest.mark.parametrize(
     ("fields", "path", "value"),
     [
         ({"counter": 1 << 64}, "counter", 1 << 64),
-        ({"ok": 1, "big": 1 << 63}, "big", 1 << 63),
+        ({"ok": 1, "big": 1 << 65}, "big", 1 << 65),
         ({"low": -(1 << 63) - 1}, "low", -(1 << 63) - 1),
         ({"stats": {"max": 1 << 70}}, "stats.max", 1 << 70),
-        ({"samples": [0, 1, 1 << 63]}, "samples[2]", 1 << 63),
+        ({"samples": [0, (1 << 64) - 1, 1 << 64]}, "samples[2]", 1 << 64),
         ({"m": [{"a": [1 << 64]}]}, "m[0].a[0]", 1 << 64),
         ({"enum": [_Level.HIGH, (1 << 64)]}, "enum[1]", 1 << 64),  # not plain: the Writer
     ],
 )
-def test_an_int_outside_i64_is_refused_naming_the_field(
+def test_an_int_outside_the_integer_range_is_refused_naming_the_field(
     fields: dict, path: str, value: int
 ) -> None:
     record = Record(kind=Kind.LOG, subject="s", time=0, fields=fields)
@@ -398,8 +398,21 @@ def test_an_int_outside_i64_is_refused_naming_the_field(
         assert isinstance(caught.value, ValueError)
         assert (caught.value.path, caught.value.value) == (path, value)
         assert str(caught.value) == (
-            f"field `{path}` holds {value}, outside the int range -2^63..2^63-1"
+            f"field `{path}` holds {value}, outside the integer range -2^63..2^64-1"
         )
+
+
+@pytest.mark.parametrize("value", [(1 << 63), (1 << 64) - 1, I64_MAX, -(1 << 63), 0])
+def test_unsigned_64_bit_values_round_trip_in_every_encoder(value: int) -> None:
+    fields = {"n": value, "nested": {"list": [value, 1]}}
+    record = Record(kind=Kind.LOG, subject="s", time=0, fields=fields)
+    template = RecordTemplate(Kind.LOG, "s", Priority.INFO, Origin())
+    data = record.to_bytes()
+    assert record.to_bytes_reference() == data
+    assert Record.from_bytes(data).fields == fields
+    assert Record.from_bytes(template.pack(0, "", fields)).fields == fields
+    if value > I64_MAX:
+        assert bytes([0xCF]) + value.to_bytes(8, "big") in data
 
 
 def test_a_field_that_does_not_decode_is_named() -> None:
@@ -415,8 +428,8 @@ def test_a_field_that_does_not_decode_is_named() -> None:
     w.uint(8)
     w.map_len(1)
     w.string("counter")
-    w.uint(1 << 63)
-    with pytest.raises(DecodeError, match=r"field `counter`: integer 9223372036854775808"):
+    w.raw(bytes.fromhex("d6ff00000001"))  # MessagePack's timestamp, not Herald's time
+    with pytest.raises(DecodeError, match=r"field `counter`: MessagePack extension type -1"):
         Record.from_bytes(bytes([data[0] + 1]) + data[1:] + w.getvalue())
 
 
@@ -457,7 +470,7 @@ def test_skip_value_refuses_what_is_not_one_value(value: str) -> None:
 
 
 def _bad_record() -> bytes:
-    """A record whose field holds a uint64 above 2^63-1 (what old archives may hold)."""
+    """A record whose field holds a value of no Herald type (an extension of type 5)."""
     return bad_record("s", kind=Kind.LOG, time_ns=0, field="c")
 
 

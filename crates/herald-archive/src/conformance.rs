@@ -33,6 +33,7 @@ macro_rules! conformance_tests {
     ($harness:expr) => {
         $crate::conformance_tests!(@each $harness;
             write_then_range_read, pages_cover_days_and_classes_once, decimation_folds_samples,
+            every_value_type_reads_back_and_unsigned_values_decimate,
             instant_lookup_finds_the_last_sample_at_or_before, log_filters_select_records,
             retention_drops_whole_expired_days, data_survives_a_restart,
             writing_the_same_entries_twice_stores_them_once,
@@ -382,6 +383,52 @@ pub fn decimation_folds_samples(harness: &dyn Harness) {
         (one.len(), one[0].count, one[0].fields.len()),
         (1, 3_600, 0)
     );
+}
+
+/// Every value type of the data model, unsigned 64-bit integers above `i64::MAX` included,
+/// reads back as written; such an integer decimates as the number it is.
+pub fn every_value_type_reads_back_and_unsigned_values_decimate(harness: &dyn Harness) {
+    let backend = harness.open();
+    let name = format!("{}.Counter", unique("types"));
+    let every = |n: u64| -> Vec<(String, Value)> {
+        vec![
+            ("value".into(), Value::UInt(u64::MAX - n)),
+            ("flag".into(), Value::Bool(n.is_multiple_of(2))),
+            ("int".into(), Value::Int(-(n as i64))),
+            ("float".into(), Value::Float(0.5)),
+            ("text".into(), Value::from("é")),
+            ("bytes".into(), Value::Bytes(vec![0, 255])),
+            ("when".into(), Value::Time(-1)),
+            (
+                "list".into(),
+                Value::Array(vec![Value::UInt(1 << 63), Value::Int(-1)]),
+            ),
+            (
+                "map".into(),
+                Value::Map(vec![("max".into(), Value::UInt(u64::MAX))]),
+            ),
+        ]
+    };
+    let entries: Vec<Entry> = (0..4)
+        .map(|i| entry(Kind::Info, &name, BASE + i * SECOND, every(i as u64), LONG))
+        .collect();
+    backend.write(&entries).expect("write");
+    let found = all_samples(&*backend, &name, BASE, BASE + 10 * SECOND, 100);
+    let fields: Vec<Vec<(String, Value)>> = found
+        .iter()
+        .map(|stored| Record::from_bytes(&stored.record).expect("decodes").fields)
+        .collect();
+    assert_eq!(fields, (0..4).map(every).collect::<Vec<_>>());
+    let query = BucketQuery {
+        name,
+        from: BASE,
+        to: BASE + 4 * SECOND,
+        buckets: 1,
+        field: Some("value".into()),
+    };
+    let (buckets, _) = all_buckets(&*backend, &query);
+    let stats = &buckets[0].fields[0];
+    assert_eq!((buckets[0].count, stats.first), (4, u64::MAX as f64));
 }
 
 /// The value at an instant is the last sample at or before it, looking back across days;

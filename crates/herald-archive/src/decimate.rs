@@ -145,7 +145,10 @@ pub fn numeric_fields(
                 continue;
             }
             match reader.peek_kind()? {
-                Marker::Int => each(name, reader.read_int()? as f64),
+                Marker::Int => match reader.read_int_or_uint()? {
+                    Ok(v) => each(name, v as f64),
+                    Err(v) => each(name, v as f64),
+                },
                 Marker::Float => each(name, reader.read_f64()?),
                 Marker::Bool => each(name, f64::from(u8::from(reader.read_bool()?))),
                 _ => reader.skip_value(2)?,

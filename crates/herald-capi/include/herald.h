@@ -183,6 +183,10 @@
 // A map field (`items`, `count`; named values in order).
 #define HERALD_MAP 8
 
+// An unsigned 64-bit integer above `INT64_MAX` (`(uint64_t)i`); smaller non-negative
+// integers are `HERALD_INT`, since both travel the same.
+#define HERALD_UINT 9
+
 // A connection to Herald (with failover to the other servers of its URL) and its logger.
 // Opaque; every function may be called from any thread.
 typedef struct herald_client herald_client;
@@ -197,9 +201,9 @@ typedef struct herald_subscription herald_subscription;
 typedef struct herald_field {
   // The name; NULL for an array's items.
   const char *name;
-  // `HERALD_BOOL` … `HERALD_MAP`.
+  // `HERALD_BOOL` … `HERALD_UINT`.
   int type;
-  // The value of a bool (0 or 1), int or time.
+  // The value of a bool (0 or 1), int or time; the bits of a uint.
   int64_t i;
   // The value of a float.
   double f;
@@ -495,6 +499,13 @@ int herald_record_add_bool(struct herald_record *r, const char *name, int value)
 // # Safety
 // As `herald_record_add_bool`.
 int herald_record_add_int(struct herald_record *r, const char *name, int64_t value);
+
+// Adds an unsigned 64-bit integer field (any `uint64_t`; up to `INT64_MAX` it is the
+// same as `herald_record_add_int`).
+//
+// # Safety
+// As `herald_record_add_bool`.
+int herald_record_add_uint(struct herald_record *r, const char *name, uint64_t value);
 
 // Adds a 64-bit float field.
 //

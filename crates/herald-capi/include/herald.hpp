@@ -161,10 +161,12 @@ class FieldView {
 
   /// The name; empty for an array's items.
   std::string_view name() const noexcept { return detail::view_of(field_->name); }
-  /// HERALD_BOOL … HERALD_MAP.
+  /// HERALD_BOOL … HERALD_UINT.
   int type() const noexcept { return field_->type; }
   bool as_bool() const noexcept { return field_->i != 0; }
   std::int64_t as_int() const noexcept { return field_->i; }
+  /// A HERALD_UINT field (above INT64_MAX), or a HERALD_INT one that is not negative.
+  std::uint64_t as_uint() const noexcept { return static_cast<std::uint64_t>(field_->i); }
   double as_float() const noexcept { return field_->f; }
   /// A time field: ns since the Unix epoch, UTC.
   std::int64_t as_time_ns() const noexcept { return field_->i; }
@@ -188,6 +190,7 @@ inline std::ostream &operator<<(std::ostream &out, const FieldView &field) {
   switch (field.type()) {
     case HERALD_BOOL: return out << (field.as_bool() ? "true" : "false");
     case HERALD_INT: return out << field.as_int();
+    case HERALD_UINT: return out << field.as_uint();
     case HERALD_FLOAT: return out << field.as_float();
     case HERALD_STR: return out << '"' << field.as_string() << '"';
     case HERALD_BYTES: return out << '<' << field.as_string().size() << " bytes>";
@@ -383,9 +386,9 @@ class Record {
     return change(status, [&] { return herald_record_clear_fields(record_); });
   }
 
-  // Fields. `field` picks the type from the value: bool, any integer or enum (as int64; a
-  // uint64 above INT64_MAX wraps), float or double, a string. Bytes and times have their own
-  // names, since their values would look like strings and integers.
+  // Fields. `field` picks the type from the value: bool, any integer or enum (unsigned
+  // ones as uint64, signed ones and enums as int64), float or double, a string. Bytes and
+  // times have their own names, since their values would look like strings and integers.
   Record &field(CStringArg name, bool value, Status *status = nullptr) {
     return change(status,
                   [&] { return herald_record_add_bool(record_, name.c_str(), value ? 1 : 0); });
@@ -396,7 +399,11 @@ class Record {
                              int> = 0>
   Record &field(CStringArg name, Integer value, Status *status = nullptr) {
     return change(status, [&] {
-      return herald_record_add_int(record_, name.c_str(), static_cast<std::int64_t>(value));
+      if constexpr (std::is_integral_v<Integer> && std::is_unsigned_v<Integer>) {
+        return herald_record_add_uint(record_, name.c_str(), static_cast<std::uint64_t>(value));
+      } else {
+        return herald_record_add_int(record_, name.c_str(), static_cast<std::int64_t>(value));
+      }
     });
   }
   template <typename Floating, std::enable_if_t<std::is_floating_point_v<Floating>, int> = 0>

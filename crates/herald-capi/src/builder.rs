@@ -10,7 +10,7 @@ use crate::status::{guard, Failure};
 use crate::strings::{bytes, optional, required};
 use crate::view::{
     herald_field, HERALD_ARRAY, HERALD_BOOL, HERALD_BYTES, HERALD_FLOAT, HERALD_INT, HERALD_MAP,
-    HERALD_STR, HERALD_TIME,
+    HERALD_STR, HERALD_TIME, HERALD_UINT,
 };
 
 /// Deepest nesting of arrays and maps `herald_record_add_value` follows (a deeper tree, or
@@ -376,6 +376,21 @@ pub unsafe extern "C" fn herald_record_add_int(
     unsafe { add(r, name, || Ok(Value::Int(value))) }
 }
 
+/// Adds an unsigned 64-bit integer field (any `uint64_t`; up to `INT64_MAX` it is the
+/// same as `herald_record_add_int`).
+///
+/// # Safety
+/// As `herald_record_add_bool`.
+#[no_mangle]
+pub unsafe extern "C" fn herald_record_add_uint(
+    r: *mut herald_record,
+    name: *const c_char,
+    value: u64,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { add(r, name, || Ok(Value::from(value))) }
+}
+
 /// Adds a 64-bit float field.
 ///
 /// # Safety
@@ -523,6 +538,7 @@ unsafe fn convert(field: *const herald_field, depth: usize) -> Result<Value, Fai
     Ok(match field.r#type {
         HERALD_BOOL => Value::Bool(field.i != 0),
         HERALD_INT => Value::Int(field.i),
+        HERALD_UINT => Value::from(field.i as u64),
         HERALD_FLOAT => Value::Float(field.f),
         HERALD_TIME => Value::Time(field.i),
         HERALD_STR => {
@@ -555,7 +571,7 @@ unsafe fn convert(field: *const herald_field, depth: usize) -> Result<Value, Fai
         ),
         other => {
             return Err(Failure::invalid(format!(
-                "value type {other} is not HERALD_BOOL … HERALD_MAP"
+                "value type {other} is not HERALD_BOOL … HERALD_UINT"
             )))
         }
     })

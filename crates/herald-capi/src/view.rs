@@ -25,15 +25,18 @@ pub const HERALD_TIME: c_int = 6;
 pub const HERALD_ARRAY: c_int = 7;
 /// A map field (`items`, `count`; named values in order).
 pub const HERALD_MAP: c_int = 8;
+/// An unsigned 64-bit integer above `INT64_MAX` (`(uint64_t)i`); smaller non-negative
+/// integers are `HERALD_INT`, since both travel the same.
+pub const HERALD_UINT: c_int = 9;
 
 /// One named, typed value of a record (or an item of an array or map field).
 #[repr(C)]
 pub struct herald_field {
     /// The name; NULL for an array's items.
     pub name: *const c_char,
-    /// `HERALD_BOOL` … `HERALD_MAP`.
+    /// `HERALD_BOOL` … `HERALD_UINT`.
     pub r#type: c_int,
-    /// The value of a bool (0 or 1), int or time.
+    /// The value of a bool (0 or 1), int or time; the bits of a uint.
     pub i: i64,
     /// The value of a float.
     pub f: f64,
@@ -169,6 +172,12 @@ impl Builder {
         match value {
             Value::Bool(v) => (field.r#type, field.i) = (HERALD_BOOL, i64::from(*v)),
             Value::Int(v) => (field.r#type, field.i) = (HERALD_INT, *v),
+            Value::UInt(v) => {
+                (field.r#type, field.i) = match i64::try_from(*v) {
+                    Ok(small) => (HERALD_INT, small),
+                    Err(_) => (HERALD_UINT, *v as i64),
+                };
+            }
             Value::Float(v) => (field.r#type, field.f) = (HERALD_FLOAT, *v),
             Value::Time(v) => (field.r#type, field.i) = (HERALD_TIME, *v),
             Value::Str(v) => {

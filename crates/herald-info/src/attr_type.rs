@@ -95,16 +95,16 @@ impl AttrType {
     }
 
     /// Returns the inclusive range of an integer type, or `None` for other types.
-    pub fn integer_range(&self) -> Option<(i64, i64)> {
+    pub fn integer_range(&self) -> Option<(i128, i128)> {
         let range = match self {
-            AttrType::S8 => (i64::from(i8::MIN), i64::from(i8::MAX)),
-            AttrType::U8 => (0, i64::from(u8::MAX)),
-            AttrType::S16 => (i64::from(i16::MIN), i64::from(i16::MAX)),
-            AttrType::U16 => (0, i64::from(u16::MAX)),
-            AttrType::S32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
-            AttrType::U32 => (0, i64::from(u32::MAX)),
-            AttrType::S64 => (i64::MIN, i64::MAX),
-            AttrType::U64 => (0, i64::MAX),
+            AttrType::S8 => (i128::from(i8::MIN), i128::from(i8::MAX)),
+            AttrType::U8 => (0, i128::from(u8::MAX)),
+            AttrType::S16 => (i128::from(i16::MIN), i128::from(i16::MAX)),
+            AttrType::U16 => (0, i128::from(u16::MAX)),
+            AttrType::S32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
+            AttrType::U32 => (0, i128::from(u32::MAX)),
+            AttrType::S64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
+            AttrType::U64 => (0, i128::from(u64::MAX)),
             _ => return None,
         };
         Some(range)
@@ -242,6 +242,10 @@ mod tests {
         assert_eq!(AttrType::U8.integer_range(), Some((0, 255)));
         assert_eq!(AttrType::S16.integer_range(), Some((-32768, 32767)));
         assert_eq!(AttrType::Double.integer_range(), None);
+        assert_eq!(
+            AttrType::U64.integer_range(),
+            Some((0, 18_446_744_073_709_551_615))
+        );
     }
 
     fn attr_type_strategy() -> impl Strategy<Value = AttrType> {

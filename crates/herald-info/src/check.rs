@@ -6,9 +6,9 @@
 //! | type | accepts |
 //! |---|---|
 //! | `bool` | [`Value::Bool`] |
-//! | `s8` … `u64` | [`Value::Int`] within the type's range (`u64` up to `i64::MAX`, the wire's limit) |
-//! | `float` | [`Value::Float`] within ±`f32::MAX` (or not finite), and [`Value::Int`] |
-//! | `double` | [`Value::Float`] and [`Value::Int`] |
+//! | `s8` … `u64` | [`Value::Int`] or [`Value::UInt`] within the type's range (`u64` up to 2^64−1) |
+//! | `float` | [`Value::Float`] within ±`f32::MAX` (or not finite), and integers |
+//! | `double` | [`Value::Float`] and integers |
 //! | `string` | [`Value::Str`] |
 //! | `time` | [`Value::Time`] only (an integer is not a time: convert it on purpose) |
 //! | `bytes` | [`Value::Bytes`] |
@@ -77,6 +77,10 @@ impl TypeRegistry {
         match (attr_type, &mut *value) {
             (AttrType::Float | AttrType::Double, Value::Int(integer)) => {
                 // Exact up to 2^53; larger integers round to the nearest double.
+                let float = *integer as f64;
+                *value = Value::Float(float);
+            }
+            (AttrType::Float | AttrType::Double, Value::UInt(integer)) => {
                 let float = *integer as f64;
                 *value = Value::Float(float);
             }
@@ -160,8 +164,8 @@ impl Context<'_> {
     ) -> Result<(), InfoError> {
         match (attr_type, value) {
             (AttrType::Bool, Value::Bool(_))
-            | (AttrType::Double, Value::Float(_) | Value::Int(_))
-            | (AttrType::Float, Value::Int(_))
+            | (AttrType::Double, Value::Float(_) | Value::Int(_) | Value::UInt(_))
+            | (AttrType::Float, Value::Int(_) | Value::UInt(_))
             | (AttrType::String, Value::Str(_))
             | (AttrType::Time, Value::Time(_))
             | (AttrType::Bytes, Value::Bytes(_)) => Ok(()),
@@ -180,13 +184,18 @@ impl Context<'_> {
             (AttrType::Nested(nested), Value::Map(fields)) => {
                 self.check_fields(nested, &format!("{path}."), fields, true)
             }
-            (_, Value::Int(integer)) if attr_type.integer_range().is_some() => {
+            (_, Value::Int(_) | Value::UInt(_)) if attr_type.integer_range().is_some() => {
                 let (min, max) = attr_type.integer_range().unwrap_or_default();
-                if !(min..=max).contains(integer) {
+                let integer = match value {
+                    Value::UInt(v) => i128::from(*v),
+                    Value::Int(v) => i128::from(*v),
+                    _ => unreachable!("matched as an integer"),
+                };
+                if !(min..=max).contains(&integer) {
                     return Err(self.out_of_range(
                         path,
                         attr_type,
-                        integer,
+                        &integer,
                         &format!("{min}..={max}"),
                     ));
                 }
@@ -223,6 +232,7 @@ fn describe(value: &Value) -> String {
     match value {
         Value::Bool(v) => format!("bool `{v}`"),
         Value::Int(v) => format!("integer `{v}`"),
+        Value::UInt(v) => format!("integer `{v}`"),
         Value::Float(v) => format!("float `{v}`"),
         Value::Str(v) => format!("string `{}`", quote(v)),
         Value::Bytes(v) => format!("bytes ({} bytes)", v.len()),

@@ -327,6 +327,19 @@ impl<'a> Reader<'a> {
         u64::try_from(value).map_err(|_| DecodeError::OutOfRange { value, offset })
     }
 
+    /// Reads any integer form that fits in `i64` or `u64`: `Ok(Ok(i))` for one in the
+    /// `i64` range, `Ok(Err(u))` for one above `i64::MAX`.
+    pub fn read_int_or_uint(&mut self) -> Result<Result<i64, u64>, DecodeError> {
+        let offset = self.pos;
+        let value = self.read_integer()?;
+        if let Ok(v) = i64::try_from(value) {
+            return Ok(Ok(v));
+        }
+        u64::try_from(value)
+            .map(Err)
+            .map_err(|_| DecodeError::OutOfRange { value, offset })
+    }
+
     /// Reads an integer that fits in `i64`.
     pub fn read_int(&mut self) -> Result<i64, DecodeError> {
         let offset = self.pos;
@@ -457,7 +470,24 @@ impl<'a> Reader<'a> {
 
     /// Reads a `time` extension value (nanoseconds since the Unix epoch).
     pub fn read_time(&mut self) -> Result<i64, DecodeError> {
-        if self.peek()? != 0xd7 {
+        let marker = self.peek()?;
+        if marker != 0xd7 {
+            // Another extension type is named as such: what a reader most needs to hear.
+            let type_at = match marker {
+                0xd4..=0xd8 => Some(self.pos + 1),
+                0xc7 => Some(self.pos + 2),
+                0xc8 => Some(self.pos + 3),
+                0xc9 => Some(self.pos + 5),
+                _ => None,
+            };
+            if let Some(&ext_type) = type_at.and_then(|at| self.bytes.get(at)) {
+                if ext_type as i8 != EXT_TIME {
+                    return Err(DecodeError::UnknownExtension {
+                        ext_type: ext_type as i8,
+                        offset: self.pos,
+                    });
+                }
+            }
             return Err(self.error("a time (ext 1, 8 bytes)"));
         }
         let offset = self.pos;
@@ -505,10 +535,30 @@ impl<'a> Reader<'a> {
                     self.skip_value(depth + 1)?;
                 }
             }
-            Kind::Ext => {
-                self.read_time()?;
-            }
+            Kind::Ext => self.skip_extension()?,
         }
+        Ok(())
+    }
+
+    /// Skips a well-formed extension value of any type (a record holding one Herald does
+    /// not define is refused by its checks, but can be stepped over to the next record).
+    fn skip_extension(&mut self) -> Result<(), DecodeError> {
+        let marker = self.take_array::<1>()?[0];
+        let len = match marker {
+            0xd4 => 1,
+            0xd5 => 2,
+            0xd6 => 4,
+            0xd7 => 8,
+            0xd8 => 16,
+            0xc7 => usize::from(self.take_array::<1>()?[0]),
+            0xc8 => usize::from(u16::from_be_bytes(self.take_array()?)),
+            0xc9 => u32::from_be_bytes(self.take_array()?) as usize,
+            _ => {
+                self.pos -= 1;
+                return Err(self.error("an extension"));
+            }
+        };
+        self.take(1 + len)?;
         Ok(())
     }
 }

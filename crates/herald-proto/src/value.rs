@@ -7,12 +7,19 @@ use crate::msgpack::{self, Kind, Reader};
 pub type Field = (String, Value);
 
 /// A typed value. `time` travels as MessagePack extension 1 (see docs/protocol.md).
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Integers are one type on the wire, from −2^63 to 2^64−1: `Int` holds those that fit
+/// `i64`, `UInt` those above `i64::MAX` (hardware counters, 64-bit masks). A `UInt` at or
+/// below `i64::MAX` is written exactly as the same `Int` and read back as `Int`; the two
+/// compare equal.
+#[derive(Debug, Clone)]
 pub enum Value {
     /// A boolean.
     Bool(bool),
     /// A signed 64-bit integer.
     Int(i64),
+    /// An unsigned 64-bit integer; read from the wire only above `i64::MAX`.
+    UInt(u64),
     /// A 64-bit float.
     Float(f64),
     /// A UTF-8 string.
@@ -33,6 +40,7 @@ impl Value {
         match self {
             Value::Bool(v) => msgpack::write_bool(out, *v),
             Value::Int(v) => msgpack::write_int(out, *v),
+            Value::UInt(v) => msgpack::write_uint(out, *v),
             Value::Float(v) => msgpack::write_f64(out, *v),
             Value::Str(v) => msgpack::write_str(out, v),
             Value::Bytes(v) => msgpack::write_bin(out, v),
@@ -60,7 +68,10 @@ impl Value {
         }
         let value = match reader.peek_kind()? {
             Kind::Bool => Value::Bool(reader.read_bool()?),
-            Kind::Int => Value::Int(reader.read_int()?),
+            Kind::Int => match reader.read_int_or_uint()? {
+                Ok(v) => Value::Int(v),
+                Err(v) => Value::UInt(v),
+            },
             Kind::Float => Value::Float(reader.read_f64()?),
             Kind::Str => Value::Str(reader.read_str()?.to_string()),
             Kind::Bin => Value::Bytes(reader.read_bin()?.to_vec()),
@@ -89,6 +100,7 @@ impl Value {
         match self {
             Value::Bool(v) => v.to_string(),
             Value::Int(v) => v.to_string(),
+            Value::UInt(v) => v.to_string(),
             Value::Float(v) => v.to_string(),
             Value::Str(v) => v.clone(),
             Value::Bytes(v) => v.iter().map(|b| format!("{b:02x}")).collect(),
@@ -185,17 +197,24 @@ impl<'a> SeenNames<'a> {
     }
 }
 
-/// Names the field whose value is an integer out of range: the usual case is an unsigned
-/// 64-bit value above `i64::MAX`, which Herald's `int` cannot hold.
+/// Names the field whose value is an integer out of range or of a type the data model
+/// does not have.
 fn name_value_error(name: &str, err: DecodeError) -> DecodeError {
     match err {
         DecodeError::OutOfRange { value, offset } => DecodeError::InvalidField {
             field: "fields",
             reason: format!(
-                "`{name}` holds {value} at byte {offset}, outside the int range \
-                 {}..={} (unsigned 64-bit values above 2^63-1 are not supported)",
+                "`{name}` holds {value} at byte {offset}, outside the integer range \
+                 {}..={}",
                 i64::MIN,
-                i64::MAX
+                u64::MAX
+            ),
+        },
+        DecodeError::UnknownExtension { ext_type, offset } => DecodeError::InvalidField {
+            field: "fields",
+            reason: format!(
+                "`{name}` holds MessagePack extension type {ext_type} at byte {offset}, \
+                 which is no Herald value type (extension 1 is time)"
             ),
         },
         other => other,
@@ -220,9 +239,9 @@ fn check_value(reader: &mut Reader<'_>, depth: u32) -> Result<(), DecodeError> {
             field: "fields",
             reason: format!("nil at byte {} is not a value", reader.position()),
         }),
-        // Integers must fit `int` (i64), as `Value::decode` requires: a uint64 above
-        // i64::MAX acknowledged here would break every reader of the record.
-        Kind::Int => reader.read_int().map(drop),
+        // Integers must fit i64 or u64, as `Value::decode` requires.
+        Kind::Int => reader.read_int_or_uint().map(drop),
+        Kind::Ext => reader.read_time().map(drop),
         _ => reader.skip_value(depth),
     }
 }
@@ -236,6 +255,36 @@ impl From<bool> for Value {
 impl From<i64> for Value {
     fn from(v: i64) -> Self {
         Value::Int(v)
+    }
+}
+
+impl From<u64> for Value {
+    /// `Int` when the value fits `i64`, as a reader would see it; else `UInt`.
+    fn from(v: u64) -> Self {
+        match i64::try_from(v) {
+            Ok(v) => Value::Int(v),
+            Err(_) => Value::UInt(v),
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::UInt(a), Value::UInt(b)) => a == b,
+            (Value::Int(a), Value::UInt(b)) | (Value::UInt(b), Value::Int(a)) => {
+                u64::try_from(*a) == Ok(*b)
+            }
+            (Value::Float(a), Value::Float(b)) => a == b,
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
+            (Value::Time(a), Value::Time(b)) => a == b,
+            (Value::Array(a), Value::Array(b)) => a == b,
+            (Value::Map(a), Value::Map(b)) => a == b,
+            _ => false,
+        }
     }
 }
 
@@ -271,6 +320,9 @@ impl Value {
         }
         if let Ok(v) = text.parse::<i64>() {
             return Value::Int(v);
+        }
+        if let Ok(v) = text.parse::<u64>() {
+            return Value::UInt(v);
         }
         match text.parse::<f64>() {
             Ok(v) if v.is_finite() => Value::Float(v),
@@ -320,20 +372,45 @@ mod tests {
     }
 
     #[test]
-    fn unsigned_values_above_i64_are_refused_by_check_and_decode() {
+    fn unsigned_values_above_i64_round_trip_and_small_ones_read_as_int() {
+        let fields: Vec<Field> = vec![
+            ("max".into(), Value::UInt(u64::MAX)),
+            ("just_over".into(), Value::UInt(1 << 63)),
+            ("small".into(), Value::UInt(7)),
+            ("from".into(), Value::from(u64::MAX - 1)),
+        ];
+        let mut out = Vec::new();
+        encode_fields(&mut out, &fields);
+        check_fields(&mut Reader::new(&out), 0).unwrap();
+        let back = decode_fields(&mut Reader::new(&out), 0).unwrap();
+        assert!(matches!(back[0].1, Value::UInt(u64::MAX)));
+        assert!(matches!(back[1].1, Value::UInt(v) if v == 1 << 63));
+        assert!(matches!(back[2].1, Value::Int(7)), "{:?}", back[2].1);
+        assert!(matches!(back[3].1, Value::UInt(v) if v == u64::MAX - 1));
+        assert_eq!(back, fields);
+        assert_eq!(Value::from(5u64), Value::Int(5));
+        assert_ne!(Value::Int(-1), Value::UInt(u64::MAX));
+        assert_eq!(Value::UInt(u64::MAX).to_text(), "18446744073709551615");
+        assert_eq!(
+            Value::parse_text("18446744073709551615"),
+            Value::UInt(u64::MAX)
+        );
+    }
+
+    #[test]
+    fn an_extension_other_than_time_is_refused_by_name() {
         let mut out = Vec::new();
         msgpack::write_map_len(&mut out, 1);
-        msgpack::write_str(&mut out, "counter");
-        msgpack::write_uint(&mut out, u64::MAX);
+        msgpack::write_str(&mut out, "when");
+        out.extend_from_slice(&[0xd7, 0xff, 0, 0, 0, 0, 0, 0, 0, 1]);
         let decoded = decode_fields(&mut Reader::new(&out), 0).unwrap_err();
         let checked = check_fields(&mut Reader::new(&out), 0).unwrap_err();
         assert_eq!(decoded, checked);
         let message = checked.to_string();
         assert!(
-            message.contains("`counter` holds 18446744073709551615"),
+            message.contains("`when` holds MessagePack extension type -1"),
             "{message}"
         );
-        assert!(message.contains("not supported"), "{message}");
     }
 
     #[test]

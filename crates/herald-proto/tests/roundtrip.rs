@@ -18,6 +18,7 @@ fn value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::Int),
+        any::<u64>().prop_map(Value::from),
         any::<f64>()
             .prop_filter("NaN never equals itself", |f| !f.is_nan())
             .prop_map(Value::Float),

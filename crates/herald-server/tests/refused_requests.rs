@@ -12,6 +12,7 @@ use herald_proto::frame::{Ack, FrameType, Subscribe};
 use herald_proto::record::key;
 use herald_proto::{
     msgpack, AckLevel, DeliveryOptions, ErrorCode, ErrorFrame, Filter, Frame, Priority, Record,
+    Value,
 };
 use herald_server::Config;
 use herald_testkit::{RawConnection, TestServer};
@@ -153,14 +154,14 @@ fn record_with(extra: &[(u64, u64)]) -> Vec<u8> {
     record
 }
 
-/// A record whose field `counter` holds `value` as a uint64, as Python's msgpack writes it.
-fn record_with_counter(value: u64) -> Vec<u8> {
+/// A record whose field `counter` holds the MessagePack value `value`.
+fn record_with_counter(value: &[u8]) -> Vec<u8> {
     let mut record = record_with(&[]);
     record[0] += 1;
     msgpack::write_uint(&mut record, key::FIELDS);
     msgpack::write_map_len(&mut record, 1);
     msgpack::write_str(&mut record, "counter");
-    msgpack::write_uint(&mut record, value);
+    record.extend_from_slice(value);
     record
 }
 
@@ -239,9 +240,34 @@ async fn an_undefined_priority_is_refused_alone() {
 }
 
 #[tokio::test]
-async fn an_unsigned_value_above_the_int_range_is_refused_alone() {
-    let reason = "invalid fields: `counter` holds 18446744073709551615 at byte";
-    bad_record_among_good(record_with_counter(u64::MAX), reason).await;
+async fn a_value_of_a_type_herald_does_not_have_is_refused_alone_by_name() {
+    // MessagePack's own timestamp (extension -1), not Herald's time (extension 1).
+    let timestamp = [0xd6, 0xff, 0, 0, 0, 1];
+    let reason = "invalid fields: `counter` holds MessagePack extension type -1 at byte";
+    bad_record_among_good(record_with_counter(&timestamp), reason).await;
+    let other = [0xd7, 0x05, 0, 0, 0, 0, 0, 0, 0, 1];
+    let reason = "invalid fields: `counter` holds MessagePack extension type 5 at byte";
+    bad_record_among_good(record_with_counter(&other), reason).await;
+}
+
+#[tokio::test]
+async fn an_unsigned_value_above_i64_travels_unchanged() {
+    let server = TestServer::start().await;
+    let mut raw = subscribed(&server).await;
+    let mut value = Vec::new();
+    msgpack::write_uint(&mut value, u64::MAX);
+    let record = record_with_counter(&value);
+    // record_with names the subject good.hand-made.
+    raw.send_bytes(&publish_frame_of_bytes(&[record], 3, AckLevel::Received))
+        .await;
+    let frames = frames_until(&mut raw, |f| acks(f) == 1 && delivered(f).len() == 1).await;
+    assert!(
+        !frames.iter().any(|f| matches!(f, Frame::Error(_))),
+        "{frames:?}"
+    );
+    let got = delivered(&frames).remove(0);
+    assert_eq!(got.fields, vec![("counter".into(), Value::UInt(u64::MAX))]);
+    assert_eq!(common::server_int(&server, "refused_records"), 0);
 }
 
 #[tokio::test]

@@ -240,6 +240,10 @@ class Reader:
             raise DecodeError(f"expected an unsigned integer at byte {start}, found {value}")
         return value
 
+    def read_integer(self) -> int:
+        """Any integer MessagePack holds: -2^63..2^64-1."""
+        return self._any_int("an integer")
+
     def read_int(self) -> int:
         start = self.pos
         value = self._any_int("an integer")
@@ -325,6 +329,15 @@ class Reader:
 
     def read_time(self) -> int:
         start = self.pos
+        marker = self.peek()
+        type_at = {0xD4: 1, 0xD5: 1, 0xD6: 1, 0xD7: 1, 0xD8: 1, 0xC7: 2, 0xC8: 3, 0xC9: 5}
+        at = start + type_at.get(marker, 0)
+        if at > start and at < len(self.data) and self.data[at] != EXT_TIME:
+            ext_type = self.data[at] - 256 if self.data[at] > 127 else self.data[at]
+            raise DecodeError(
+                f"MessagePack extension type {ext_type} at byte {start} is no Herald value "
+                "type (extension 1 is time)"
+            )
         if self._take(2) != b"\xd7\x01":
             raise DecodeError(f"expected a time (d7 01) at byte {start}")
         return int(struct.unpack(">q", self._take(8))[0])

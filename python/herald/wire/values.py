@@ -1,7 +1,7 @@
 """Herald's typed values (record ``fields``, ``MONITOR_REPLY`` data, info attributes).
 
-Python ↔ Herald: ``bool`` ↔ bool, ``int`` ↔ int (i64), ``float`` ↔ float64, ``str`` ↔ string,
-``bytes`` ↔ bytes, :class:`Time` (or an aware ``datetime`` when encoding) ↔ time,
+Python ↔ Herald: ``bool`` ↔ bool, ``int`` ↔ int (-2^63..2^64-1), ``float`` ↔ float64,
+``str`` ↔ string, ``bytes`` ↔ bytes, :class:`Time` (or an aware ``datetime`` when encoding) ↔ time,
 ``list``/``tuple`` ↔ array, ``dict`` (str keys, order kept) ↔ map.
 """
 
@@ -12,7 +12,15 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Union
 
-from .msgpack_codec import I64_MAX, I64_MIN, MAX_DEPTH, DecodeError, Reader, Writer, time_ext
+from .msgpack_codec import (
+    I64_MIN,
+    MAX_DEPTH,
+    U64_MAX,
+    DecodeError,
+    Reader,
+    Writer,
+    time_ext,
+)
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -47,13 +55,13 @@ Fields = Dict[str, Any]
 
 
 class IntRangeError(ValueError):
-    """An integer value outside Herald's int range (-2^63..2^63-1): Python's ints are
-    unbounded, Herald's are i64 (the server refuses a uint64 above 2^63-1). ``path`` names
-    the field (``counter``, ``stats.max``, ``samples[3]``), ``value`` is the integer."""
+    """An integer value outside Herald's integer range (-2^63..2^64-1, what i64 and u64
+    hold): Python's ints are unbounded, MessagePack's are not. ``path`` names the field
+    (``counter``, ``stats.max``, ``samples[3]``), ``value`` is the integer."""
 
     def __init__(self, value: int, path: str = "") -> None:
         where = f"field `{path}` holds" if path else "value"
-        super().__init__(f"{where} {value}, outside the int range -2^63..2^63-1")
+        super().__init__(f"{where} {value}, outside the integer range -2^63..2^64-1")
         self.value = value
         self.path = path
 
@@ -72,9 +80,12 @@ def encode_value(w: Writer, value: Any, depth: int = 1) -> None:
     if isinstance(value, bool):
         w.boolean(value)
     elif isinstance(value, int):
-        if not I64_MIN <= value <= I64_MAX:
+        if not I64_MIN <= value <= U64_MAX:
             raise IntRangeError(int(value))
-        w.sint(value)
+        if value >= 0:
+            w.uint(int(value))
+        else:
+            w.sint(value)
     elif isinstance(value, float):
         w.f64(value)
     elif isinstance(value, str):
@@ -127,13 +138,13 @@ def plain_value(value: Any, depth: int = 1) -> Any:
     """``value`` as plain values for :func:`~.msgpack_codec.pack`, which then writes the bytes
     :func:`encode_value` writes; raises NotPlain for anything else (datetime, bytearray, int
     subclasses, other mappings, out-of-range ints, None, …) so that the caller falls back to
-    :func:`encode_value`, which writes it or refuses it (an int outside i64: IntRangeError
-    naming the field; msgpack's packer would write a uint64 the server refuses)."""
+    :func:`encode_value`, which writes it or refuses it (an int outside -2^63..2^64-1: IntRangeError
+    naming the field)."""
     kind = type(value)
     if kind in _PLAIN_TYPES:
         return value
     if kind is int:
-        if I64_MIN <= value <= I64_MAX:
+        if I64_MIN <= value <= U64_MAX:
             return value
         raise NotPlain
     if kind is Time:
@@ -156,7 +167,7 @@ def plain_fields(fields: Dict[str, Any], depth: int = 1) -> Dict[str, Any]:
         if type(name) is not str:
             raise NotPlain
         kind = type(value)
-        if kind in _PLAIN_TYPES or (kind is int and I64_MIN <= value <= I64_MAX):
+        if kind in _PLAIN_TYPES or (kind is int and I64_MIN <= value <= U64_MAX):
             plain[name] = value
         else:
             plain[name] = plain_value(value, depth)
@@ -170,7 +181,7 @@ def decode_value(r: Reader, depth: int = 1) -> Any:
     if b in (0xC2, 0xC3):
         return r.read_bool()
     if b < 0x80 or b >= 0xE0 or 0xCC <= b <= 0xD3:
-        return r.read_int()
+        return r.read_integer()
     if b in (0xCA, 0xCB):
         return r.read_f64()
     if 0xA0 <= b <= 0xBF or 0xD9 <= b <= 0xDB:
@@ -185,6 +196,8 @@ def decode_value(r: Reader, depth: int = 1) -> Any:
         return decode_fields(r, depth + 1)
     if b == 0xC0:
         raise DecodeError(f"nil at byte {r.pos} is not a value")
+    if b in (0xC7, 0xC8, 0xC9, 0xD4, 0xD5, 0xD6, 0xD8):
+        return Time(r.read_time())  # refuses it, naming its extension type
     raise DecodeError(f"0x{b:02x} at byte {r.pos} is not a Herald value")
 
 

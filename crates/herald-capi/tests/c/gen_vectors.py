@@ -19,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "python"))
 
 from herald import frame_from_json  # noqa: E402
 
+I64_MAX = 2**63 - 1
+
 KINDS = {"log": "HERALD_KIND_LOG", "message": "HERALD_KIND_MESSAGE", "info": "HERALD_KIND_INFO"}
 
 
@@ -63,6 +65,8 @@ class Writer:
         name_c = c_string(name) if name is not None else "NULL"
         if isinstance(value, bool):
             return f"{{{name_c}, HERALD_BOOL, {int(value)}, 0.0, NULL, 0, NULL, 0}}"
+        if isinstance(value, int) and value > I64_MAX:
+            return f"{{{name_c}, HERALD_UINT, (int64_t){value}ULL, 0.0, NULL, 0, NULL, 0}}"
         if isinstance(value, int):
             return f"{{{name_c}, HERALD_INT, {value}LL, 0.0, NULL, 0, NULL, 0}}"
         if isinstance(value, float):
@@ -91,6 +95,8 @@ class Writer:
         n = c_string(name)
         if isinstance(value, bool):
             return f"herald_record_add_bool(r, {n}, {int(value)})"
+        if isinstance(value, int) and value > I64_MAX:
+            return f"herald_record_add_uint(r, {n}, {value}ULL)"
         if isinstance(value, int):
             return f"herald_record_add_int(r, {n}, {value}LL)"
         if isinstance(value, float):

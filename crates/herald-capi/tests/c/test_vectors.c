@@ -27,6 +27,7 @@ static int same_field(const herald_field *a, const herald_field *b) {
   switch (a->type) {
     case HERALD_BOOL:
     case HERALD_INT:
+    case HERALD_UINT:
     case HERALD_TIME:
       return a->i == b->i;
     case HERALD_FLOAT:

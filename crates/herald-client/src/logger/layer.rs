@@ -133,8 +133,7 @@ impl Visit for Fields {
         self.put(field, Value::Int(value));
     }
     fn record_u64(&mut self, field: &TracingField, value: u64) {
-        let value = i64::try_from(value).map_or_else(|_| Value::Str(value.to_string()), Value::Int);
-        self.put(field, value);
+        self.put(field, Value::from(value));
     }
     fn record_f64(&mut self, field: &TracingField, value: f64) {
         self.put(field, Value::Float(value));

@@ -53,6 +53,8 @@ fn every_scalar_type_accepts_its_value() {
         ("u32", Value::Int(i64::from(u32::MAX))),
         ("s64", Value::Int(i64::MIN)),
         ("u64", Value::Int(i64::MAX)),
+        ("u64", Value::UInt(u64::MAX)),
+        ("double", Value::UInt(u64::MAX)),
         ("float", Value::Float(1.5)),
         ("float", Value::Float(f64::NAN)),
         ("float", Value::Float(f64::INFINITY)),
@@ -93,6 +95,10 @@ fn integers_outside_their_range_are_refused() {
         one("u8", Value::Int(300)).unwrap_err().to_string(),
         "attribute `a_u8` of type `Scalars`: value `300` is out of range for u8 (0..=255)"
     );
+    for attribute in ["s64", "u32"] {
+        let err = one(attribute, Value::UInt(u64::MAX)).unwrap_err();
+        assert!(err.to_string().contains("18446744073709551615"), "{err}");
+    }
     let err = one("float", Value::Float(1e39)).unwrap_err();
     assert!(matches!(err, InfoError::OutOfRange { .. }), "{err}");
 }

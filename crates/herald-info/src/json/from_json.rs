@@ -16,8 +16,8 @@ use crate::registry::TypeRegistry;
 ///
 /// # Errors
 /// [`InfoError::WrongType`] for `null`, a time text that is not ISO 8601 or hex text that is
-/// not hex; [`InfoError::OutOfRange`] for an integer above `i64::MAX` given for an integer
-/// attribute. Each names the attribute by its path (`beam.energy`, `gains[3]`).
+/// not hex; [`InfoError::OutOfRange`] for an integer outside its integer attribute's
+/// range (above `u64::MAX` is not an integer to JSON's reader but a float). Each names the attribute by its path (`beam.energy`, `gains[3]`).
 pub fn attributes_from_json(
     registry: &TypeRegistry,
     type_name: Option<&str>,
@@ -129,9 +129,10 @@ impl Reader<'_> {
         let value = match json {
             Json::Null => return Err(self.wrong(path, None, "null".into())),
             Json::Bool(flag) => Value::Bool(*flag),
-            Json::Number(number) => match number.as_i64() {
-                Some(integer) => Value::Int(integer),
-                None => Value::Float(number.as_f64().unwrap_or(f64::NAN)),
+            Json::Number(number) => match (number.as_i64(), number.as_u64()) {
+                (Some(integer), _) => Value::Int(integer),
+                (None, Some(integer)) => Value::UInt(integer),
+                _ => Value::Float(number.as_f64().unwrap_or(f64::NAN)),
             },
             Json::String(text) => Value::Str(text.clone()),
             Json::Array(items) => {
@@ -155,8 +156,11 @@ impl Reader<'_> {
         if let Some(integer) = number.as_i64() {
             return Ok(Value::Int(integer));
         }
-        if number.as_u64().is_some() {
+        if let Some(integer) = number.as_u64() {
             let (min, max) = attr_type.integer_range().unwrap_or_default();
+            if (min..=max).contains(&i128::from(integer)) {
+                return Ok(Value::UInt(integer));
+            }
             return Err(InfoError::OutOfRange {
                 type_name: quote(self.root),
                 attribute: quote(path),

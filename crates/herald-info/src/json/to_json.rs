@@ -10,6 +10,7 @@ pub fn value_json(value: &Value) -> Json {
     match value {
         Value::Bool(v) => Json::Bool(*v),
         Value::Int(v) => json!(v),
+        Value::UInt(v) => json!(v),
         // Not finite (NaN, ±inf) has no JSON form: it becomes `null`.
         Value::Float(v) => json!(v),
         Value::Str(v) => Json::String(v.clone()),

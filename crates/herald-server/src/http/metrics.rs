@@ -455,6 +455,7 @@ fn monitor_value<'a>(data: &'a [Field], name: &str) -> Option<&'a Value> {
 fn float(value: &Value) -> f64 {
     match value {
         Value::Int(n) => *n as f64,
+        Value::UInt(n) => *n as f64,
         Value::Float(f) => *f,
         Value::Bool(b) => f64::from(u8::from(*b)),
         _ => 0.0,

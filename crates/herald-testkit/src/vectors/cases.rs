@@ -412,6 +412,24 @@ fn publish() -> Vec<Json> {
             &publish_frame(0, AckLevel::None, &[every_field_record()]),
         ),
         case(
+            "publish_unsigned_64",
+            "fields holding unsigned 64-bit integers above 2^63-1 (uint64 `cf`): 2^64-1 and \
+             2^63, read back as integers of that value; 1 in the same field type is an \
+             ordinary positive fixint",
+            &publish_frame(
+                0,
+                AckLevel::None,
+                &[Record {
+                    fields: vec![
+                        ("counter".into(), Value::UInt(u64::MAX)),
+                        ("mask".into(), Value::UInt(1 << 63)),
+                        ("one".into(), Value::UInt(1)),
+                    ],
+                    ..minimal_record()
+                }],
+            ),
+        ),
+        case(
             "publish_minimal_record",
             "a record with only the keys always written: kind, subject, time, priority",
             &publish_frame(0, AckLevel::None, &[minimal_record()]),

@@ -406,6 +406,7 @@ pub fn value_json(value: &Value) -> Json {
     match value {
         Value::Bool(v) => json!(v),
         Value::Int(v) => json!(v),
+        Value::UInt(v) => json!(v),
         Value::Float(v) => serde_json::Number::from_f64(*v)
             .map(Json::Number)
             .unwrap_or_else(|| json!({ "float": v.to_string() })),
