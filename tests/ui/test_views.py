@@ -164,6 +164,32 @@ def test_an_info_update_appears_in_place(
     page.wait_for_url("**#/charts?series=Beam.Current%3Acurrent*")
 
 
+def test_unsigned_64_bit_values_show_every_digit(ui: UiPage, client: herald.Client) -> None:
+    client.declare_type(
+        "Counters",
+        [
+            ("frames", "u64", "frames since power-on"),
+            ("mask", "u64", "enabled channels"),
+            ("history", "array<u64>", "frames at each reset"),
+        ],
+    )
+    client.set_info("LAB.counters", "Counters", frames=(1 << 64) - 1, mask=1, history=[1])
+    client.set_info("LAB.raw", "Counters", frames=1, mask=(1 << 63) + 1, history=[(1 << 64) - 2, 3])
+    page = ui.open("info")
+    frames = page.locator("tbody[data-name='LAB.counters'] td.val[data-attr=frames]")
+    frames.wait_for()
+    # A double would show 18446744073709552000.
+    assert frames.inner_text() == "18446744073709551615"
+    raw = "tbody[data-name='LAB.raw'] td.val[data-attr={}]"
+    assert page.locator(raw.format("mask")).inner_text() == "9223372036854775809"
+    assert page.locator(raw.format("history")).inner_text() == "[18446744073709551614,3]"
+    client.set_info("LAB.counters", frames=(1 << 64) - 3)
+    page.wait_for_function(
+        "() => document.querySelector(\"tbody[data-name='LAB.counters'] td.val[data-attr=frames]\")"
+        ".textContent === '18446744073709551613'"
+    )
+
+
 def test_a_chart_renders_archived_points(
     ui: UiPage, server: Server, client: herald.Client, doc_screenshot: Callable[..., Any]
 ) -> None:

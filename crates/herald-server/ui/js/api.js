@@ -4,6 +4,21 @@
 
 import { authHeaders, signIn } from "./auth.js";
 
+/** Integers above 2^63-1 are unsigned 64-bit field values; a double would round them. */
+const U64_FLOOR = 2 ** 63;
+
+/**
+ * Parses the server's JSON, keeping integers above 2^63-1 (u64 field values) exact as
+ * BigInt where the browser gives the number's source text (Chromium 114+, Firefox 135+);
+ * elsewhere they round, as every JSON number above 2^53 does.
+ */
+export function parseJSON(text) {
+  return JSON.parse(text, (key, value, context) =>
+    typeof value === "number" && value >= U64_FLOOR && context && /^\d+$/.test(context.source)
+      ? BigInt(context.source)
+      : value);
+}
+
 /** Builds `?a=1&b=2` from an object, leaving out empty values. */
 export function queryString(params) {
   const q = new URLSearchParams();
@@ -40,7 +55,7 @@ async function fetchJSON(path, params, signal) {
   const text = await response.text();
   let body = null;
   try {
-    body = text ? JSON.parse(text) : null;
+    body = text ? parseJSON(text) : null;
   } catch {
     body = null;
   }

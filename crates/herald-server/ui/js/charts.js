@@ -142,8 +142,9 @@ export class ChartsView {
     for (const { reason, object } of changes) {
       if (reason === "deleted" || !object) continue;
       this.series.forEach((s, i) => {
-        const v = object.attributes?.[s.field];
-        if (object.name !== s.name || typeof v !== "number") return;
+        const raw = object.attributes?.[s.field];
+        if (object.name !== s.name || (typeof raw !== "number" && typeof raw !== "bigint")) return;
+        const v = Number(raw);
         const t = object.time_ns / 1e9;
         const pts = this.points[i];
         if (pts && (!pts.length || pts[pts.length - 1][0] < t)) pts.push([t, v, v, v]);
@@ -231,7 +232,7 @@ export class ChartsView {
     try {
       const objects = await getJSON("/info");
       const keys = objects.flatMap((o) => Object.entries(o.attributes || {})
-        .filter(([, v]) => typeof v === "number").map(([a]) => `${o.name}:${a}`));
+        .filter(([, v]) => typeof v === "number" || typeof v === "bigint").map(([a]) => `${o.name}:${a}`));
       this.names.replaceChildren(...keys.slice(0, 2000).map((k) => el("option", { value: k })));
     } catch { /* the list is a convenience */ }
   }

@@ -38,11 +38,18 @@ export function duration(ms) {
   return days ? `${days}d ${hms}` : hms;
 }
 
+/** A JSON.stringify replacer that writes a BigInt (a u64 value) as its digits. */
+function exactBigInt(key, value) {
+  if (typeof value !== "bigint") return value;
+  return JSON.rawJSON ? JSON.rawJSON(String(value)) : String(value);
+}
+
 /** Formats an attribute or field value for a table cell. */
 export function value(v) {
   if (v === null || v === undefined) return "";
   if (typeof v === "number") return Number.isInteger(v) ? String(v) : String(+v.toPrecision(10));
-  if (typeof v === "object") return JSON.stringify(v);
+  if (typeof v === "bigint") return String(v);
+  if (typeof v === "object") return JSON.stringify(v, exactBigInt);
   return String(v);
 }
 

@@ -185,7 +185,7 @@ export class InfoView {
 
   addAttribute(entry, attr, val, objectName) {
     const name = objectName || entry.body.dataset.name;
-    const numeric = NUMERIC_TYPES.has(attr.type) || (!attr.type && typeof val === "number");
+    const numeric = NUMERIC_TYPES.has(attr.type) || (!attr.type && (typeof val === "number" || typeof val === "bigint"));
     const key = `${name}:${attr.name}`;
     const box = numeric ? el("input", { type: "checkbox", "data-series": key, "aria-label": `chart ${key}`, checked: this.chosen.has(key) }) : "";
     const cell = el("td", { class: "val", "data-attr": attr.name });

@@ -4,7 +4,7 @@
 // only as a closed socket; when a socket closes before it ever opened, a plain GET of the same
 // URL fetches the server's JSON error so the view can say what was wrong.
 
-import { getJSON, wsUrl } from "./api.js";
+import { getJSON, parseJSON, wsUrl } from "./api.js";
 import { wsProtocols } from "./auth.js";
 
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10000];
@@ -37,7 +37,7 @@ export class LiveSocket {
     ws.onmessage = (event) => {
       let msg;
       try {
-        msg = JSON.parse(event.data);
+        msg = parseJSON(event.data);
       } catch {
         // Not JSON: a server bug; say so (the UI tests fail on console errors).
         console.error("herald: a message that is not JSON", event.data);
