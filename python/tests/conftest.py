@@ -66,8 +66,11 @@ class Server:
         )
         self.address = ""
         self.http = ""
+        # OTLP/gRPC's address, when the settings ask for it (`otlp_grpc`).
+        self.otlp_grpc = ""
         self.lines: List[str] = []
         found = threading.Event()
+        wants_grpc = "otlp_grpc" in (settings or {})
 
         def read() -> None:
             assert self.proc.stderr is not None
@@ -78,6 +81,11 @@ class Server:
                 if "herald http on " in line and not self.http:
                     # Printed right after the native address: both are known now.
                     self.http = line.split("herald http on ", 1)[1].split()[0]
+                    if not wants_grpc:
+                        found.set()
+                if "herald otlp/grpc on " in line and not self.otlp_grpc:
+                    # Printed right after the HTTP address.
+                    self.otlp_grpc = line.split("herald otlp/grpc on ", 1)[1].split()[0]
                     found.set()
 
         threading.Thread(target=read, daemon=True).start()

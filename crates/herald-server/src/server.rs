@@ -153,6 +153,8 @@ pub struct Server {
     tasks: Vec<JoinHandle<()>>,
     http: JoinHandle<()>,
     http_cut: watch::Sender<bool>,
+    /// Where OTLP/gRPC is served, if it is.
+    otlp_grpc_addr: Option<SocketAddr>,
     /// Released when the server is dropped, after `shutdown` closed the archive.
     _data_lock: DataDirGuard,
 }
@@ -177,6 +179,14 @@ impl Server {
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;
         let http_addr = http_listener.local_addr()?;
+        let grpc_listener = match config.otlp_grpc {
+            Some(addr) => Some(bind(addr, "serve OTLP/gRPC").await?),
+            None => None,
+        };
+        let otlp_grpc_addr = grpc_listener
+            .as_ref()
+            .map(TcpListener::local_addr)
+            .transpose()?;
         let syslog_sockets = match &config.syslog {
             Some(syslog) => Some(crate::syslog::listen::bind(syslog).await?),
             None => None,
@@ -227,12 +237,27 @@ impl Server {
             done,
         ));
         let (http_cut, cut) = watch::channel(false);
-        let http = tokio::spawn(crate::http::run(
+        // The gRPC port is HTTP too: the same grace, then the same cut, at shutdown.
+        let grpc = grpc_listener.map(|listener| {
+            crate::otlp::grpc::run(
+                listener,
+                Arc::clone(&shared),
+                Shutdown::new(receiver.clone()),
+                cut.clone(),
+            )
+        });
+        let http_run = crate::http::run(
             http_listener,
             Arc::clone(&shared),
             Shutdown::new(receiver.clone()),
             cut,
-        ));
+        );
+        let http = tokio::spawn(async move {
+            match grpc {
+                Some(grpc) => drop(tokio::join!(http_run, grpc)),
+                None => http_run.await,
+            }
+        });
         let sampler = tokio::spawn(sample(Arc::clone(&shared), Shutdown::new(receiver.clone())));
         let watcher = tokio::spawn(crate::revoke::watch(
             Arc::clone(&shared),
@@ -271,6 +296,7 @@ impl Server {
             tasks,
             http,
             http_cut,
+            otlp_grpc_addr,
             _data_lock: data_lock,
         })
     }
@@ -291,6 +317,11 @@ impl Server {
         if let Some(archive) = &self.shared.archive {
             archive.close(crate::archive::CLOSE_GRACE);
         }
+    }
+
+    /// Returns the address OTLP/gRPC is served on, if it is (useful with port 0).
+    pub fn otlp_grpc_addr(&self) -> Option<SocketAddr> {
+        self.otlp_grpc_addr
     }
 
     /// Returns the syslog listeners' UDP and TCP addresses (useful with port 0).

@@ -108,7 +108,7 @@ pub async fn run(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, shutd
         };
         let timeout = shared.config.handshake_timeout;
         let answer = not_tls_answer(&shared.config.name);
-        match crate::tls::session::accept(&tls, stream, |s| s, &answer, timeout).await {
+        match crate::tls::session::accept(tls.acceptor(), stream, |s| s, &answer, timeout).await {
             Ok((stream, certificate)) => {
                 let (read, write) = tokio::io::split(stream);
                 serve(read, write, certificate, peer, id, shared, shutdown).await;

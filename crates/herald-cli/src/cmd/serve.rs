@@ -167,6 +167,16 @@ async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
     // Tests and scripts read these two lines to learn the ports: keep them first.
     eprintln!("herald serving on {addr}");
     eprintln!("herald http on {}", server.http_addr());
+    if let Some(grpc) = server.otlp_grpc_addr() {
+        eprintln!("herald otlp/grpc on {grpc}");
+    }
+    let (udp, tcp) = server.syslog_addrs();
+    if let Some(udp) = udp {
+        eprintln!("herald syslog/udp on {udp}");
+    }
+    if let Some(tcp) = tcp {
+        eprintln!("herald syslog/tcp on {tcp}");
+    }
     eprintln!("  files:  {open_files}");
     eprintln!("  access: {}", server.guard().describe());
     if let Some(cluster) = server.cluster() {

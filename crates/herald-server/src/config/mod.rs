@@ -70,10 +70,11 @@ pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 31] = [
+pub const KEYS: [&str; 32] = [
     "name",
     "listen",
     "http",
+    "otlp_grpc",
     "data_dir",
     "max_frame_bytes",
     "max_connections",
@@ -162,6 +163,8 @@ pub struct RawConfig {
     pub listen: Option<String>,
     /// Address for HTTP.
     pub http: Option<String>,
+    /// Address for OTLP/gRPC (off when absent).
+    pub otlp_grpc: Option<String>,
     /// Largest frame accepted.
     pub max_frame_bytes: Option<Quantity>,
     /// Most simultaneous connections.
@@ -238,6 +241,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Address for HTTP.
     pub http: SocketAddr,
+    /// Address for OpenTelemetry logs over gRPC (OTLP/gRPC), if served.
+    pub otlp_grpc: Option<SocketAddr>,
     /// Largest frame accepted.
     pub max_frame_bytes: u32,
     /// Most simultaneous connections.
@@ -428,6 +433,11 @@ impl Config {
                 raw.http.as_deref().unwrap_or(DEFAULT_HTTP),
                 DEFAULT_HTTP,
             )?,
+            otlp_grpc: raw
+                .otlp_grpc
+                .as_deref()
+                .map(|a| resolve("otlp_grpc", a, "0.0.0.0:4317"))
+                .transpose()?,
             max_frame_bytes,
             max_connections: positive(
                 "max_connections",

@@ -64,7 +64,7 @@ pub fn access(extensions: &axum::http::Extensions) -> Access {
 }
 
 /// The token of `Authorization: Bearer`, or of a `bearer.` WebSocket subprotocol.
-fn token(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn token(headers: &HeaderMap) -> Option<String> {
     if let Some(value) = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()) {
         let (scheme, token) = value.trim().split_once(' ')?;
         return scheme

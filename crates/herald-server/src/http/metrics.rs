@@ -229,8 +229,14 @@ pub fn exposition(data: &[Field], objects: usize) -> String {
         e.single(
             "herald_otlp_requests_total",
             "counter",
-            "OTLP export requests answered (POST /v1/logs).",
+            "OTLP export requests answered (POST /v1/logs and gRPC LogsService/Export).",
             num(otlp, "requests"),
+        );
+        e.single(
+            "herald_otlp_grpc_requests_total",
+            "counter",
+            "OTLP export requests answered over gRPC.",
+            num(otlp, "grpc_requests"),
         );
         e.single(
             "herald_otlp_records_total",

@@ -113,7 +113,7 @@ pub async fn run(
     cut: watch::Receiver<bool>,
 ) {
     let app = router(Arc::clone(&shared));
-    serve::run(listener, app, shared, shutdown, cut).await;
+    serve::run(listener, app, serve::Protocol::Http1, shared, shutdown, cut).await;
 }
 
 /// Applies an information-service request as a publisher of its own: changes are routed to

@@ -7,6 +7,11 @@
 //! The deadline is hyper's `header_read_timeout`: it runs whenever the connection waits
 //! for a request's head, from the connection's start and again after each response. It
 //! does not run while a response streams out or once a WebSocket is upgraded.
+//!
+//! The OTLP/gRPC port is served here too, in HTTP/2 ([`Protocol::Http2`]): its clients keep
+//! a connection open and idle between exports, so it has HTTP/2 keep-alive pings (a peer
+//! that stops answering is closed) instead of a head deadline, and shares the HTTP port's
+//! connection limits.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -15,8 +20,8 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper::server::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -32,11 +37,24 @@ use crate::tls::Tls;
 /// What a browser or tool that speaks plain HTTP to the HTTPS port is told.
 const NOT_TLS_ANSWER: &str = "this port serves HTTPS: use https:// instead of http://\n";
 
+/// How often an idle HTTP/2 connection is pinged, and how long an answer may take.
+const HTTP2_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What a listener's connections speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1: the HTTP port (API, UI, WebSockets).
+    Http1,
+    /// HTTP/2 from the first byte (prior knowledge), or by ALPN over TLS: gRPC.
+    Http2,
+}
+
 /// Accepts and serves until shutdown; then stops accepting, asks every connection to finish
 /// its request in flight, and returns once all have ended (or `cut` ended them).
 pub async fn run(
     listener: TcpListener,
     app: Router,
+    protocol: Protocol,
     shared: Arc<Shared>,
     mut shutdown: Shutdown,
     cut: watch::Receiver<bool>,
@@ -69,6 +87,7 @@ pub async fn run(
         };
         let connection = Connection {
             app: app.clone(),
+            protocol,
             shared: Arc::clone(&shared),
             peer: PeerAddr(peer),
         };
@@ -93,6 +112,7 @@ pub async fn run(
 /// One accepted connection.
 struct Connection {
     app: Router,
+    protocol: Protocol,
     shared: Arc<Shared>,
     peer: PeerAddr,
 }
@@ -109,7 +129,11 @@ impl Connection {
         let timeout = self.shared.config.http_limits.header_timeout;
         let wrap = |stream| CuttableStream::new(stream, cut);
         let answer = super::error::plain_bad_request(NOT_TLS_ANSWER);
-        match crate::tls::session::accept(tls, stream, wrap, &answer, timeout).await {
+        let acceptor = match self.protocol {
+            Protocol::Http1 => tls.acceptor(),
+            Protocol::Http2 => tls.acceptor_h2(),
+        };
+        match crate::tls::session::accept(acceptor, stream, wrap, &answer, timeout).await {
             Ok((stream, certificate)) => self.serve(stream, certificate, stop).await,
             Err(failure) => {
                 self.shared.monitor.count_http_tls_failed();
@@ -137,18 +161,36 @@ impl Connection {
             let response = app.clone().oneshot(request.map(Body::new));
             async move { Ok::<_, Infallible>(response.await.unwrap_or_else(|e| match e {})) }
         });
-        // HTTP/1.1 only (axum is built without HTTP/2): hyper's HTTP/1 connection starts its
-        // head deadline at once, where a version-sniffing one would wait for a first byte.
-        let connection = http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.shared.config.http_limits.header_timeout)
-            .serve_connection(io, service)
-            .with_upgrades();
-        tokio::pin!(connection);
-        let result = loop {
-            tokio::select! {
-                result = connection.as_mut() => break result,
-                _ = stop.wait_for(|stop| *stop) => connection.as_mut().graceful_shutdown(),
+        let result = match self.protocol {
+            // One protocol per port: hyper's HTTP/1 connection starts its head deadline at
+            // once, where a version-sniffing one would wait for a first byte.
+            Protocol::Http1 => {
+                let connection = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(self.shared.config.http_limits.header_timeout)
+                    .serve_connection(io, service)
+                    .with_upgrades();
+                tokio::pin!(connection);
+                loop {
+                    tokio::select! {
+                        result = connection.as_mut() => break result,
+                        _ = stop.wait_for(|stop| *stop) => connection.as_mut().graceful_shutdown(),
+                    }
+                }
+            }
+            Protocol::Http2 => {
+                let connection = http2::Builder::new(TokioExecutor::new())
+                    .timer(TokioTimer::new())
+                    .keep_alive_interval(HTTP2_KEEP_ALIVE)
+                    .keep_alive_timeout(HTTP2_KEEP_ALIVE)
+                    .serve_connection(io, service);
+                tokio::pin!(connection);
+                loop {
+                    tokio::select! {
+                        result = connection.as_mut() => break result,
+                        _ = stop.wait_for(|stop| *stop) => connection.as_mut().graceful_shutdown(),
+                    }
+                }
             }
         };
         if let Err(err) = result {

@@ -1,13 +1,16 @@
 //! OpenTelemetry logs in: `POST /v1/logs` on the HTTP port (OTLP/HTTP), the body an
 //! `ExportLogsServiceRequest` in protobuf (`application/x-protobuf`) or JSON
-//! (`application/json`). Each log record becomes a Herald log record ([`record`]), routed
-//! and archived as if published here; records that cannot be (a record the checks refuse,
-//! a subject the caller may not publish) are reported in the answer's `partial_success`
-//! and counted, the rest go on.
+//! (`application/json`), and `LogsService/Export` on the `otlp_grpc` port (OTLP/gRPC,
+//! [`grpc`]). Each log record becomes a Herald log record ([`record`]), routed and archived
+//! as if published here; records that cannot be (a record the checks refuse, a subject the
+//! caller may not publish) are reported in the answer's `partial_success` and counted, the
+//! rest go on.
 //!
 //! - [`proto`]: the OTLP messages; [`json`]: their JSON mapping;
-//! - [`record`]: a log record as a Herald record.
+//! - [`record`]: a log record as a Herald record;
+//! - [`grpc`]: the gRPC port, which shares [`export`] with `/v1/logs`.
 
+pub mod grpc;
 pub mod json;
 pub mod proto;
 pub mod record;
@@ -26,15 +29,17 @@ use herald_proto::value::{Field, Value};
 use herald_router::RouteContext;
 use prost::Message;
 
-use crate::auth::Operation;
+use crate::auth::{Access, Operation};
 use crate::http::HttpError;
 use crate::server::Shared;
 
 /// What `/v1/logs` counted.
 #[derive(Debug, Default)]
 pub struct OtlpStats {
-    /// Export requests answered.
+    /// Export requests answered (both transports).
     pub requests: AtomicU64,
+    /// Of those, the ones over gRPC.
+    pub grpc_requests: AtomicU64,
     /// Log records taken.
     pub records: AtomicU64,
     /// Log records rejected (reported in `partial_success`).
@@ -49,6 +54,10 @@ impl OtlpStats {
         (requests > 0).then(|| {
             let fields: Vec<Field> = vec![
                 ("requests".into(), int(requests)),
+                (
+                    "grpc_requests".into(),
+                    int(self.grpc_requests.load(Ordering::Relaxed)),
+                ),
                 ("records".into(), int(self.records.load(Ordering::Relaxed))),
                 (
                     "rejected".into(),
@@ -105,8 +114,19 @@ pub async fn logs(
             return HttpError::bad_request("bad_request", message).into_response();
         }
     };
-    shared.otlp.requests.fetch_add(1, Ordering::Relaxed);
     let access = crate::http::caller::access(&extensions);
+    let partial_success = export(&shared, &access, &request).await;
+    answer(encoding, partial_success)
+}
+
+/// Routes the records of one export request as `access` may publish them; returns what
+/// could not be taken, as the answer's `partial_success` (`None` when all were).
+pub async fn export(
+    shared: &Shared,
+    access: &Access,
+    request: &proto::ExportLogsServiceRequest,
+) -> Option<proto::ExportLogsPartialSuccess> {
+    shared.otlp.requests.fetch_add(1, Ordering::Relaxed);
     let received = now_nanos();
     let mut records = Vec::new();
     let (mut rejected, mut first_error) = (0i64, String::new());
@@ -139,17 +159,16 @@ pub async fn logs(
         }
     }
     let mut route = RouteContext::default();
-    crate::ingest::route_batch(&shared, &mut route, &records).await;
+    crate::ingest::route_batch(shared, &mut route, &records).await;
     let stats = &shared.otlp;
     stats
         .records
         .fetch_add(records.len() as u64, Ordering::Relaxed);
     stats.rejected.fetch_add(rejected as u64, Ordering::Relaxed);
-    let partial_success = (rejected > 0).then_some(proto::ExportLogsPartialSuccess {
+    (rejected > 0).then_some(proto::ExportLogsPartialSuccess {
         rejected_log_records: rejected,
         error_message: first_error,
-    });
-    answer(encoding, partial_success)
+    })
 }
 
 fn answer(encoding: Encoding, partial: Option<proto::ExportLogsPartialSuccess>) -> Response {

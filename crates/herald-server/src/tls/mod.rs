@@ -59,6 +59,13 @@ impl Tls {
         TlsAcceptor::from(self.current.load_full())
     }
 
+    /// An acceptor that offers HTTP/2 by ALPN, as gRPC clients require.
+    pub fn acceptor_h2(&self) -> TlsAcceptor {
+        let mut config = (*self.current.load_full()).clone();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        TlsAcceptor::from(Arc::new(config))
+    }
+
     /// Says how the server speaks TLS, for its banner.
     pub fn describe(&self) -> String {
         let clients = match (&self.settings.client_ca, self.settings.client_auth) {

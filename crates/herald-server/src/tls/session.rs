@@ -8,8 +8,9 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
+use tokio_rustls::TlsAcceptor;
 
-use super::{peer, Tls};
+use super::peer;
 
 /// The first byte of every TLS connection: a handshake record.
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;
@@ -37,7 +38,7 @@ pub enum Failure {
 /// # Errors
 /// [`Failure`].
 pub async fn accept<IO, F>(
-    tls: &Tls,
+    acceptor: TlsAcceptor,
     mut stream: TcpStream,
     wrap: F,
     plain_answer: &[u8],
@@ -47,7 +48,6 @@ where
     IO: AsyncRead + AsyncWrite + Unpin,
     F: FnOnce(TcpStream) -> IO,
 {
-    let acceptor = tls.acceptor();
     let handshake = async move {
         let mut first = [0u8; 1];
         let peeked = stream.peek(&mut first).await.map_err(Failure::Handshake)?;
