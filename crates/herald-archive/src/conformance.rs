@@ -249,15 +249,16 @@ pub fn write_then_range_read(harness: &dyn Harness) {
 }
 
 /// Returns `entry` with its one integer field (written as `d3` + 8 bytes, i64::MIN) turned
-/// into a uint64 above i64::MAX (`cf ff…`, the same length): what an older server let in,
-/// and no reader can decode.
+/// into a value of MessagePack extension type 5 (`c7 06 05` + 6 bytes, the same length):
+/// well-formed MessagePack that no reader decodes as a record, as a damaged or foreign store
+/// could hold.
 pub fn poisoned(mut entry: Entry) -> Entry {
     let mut bytes = entry.record.bytes.to_vec();
     let at = bytes
         .windows(9)
         .position(|w| w == [0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0])
         .expect("an i64::MIN field");
-    bytes[at..at + 9].copy_from_slice(&[0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+    bytes[at..at + 9].copy_from_slice(&[0xc7, 0x06, 0x05, 0, 0, 0, 0, 0, 0]);
     assert!(RawRecord::new(Bytes::from(bytes.clone())).is_err());
     entry.record = RawRecord {
         bytes: Bytes::from(bytes),

@@ -38,6 +38,19 @@ pub(crate) fn bench_record(subject: &str, size: usize) -> Record {
     }
 }
 
+/// Writes `n` in hex over the start of `text` (its length kept): the peers' payloads
+/// differ by their send time, and identical log records would collapse as a log storm.
+pub(crate) fn number_text(text: &mut String, n: u64) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits = text.len().min(16);
+    let mut buffer = [b'0'; 16];
+    for (index, byte) in buffer[..digits].iter_mut().enumerate() {
+        *byte = HEX[((n >> (4 * (digits - 1 - index))) & 0xf) as usize];
+    }
+    let hex = std::str::from_utf8(&buffer[..digits]).expect("ASCII");
+    text.replace_range(..digits, hex);
+}
+
 impl System for Herald {
     type Publisher = HeraldPublisher;
     type Subscriber = HeraldSubscriber;
@@ -50,6 +63,7 @@ impl System for Herald {
         Ok(HeraldPublisher {
             client: connect(&self.url, "bench-pub").await?,
             record: bench_record(subject, size),
+            sent: 0,
         })
     }
 
@@ -64,15 +78,18 @@ impl System for Herald {
     }
 }
 
-/// Publishes one record over and over, restamped each time.
+/// Publishes one record over and over, restamped and renumbered each time.
 pub struct HeraldPublisher {
     client: Client,
     record: Record,
+    sent: u64,
 }
 
 impl Publisher for HeraldPublisher {
     async fn publish(&mut self, sent_ns: i64) -> anyhow::Result<()> {
         self.record.time = sent_ns;
+        self.sent += 1;
+        number_text(&mut self.record.text, self.sent);
         Ok(self.client.publish(&self.record).await?)
     }
 
@@ -104,5 +121,20 @@ impl Subscriber for HeraldSubscriber {
             // A failover: nothing is counted, the publisher's resend is.
             Event::Interrupted(_) => Received::Lost(0),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_numbered_in_their_text_which_keeps_its_length() {
+        let mut text = "x".repeat(20);
+        number_text(&mut text, 0xabc);
+        assert_eq!(text, "0000000000000abcxxxx");
+        let mut short = "xyz".to_string();
+        number_text(&mut short, 0x1234);
+        assert_eq!(short, "234");
     }
 }

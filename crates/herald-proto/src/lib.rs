@@ -47,6 +47,7 @@ pub mod priority;
 pub mod record;
 pub mod request;
 pub mod route;
+pub mod storm;
 pub mod time;
 pub mod value;
 

@@ -46,6 +46,7 @@ const NAMES: [&str; 11] = [
 ];
 const LINE: u64 = 4;
 const STACK_LEVEL: u64 = 8;
+const LOG_ID: u64 = 9;
 
 impl Origin {
     /// Returns true when every part is empty.
@@ -126,6 +127,28 @@ impl Origin {
             Ok(())
         })?;
         Ok(origin)
+    }
+
+    /// Reads the host, process and log id of an origin map already checked, borrowed.
+    ///
+    /// # Errors
+    /// The same errors as [`Origin::decode`].
+    pub fn source_parts<'a>(reader: &mut Reader<'a>) -> Result<[&'a str; 3], DecodeError> {
+        let mut parts = [""; 3];
+        walk(reader, |key, reader| {
+            match key {
+                LINE | STACK_LEVEL => {
+                    reader.read_uint()?;
+                }
+                0 | 1 => parts[key as usize] = reader.read_str()?,
+                LOG_ID => parts[2] = reader.read_str()?,
+                _ => {
+                    reader.skip_str()?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(parts)
     }
 
     /// Validates an origin map as [`Origin::decode`] would, without allocating.

@@ -1,6 +1,6 @@
 //! Records that a front door other than the native protocol made (syslog, OpenTelemetry),
-//! routed and archived as if published here: one batch at a time, with the monitor's
-//! counts and every drop counted.
+//! routed and archived as if published here: one batch at a time, through the storm rule
+//! and the source quotas, with the monitor's counts and every drop counted.
 
 use herald_proto::frame::RawRecord;
 use herald_proto::time::now_nanos;
@@ -17,6 +17,27 @@ pub fn push_subject_level(out: &mut String, text: &str) {
         c if c.is_whitespace() || c.is_control() => '_',
         c => c,
     }));
+}
+
+/// Routes the records a front door made as a publisher's would be: log storms collapse and
+/// sources over their quota are refused first ([`crate::storm`]). Returns how many records
+/// the quotas refused.
+pub async fn ingest(shared: &Shared, route: &mut RouteContext, records: &[RawRecord]) -> u64 {
+    let storm = shared.storms.filter(records, 0, now_nanos());
+    match &storm.keep {
+        None => route_batch(shared, route, records).await,
+        Some(keep) => {
+            let kept: Vec<RawRecord> = records
+                .iter()
+                .zip(keep)
+                .filter(|(_, keep)| **keep)
+                .map(|(record, _)| record.clone())
+                .collect();
+            route_batch(shared, route, &kept).await;
+        }
+    }
+    route_batch(shared, route, &storm.marked).await;
+    storm.refused
 }
 
 /// Routes `records` through `route`, offers them to the archive and counts them; waits (at

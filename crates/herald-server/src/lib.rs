@@ -66,6 +66,7 @@ pub mod round_trip;
 pub mod server;
 pub mod session;
 pub mod shutdown;
+pub mod storm;
 pub mod syslog;
 pub mod tls;
 pub mod units;

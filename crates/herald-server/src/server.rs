@@ -64,6 +64,8 @@ pub struct Shared {
     pub syslog: Option<Arc<crate::syslog::SyslogStats>>,
     /// What `POST /v1/logs` (OpenTelemetry) counted.
     pub otlp: crate::otlp::OtlpStats,
+    /// Log storms collapsed and source quotas.
+    pub storms: crate::storm::Storms,
     next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     stopping: watch::Receiver<bool>,
@@ -90,11 +92,14 @@ impl Shared {
             .position(|(name, _)| name == "refused_records")
             .map_or(data.len(), |i| i + 1);
         data.insert(after, ("duplicates".into(), Value::Int(duplicates)));
+        let quota_refused = self.storms.stats.quota_refused.load(Ordering::Relaxed);
+        count_drops(&mut data, "quota", quota_refused);
         if let Some(archive) = &self.archive {
             let stats = archive.stats();
-            count_archive_drops(&mut data, stats.dropped);
+            count_drops(&mut data, "archive", stats.dropped);
             data.push(("archive".into(), crate::archive::stats_value(&stats)));
         }
+        data.push(("storms".into(), self.storms.snapshot()));
         if let Some(cluster) = self.cluster.get() {
             data.push(("cluster".into(), cluster.snapshot()));
         }
@@ -223,6 +228,7 @@ impl Server {
             mirrors: std::sync::OnceLock::new(),
             syslog: syslog.clone(),
             otlp: crate::otlp::OtlpStats::default(),
+            storms: crate::storm::Storms::new(&config),
             monitor: Monitor::new(&config.name),
             router: Router::new(),
             config,
@@ -352,6 +358,11 @@ impl Server {
         &self.shared.monitor
     }
 
+    /// Returns the whole monitor snapshot, every section included (what `MONITOR` answers).
+    pub fn monitor_snapshot(&self) -> Vec<Field> {
+        self.shared.monitor_snapshot()
+    }
+
     /// Stops accepting, tells every client, and waits (a few seconds at most) for the
     /// sessions and HTTP requests in flight to end.
     pub async fn shutdown(mut self) {
@@ -393,11 +404,15 @@ async fn bind(addr: SocketAddr, what: &str) -> std::io::Result<TcpListener> {
 async fn sample(shared: Arc<Shared>, mut shutdown: Shutdown) {
     let mut tick = tokio::time::interval(SAMPLE_INTERVAL);
     let mut last = tokio::time::Instant::now();
+    let mut route = herald_router::RouteContext::default();
     loop {
         tokio::select! {
             _ = tick.tick() => {
                 shared.monitor.sample(last.elapsed());
                 last = tokio::time::Instant::now();
+                // Storm summaries and quota reports, due at the end of their windows.
+                let due = shared.storms.tick(herald_proto::time::now_nanos());
+                crate::ingest::route_batch(&shared, &mut route, &due).await;
             }
             () = shutdown.recv() => return,
         }
@@ -422,15 +437,16 @@ async fn sync_info(shared: Arc<Shared>, mut shutdown: Shutdown) {
     }
 }
 
-/// Adds the records the archive dropped (its buffer and spill full) to the monitor's
-/// `dropped`, and to `drops` as reason `archive`: every loss in the server's totals.
-fn count_archive_drops(data: &mut [Field], archive_dropped: u64) {
-    let archive_dropped = i64::try_from(archive_dropped).unwrap_or(i64::MAX);
+/// Adds records lost outside the subscriber queues — those the archive dropped (its buffer
+/// and spill full), those refused over a source quota — to the monitor's `dropped`, and to
+/// `drops` as `reason`: every loss in the server's totals.
+fn count_drops(data: &mut [Field], reason: &str, count: u64) {
+    let count = i64::try_from(count).unwrap_or(i64::MAX);
     for (name, value) in data.iter_mut() {
         match (name.as_str(), value) {
-            ("dropped", Value::Int(total)) => *total = total.saturating_add(archive_dropped),
+            ("dropped", Value::Int(total)) => *total = total.saturating_add(count),
             ("drops", Value::Map(reasons)) => {
-                reasons.push(("archive".into(), Value::Int(archive_dropped)));
+                reasons.push((reason.into(), Value::Int(count)));
             }
             _ => {}
         }

@@ -338,6 +338,7 @@ async fn monitor_answers_the_raw_frame_with_its_cid() {
             "closes",
             "clients",
             "archive",
+            "storms",
             "http",
             "queues",
         ]

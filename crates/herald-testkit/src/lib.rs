@@ -125,6 +125,11 @@ impl TestServer {
         self.running().monitor()
     }
 
+    /// Returns the whole monitor snapshot, every section included (what `MONITOR` answers).
+    pub fn monitor_snapshot(&self) -> Vec<herald_proto::value::Field> {
+        self.running().monitor_snapshot()
+    }
+
     /// Stops the server.
     pub async fn stop(mut self) {
         if let Some(server) = self.server.take() {

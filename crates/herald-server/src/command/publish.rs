@@ -72,12 +72,43 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
             seen = fates.iter().map(|f| *f == Fate::Seen).collect();
         }
     }
+    let received = now_nanos();
+    // Log storms collapse and sources over their quota are refused here, after the
+    // producer's numbers were noted (a resend of a record held back is a duplicate).
+    let storm = shared
+        .storms
+        .filter(&publish.records, session.state.id, received);
+    if let Some(keep) = &storm.keep {
+        if !seen.is_empty() {
+            let mut index = 0;
+            seen.retain(|_| {
+                index += 1;
+                keep[index - 1]
+            });
+        }
+        retain(&mut publish, keep);
+    }
+    if let Some(reason) = &storm.refusal {
+        let message = format!(
+            "{} of {taken} records refused: {reason}; {}",
+            storm.refused,
+            others(taken.saturating_sub(storm.refused) as usize)
+        );
+        tracing::debug!(connection = session.state.id, "{message}");
+        if publish.ack != AckLevel::None {
+            let error = ErrorFrame {
+                cid: publish.ack_id,
+                code: ErrorCode::Limit,
+                message,
+            };
+            session.reply(Frame::Error(error)).await;
+        }
+    }
     let origin = numbered.then(|| Origin {
         producer: session.producer,
         seqs: &publish.seqs,
         seen: &seen,
     });
-    let received = now_nanos();
     let mut stats =
         shared
             .router
@@ -111,10 +142,14 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
     if stats.dropped.total() > 0 {
         events::records_dropped(&shared.monitor, session.state.id, &stats.dropped);
     }
+    if !storm.marked.is_empty() {
+        let mut route = herald_router::RouteContext::default();
+        crate::ingest::route_batch(shared, &mut route, &storm.marked).await;
+    }
     let ack = Ack {
         ack_id: publish.ack_id,
         level: publish.ack,
-        count: taken,
+        count: taken - storm.refused,
     };
     match (publish.ack, offer, &shared.archive) {
         (AckLevel::None, ..) => {}

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herald_proto::frame::DEFAULT_MAX_FRAME_BYTES;
+use herald_proto::storm::{
+    StormRule, DEFAULT_REPEATS, DEFAULT_WINDOW_NS as DEFAULT_STORM_WINDOW_NS,
+};
 use herald_proto::PriorityError;
 use herald_router::QueueConfig;
 use serde::Deserialize;
@@ -70,7 +73,7 @@ pub const CLIENT_ENV_VARS: [&str; 2] = [ENV_CONFIG_FILE, "HERALD_SERVER"];
 pub const SCRIPT_ENV_PREFIX: &str = "HERALD_CASSANDRA";
 
 /// Every key, as written in the file; `HERALD_<KEY>` in upper case sets the same.
-pub const KEYS: [&str; 32] = [
+pub const KEYS: [&str; 35] = [
     "name",
     "listen",
     "http",
@@ -88,6 +91,9 @@ pub const KEYS: [&str; 32] = [
     "queue_hard_bytes",
     "queue_budget_bytes",
     "protected_priority",
+    "storm_window",
+    "storm_repeats",
+    "source_quota",
     "max_block_timeout",
     "heartbeat_interval",
     "heartbeat_timeout",
@@ -189,6 +195,12 @@ pub struct RawConfig {
     pub queue_budget_bytes: Option<Quantity>,
     /// Lowest priority that is never shed while the hard bound allows.
     pub protected_priority: Option<String>,
+    /// Window in which identical log records are counted (log storms).
+    pub storm_window: Option<Quantity>,
+    /// Identical log records passed per window before they collapse; 0: never.
+    pub storm_repeats: Option<u64>,
+    /// Records per second one source may publish; 0: no quota.
+    pub source_quota: Option<u64>,
     /// Longest a publisher may wait for a subscriber with policy `block`.
     pub max_block_timeout: Option<Quantity>,
     /// Heartbeat interval.
@@ -260,6 +272,10 @@ pub struct Config {
     pub queue_budget_bytes: usize,
     /// Longest a publisher may wait for a subscriber with policy `block`.
     pub max_block_timeout: Duration,
+    /// When identical log records collapse.
+    pub storm: StormRule,
+    /// Records per second one source may publish (0: no quota).
+    pub source_quota: u64,
     /// Heartbeat interval.
     pub heartbeat_interval: Duration,
     /// Heartbeat timeout.
@@ -455,6 +471,18 @@ impl Config {
             queue_budget_bytes,
             max_block_timeout,
             heartbeat_interval,
+            storm: StormRule {
+                window_ns: duration(
+                    "storm_window",
+                    raw.storm_window,
+                    (DEFAULT_STORM_WINDOW_NS / 1_000_000) as u64,
+                )?
+                .as_nanos()
+                .min(i64::MAX as u128) as i64,
+                repeats: u32::try_from(raw.storm_repeats.unwrap_or(u64::from(DEFAULT_REPEATS)))
+                    .map_err(|_| invalid("storm_repeats", "more than 4294967295".to_string()))?,
+            },
+            source_quota: raw.source_quota.unwrap_or(0),
             heartbeat_timeout,
             handshake_timeout: duration(
                 "handshake_timeout",

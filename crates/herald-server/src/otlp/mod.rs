@@ -159,11 +159,17 @@ pub async fn export(
         }
     }
     let mut route = RouteContext::default();
-    crate::ingest::route_batch(shared, &mut route, &records).await;
+    let over_quota = crate::ingest::ingest(shared, &mut route, &records).await;
     let stats = &shared.otlp;
-    stats
-        .records
-        .fetch_add(records.len() as u64, Ordering::Relaxed);
+    let taken = records.len() as u64 - over_quota;
+    stats.records.fetch_add(taken, Ordering::Relaxed);
+    if over_quota > 0 {
+        // Counted as dropped (reason quota) with the server's other losses.
+        rejected += over_quota as i64;
+        if first_error.is_empty() {
+            first_error = format!("{over_quota} records refused over their source's quota");
+        }
+    }
     stats.rejected.fetch_add(rejected as u64, Ordering::Relaxed);
     (rejected > 0).then_some(proto::ExportLogsPartialSuccess {
         rejected_log_records: rejected,

@@ -136,7 +136,7 @@ impl Ingest {
 
     /// Routes the records read since the last flush (and offers them to the archive).
     pub async fn flush(&mut self) {
-        crate::ingest::route_batch(&self.shared, &mut self.route, &self.records).await;
+        crate::ingest::ingest(&self.shared, &mut self.route, &self.records).await;
         self.stats
             .records
             .fetch_add(self.records.len() as u64, Ordering::Relaxed);

@@ -1,0 +1,191 @@
+//! Log storms and source quotas, applied to every record published here (native
+//! connections, syslog, OpenTelemetry) before it is routed or archived; records relayed by
+//! other members and mirrors were checked where they came in.
+//!
+//! Identical log records collapse by [`herald_proto::storm`]'s rule: the storm's first
+//! record passes marked `collapsing`, the rest are held back and come out as one `repeated`
+//! summary per window, the last marked `ended` ([`mark`] writes the marks). Each source
+//! (host and process; the connection when the origin names neither) may publish
+//! `source_quota` records per second ([`quota`]); records past it are refused, counted as
+//! dropped (reason `quota`) and reported in a `herald.quota` record per window. Records at
+//! or above the protected priority are never held back by the quota.
+
+pub mod mark;
+pub mod quota;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use herald_proto::frame::RawRecord;
+use herald_proto::storm::{self, Collapser, StormRule, Summary, Verdict};
+use herald_proto::value::{Field, Value};
+use herald_proto::{Kind, Priority};
+
+use crate::Config;
+use quota::Quotas;
+
+/// What the storm rule and the quotas did, for the monitor's `storms` section.
+#[derive(Debug, Default)]
+pub struct StormStats {
+    /// Storms started.
+    pub started: AtomicU64,
+    /// Records held back into summaries.
+    pub held: AtomicU64,
+    /// Summaries passed (`repeated` and `ended`).
+    pub summaries: AtomicU64,
+    /// Records refused over their source's quota.
+    pub quota_refused: AtomicU64,
+    /// `herald.quota` reports made.
+    pub quota_reports: AtomicU64,
+}
+
+/// What became of a batch.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Which records go on (`None`: all of them).
+    pub keep: Option<Vec<bool>>,
+    /// Records that start a storm, marked: routed after the batch, in its place.
+    pub marked: Vec<RawRecord>,
+    /// Records held back into a later summary: taken, and counted there.
+    pub held: u64,
+    /// Records refused over their source's quota.
+    pub refused: u64,
+    /// Why, for the producer: the first source over its quota.
+    pub refusal: Option<String>,
+}
+
+/// The server's storm and quota state.
+#[derive(Debug)]
+pub struct Storms {
+    collapser: Option<Mutex<Collapser<RawRecord>>>,
+    quotas: Option<Mutex<Quotas>>,
+    protected: Priority,
+    window_ns: i64,
+    /// The counters.
+    pub stats: StormStats,
+}
+
+impl Storms {
+    /// The rule and quota `config` sets.
+    pub fn new(config: &Config) -> Storms {
+        let rule: StormRule = config.storm;
+        Storms {
+            collapser: rule.is_on().then(|| Mutex::new(Collapser::new(rule))),
+            quotas: (config.source_quota > 0)
+                .then(|| Mutex::new(Quotas::new(config.source_quota, rule.window_ns))),
+            protected: config.queue.protected,
+            window_ns: rule.window_ns,
+            stats: StormStats::default(),
+        }
+    }
+
+    /// Applies the rule and the quotas to a batch published by `connection` at `now`.
+    pub fn filter(&self, records: &[RawRecord], connection: u64, now: i64) -> Outcome {
+        let mut outcome = Outcome::default();
+        if self.collapser.is_none() && self.quotas.is_none() {
+            return outcome;
+        }
+        let mut collapser = self.collapser.as_ref().map(|c| lock(c));
+        let mut quotas = self.quotas.as_ref().map(|q| lock(q));
+        for (index, record) in records.iter().enumerate() {
+            let is_log = record.meta.kind == Kind::Log;
+            if !is_log && quotas.is_none() {
+                continue;
+            }
+            // Checked when the batch came in: a record whose keys cannot be read passes.
+            let Ok(keys) = storm::raw_keys(record) else {
+                continue;
+            };
+            if let Some(quotas) = quotas.as_mut() {
+                let source = keys.source.unwrap_or(connection ^ quota::CONNECTION_SOURCE);
+                let exempt = record.meta.priority >= self.protected;
+                if !exempt && !quotas.take(source, connection, now, record) {
+                    outcome.refused += 1;
+                    if outcome.refusal.is_none() {
+                        outcome.refusal = Some(quotas.refusal(source));
+                    }
+                    refuse(&mut outcome, records.len(), index);
+                    continue;
+                }
+            }
+            let Some(collapser) = collapser.as_mut().filter(|_| is_log) else {
+                continue;
+            };
+            match collapser.offer(keys.identity, now, record.meta.time, || record.clone()) {
+                Verdict::Pass => {}
+                Verdict::Starts => {
+                    self.stats.started.fetch_add(1, Ordering::Relaxed);
+                    outcome
+                        .marked
+                        .push(mark::collapsing(record, self.window_ns));
+                    refuse(&mut outcome, records.len(), index);
+                }
+                Verdict::Held => {
+                    outcome.held += 1;
+                    refuse(&mut outcome, records.len(), index);
+                }
+            }
+        }
+        let stats = &self.stats;
+        stats.held.fetch_add(outcome.held, Ordering::Relaxed);
+        stats
+            .quota_refused
+            .fetch_add(outcome.refused, Ordering::Relaxed);
+        outcome
+    }
+
+    /// Ends the windows over at `now`: the summaries and quota reports to route.
+    pub fn tick(&self, now: i64) -> Vec<RawRecord> {
+        let mut out = Vec::new();
+        if let Some(collapser) = &self.collapser {
+            let mut summaries: Vec<Summary<RawRecord>> = Vec::new();
+            lock(collapser).tick(now, &mut summaries);
+            self.stats
+                .summaries
+                .fetch_add(summaries.len() as u64, Ordering::Relaxed);
+            out.extend(summaries.iter().map(mark::summary));
+        }
+        if let Some(quotas) = &self.quotas {
+            let reports = lock(quotas).tick(now);
+            self.stats
+                .quota_reports
+                .fetch_add(reports.len() as u64, Ordering::Relaxed);
+            out.extend(reports);
+        }
+        out
+    }
+
+    /// The monitor's `storms` section.
+    pub fn snapshot(&self) -> Value {
+        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        let load = |counter: &AtomicU64| int(counter.load(Ordering::Relaxed));
+        let s = &self.stats;
+        let (storms, untracked) = self.collapser.as_ref().map_or((0, 0), |c| {
+            let c = lock(c);
+            (c.storms() as u64, c.untracked)
+        });
+        let over = self.quotas.as_ref().map_or(0, |q| lock(q).over() as u64);
+        let fields: Vec<Field> = vec![
+            ("storms".into(), int(storms)),
+            ("started".into(), load(&s.started)),
+            ("held".into(), load(&s.held)),
+            ("summaries".into(), load(&s.summaries)),
+            ("untracked".into(), int(untracked)),
+            ("sources_over_quota".into(), int(over)),
+            ("quota_refused".into(), load(&s.quota_refused)),
+            ("quota_reports".into(), load(&s.quota_reports)),
+        ];
+        Value::Map(fields)
+    }
+}
+
+/// Marks record `index` of a batch of `len` as not going on.
+fn refuse(outcome: &mut Outcome, len: usize, index: usize) {
+    outcome.keep.get_or_insert_with(|| vec![true; len])[index] = false;
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
