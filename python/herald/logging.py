@@ -41,6 +41,18 @@ from herald.wire.priority import Priority
 from herald.wire.record import Kind, Origin, Record
 from herald.wire.template import RecordTemplate
 
+from .storm import (
+    DEFAULT_REPEATS,
+    DEFAULT_WINDOW,
+    HELD,
+    STARTS,
+    STORM_FIELD,
+    Collapser,
+    Summary,
+    collapsing_fields,
+    summary_fields,
+)
+
 __all__ = ["HeraldHandler", "priority_for_level"]
 
 _LEVELS = [
@@ -63,10 +75,11 @@ _BARE_SIZE = len(_BARE_RECORD.__dict__)
 _STANDARD = frozenset(_BARE_RECORD.__dict__) | {"message", "asctime", "taskName"}
 
 _INT_MIN = -(1 << 63)
-_INT_MAX = (1 << 63) - 1
+_INT_MAX = (1 << 64) - 1
 _MAX_BACKOFF = 5.0
 _FRAME_BYTES = 256 * 1024  # at most; and half the server's max_frame_bytes (1 MiB by default)
 _CACHE_MAX = 4096
+_STORM_TICK = 0.1  # seconds between two looks for storm windows that are over
 
 # What emit keeps of a record: the LogRecord, its message, its converted ``extra`` fields.
 _Entry = Tuple[_logging.LogRecord, str, Optional[Dict[str, Any]]]
@@ -88,7 +101,7 @@ def _subject(name: str) -> str:
 
 def _field(value: Any) -> Any:
     """An ``extra`` value as a Herald value: itself if it is one, else its ``str()`` (an int
-    outside Herald's i64 too, rather than losing the whole log record)."""
+    outside Herald's -2^63..2^64-1 too, rather than losing the whole log record)."""
     if isinstance(value, bool) or isinstance(value, (float, str, bytes)):
         return value
     if isinstance(value, int):
@@ -150,7 +163,14 @@ class HeraldHandler(_logging.Handler):
     than a PUBLISH frame holds under the server's limit, or not encodable); each kind is
     explained once on stderr. ``sent`` counts the records handed to the client; any of those
     the server then refuses (``bad_record``) are not in ``dropped``: the handler's client
-    counts them in its ``refused_records``."""
+    counts them in its ``refused_records``.
+
+    Identical records (same logger subject, level and message) collapse by the server's
+    log-storm rule before they are sent: past ``storm_repeats`` per ``storm_window``
+    seconds the next one is sent marked ``herald.storm = "collapsing"``, the rest are held
+    back and sent as one summary per window (``herald.repeated`` counts them; the storm's
+    last is marked ``ended``, and :meth:`close` sends it at once). ``storm_repeats=0``
+    sends every record. ``held`` counts the records held back into summaries."""
 
     def __init__(
         self,
@@ -162,6 +182,8 @@ class HeraldHandler(_logging.Handler):
         batch: int = 512,
         interval: float = 0.002,
         flush_timeout: float = 5.0,
+        storm_window: float = DEFAULT_WINDOW,
+        storm_repeats: int = DEFAULT_REPEATS,
     ) -> None:
         super().__init__(level)
         self.url = url
@@ -176,6 +198,9 @@ class HeraldHandler(_logging.Handler):
         self.refused = 0
         self._reported: set[str] = set()  # the kinds of refusal already explained
         self.sent = 0
+        self.held = 0
+        self._storms: Collapser[_Entry] = Collapser(storm_window, storm_repeats)
+        self._storm_tick = time.monotonic()
         self._buffer: Deque[_Entry] = collections.deque()
         self._idle = False
         self._wake = threading.Event()
@@ -306,9 +331,16 @@ class HeraldHandler(_logging.Handler):
                     self._wake.clear()
                     continue
             self._drain()
+            if self._storms.on and time.monotonic() - self._storm_tick >= _STORM_TICK:
+                self._storm_tick = time.monotonic()
+                self._send_summaries(self._storms.tick(self._storm_tick))
             if self._flush_if_wanted() or self._client is None:
                 continue
             if stopping and not self._buffer:
+                if self._storms.on:
+                    self._send_summaries(self._storms.finish())
+                    if self._client is not None:
+                        self._drain()
                 return
             self._pause()
 
@@ -354,10 +386,38 @@ class HeraldHandler(_logging.Handler):
             # Only this thread takes from the buffer: it holds at least len(buffer) records.
             self._publish([buffer.popleft() for _ in range(min(len(buffer), self.batch))])
 
+    def _collapse(self, taken: List[_Entry]) -> List[_Entry]:
+        """``taken`` without the records a log storm holds back; the one that starts a
+        storm marked."""
+        storms, kept = self._storms, []
+        now = time.monotonic()
+        for entry in taken:
+            record, text, fields = entry
+            if fields and STORM_FIELD in fields:  # a storm's mark or summary: sent as it is
+                kept.append(entry)
+                continue
+            key = (self.subject or record.name, record.levelno, text)
+            verdict = storms.offer(key, now, int(record.created * 1e9), entry)
+            if verdict == HELD:
+                self.held += 1
+                continue
+            if verdict == STARTS:
+                entry = (record, text, {**(fields or {}), **collapsing_fields(storms.window)})
+            kept.append(entry)
+        return kept
+
+    def _send_summaries(self, summaries: List[Summary[_Entry]]) -> None:
+        """Queues storm summaries first in line: each the last record held back, marked."""
+        for summary in reversed(summaries):
+            record, text, fields = summary.record
+            self._buffer.appendleft((record, text, {**(fields or {}), **summary_fields(summary)}))
+
     def _publish(self, taken: List[_Entry]) -> None:
         """Packs ``taken`` and sends it in PUBLISH frames within the server's frame limit."""
         client = self._client
         assert client is not None
+        if self._storms.on:
+            taken = self._collapse(taken)
         limit = min(_FRAME_BYTES, client.max_frame_bytes // 2)
         largest = client.max_record_bytes
         encode = self._encode

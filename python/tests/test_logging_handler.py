@@ -291,3 +291,40 @@ def test_an_int_outside_i64_in_extra_is_sent_as_its_digits(server: Server) -> No
         (d,) = sub.wait_for(1, timeout=10)
         assert d.fields == {"counter": "18446744073709551616", "low": -(1 << 63)}
         assert handler.dropped == handler.refused == 0
+
+
+def test_an_unsigned_64_bit_extra_is_sent_as_an_integer(server: Server) -> None:
+    handler = HeraldHandler(server.url)
+    with attached(handler, "u64.test") as log, herald.connect(server.url) as reader:
+        sub = reader.subscribe("u64.*")
+        log.warning("counted", extra={"counter": (1 << 64) - 1})
+        assert handler.wait_flushed(10)
+        (d,) = sub.wait_for(1, timeout=10)
+        assert d.fields == {"counter": (1 << 64) - 1}
+
+
+def test_identical_records_collapse_before_they_are_sent(server: Server) -> None:
+    from herald.storm import REPEATED_FIELD, STORM_FIELD, TOTAL_FIELD
+
+    handler = HeraldHandler(server.url, storm_window=0.3, storm_repeats=3)
+    with attached(handler, "storm.test") as log, herald.connect(server.url) as reader:
+        sub = reader.subscribe("storm.*")
+        for n in range(1000):
+            log.warning("pump 3 cavitating", extra={"n": n})
+        log.warning("pump 3 stopped")
+        handler.close()  # ends the storm at once: its last summary is sent
+        got: list = []
+        while True:
+            try:
+                got.extend(sub.wait_for(1, timeout=1))
+            except TimeoutError:
+                break
+        plain = [d for d in got if STORM_FIELD not in d.fields]
+        assert [d.text for d in plain] == ["pump 3 cavitating"] * 3 + ["pump 3 stopped"]
+        (mark,) = [d for d in got if d.fields.get(STORM_FIELD) == "collapsing"]
+        assert mark.fields["n"] == 3
+        assert sum(d.fields.get(REPEATED_FIELD, 0) for d in got) == 996
+        last = [d for d in got if STORM_FIELD in d.fields][-1]
+        assert last.fields[STORM_FIELD] == "ended"
+        assert last.fields[TOTAL_FIELD] == 996
+        assert handler.held == 996 and handler.dropped == 0

@@ -3,6 +3,7 @@ Chromium. Each test leaves a screenshot in target/ui-artifacts/ (and its tmp_pat
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import urllib.parse
 from datetime import datetime
@@ -14,6 +15,7 @@ import pytest
 from conftest import Server, UiPage, wait_until
 from facility import create_objects, declare_types, log_record, publish_logs, put_history
 from herald import Priority
+from herald.wire.record import Origin
 
 RECORD_ROWS = "v.rows.filter((r) => !r.rowType)"
 
@@ -320,7 +322,11 @@ def test_gap_notices_appear_inline(small_queue_server: Server, ui: UiPage) -> No
         for i in range(total):
             producer.publish_record(
                 log_record(
-                    i, "gap.n", Priority.DEBUG if i % 2 else Priority.INFO, "x" * 1000, "gap"
+                    i,
+                    "gap.n",
+                    Priority.DEBUG if i % 2 else Priority.INFO,
+                    f"{i:06d}" + "x" * 994,  # distinct: identical records would collapse
+                    "gap",
                 )
             )
         producer.flush(30)
@@ -345,3 +351,32 @@ def test_gap_notices_appear_inline(small_queue_server: Server, ui: UiPage) -> No
     row.wait_for()
     assert row.inner_text().startswith(f"⚠ {gaps[0]['count']:,} records dropped")
     assert "dropped" in page.locator(".status").first.inner_text()
+
+
+@pytest.fixture
+def storm_server(tmp_path: Path) -> Iterator[Server]:
+    """A server whose log-storm window is 1 s and that passes 3 identical records in one."""
+    s = Server(tmp_path / "storm", {"HERALD_STORM_WINDOW": "1s", "HERALD_STORM_REPEATS": "3"})
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_a_log_storm_shows_as_one_row_with_its_count(storm_server: Server, ui: UiPage) -> None:
+    ui.server = storm_server
+    page = ui.open("logs?subject=PLC.*")
+    wait_live(ui)
+    with herald.connect(storm_server.url, name="plc-gateway") as producer:
+        for i in range(500):
+            record = log_record(i, "PLC.valve7", Priority.ERROR, "valve 7 position unknown", "gw")
+            producer.publish_record(
+                dataclasses.replace(record, origin=Origin(host="plc7", process="plcgw"))
+            )
+        producer.flush(10)
+    # Three rows, the row that starts the storm, then (the window over) one row for the rest.
+    page.locator(".log-row .repeat", has_text="×496").wait_for(timeout=15_000)
+    assert page.locator(".log-row .repeat", has_text="storm").first.inner_text() == "storm"
+    texts = ui.view("logs", f"{RECORD_ROWS}.map((r) => r.text)")
+    assert texts == ["valve 7 position unknown"] * 5, texts
+    page.locator(".log-row .repeat", has_text="storm over").wait_for(timeout=15_000)

@@ -29,6 +29,7 @@ pub mod redis;
 pub mod report;
 pub mod scenarios;
 pub mod stored;
+pub mod storm;
 pub mod syslog;
 pub mod system;
 pub mod tracing_layer;

@@ -488,3 +488,63 @@ async fn a_threshold_message_through_the_server_changes_matching_loggers_only() 
         }
     }
 }
+
+#[tokio::test]
+async fn identical_records_collapse_before_they_are_sent_and_every_one_is_counted() {
+    use herald_proto::storm::{StormRule, REPEATED_FIELD, STORM_FIELD, TOTAL_FIELD};
+    let mut s = setup().await;
+    let options = LoggerOptions {
+        storm: StormRule {
+            window_ns: 200_000_000,
+            repeats: 3,
+        },
+        ..LoggerOptions::new("APP.pump")
+    };
+    let logger = Logger::new(&s.client, options).unwrap();
+    for n in 0..1_000 {
+        logger.log(
+            Priority::Warning,
+            "pump 3 cavitating",
+            vec![("n".into(), Value::Int(n))],
+        );
+    }
+    logger.warning("pump 3 stopped");
+    let handle = logger.clone();
+    logger.close(WAIT).await.unwrap();
+    let mut records = Vec::new();
+    while let Ok(delivered) = s
+        .subscription
+        .next_record_timeout(Duration::from_millis(500))
+        .await
+    {
+        records.push(delivered.into_record());
+    }
+    let state = |r: &Record| match field(r, STORM_FIELD) {
+        Some(Value::Str(state)) => state.clone(),
+        _ => String::new(),
+    };
+    let count = |r: &Record, name: &str| match field(r, name) {
+        Some(Value::Int(n)) => *n,
+        _ => 0,
+    };
+    let plain: Vec<&Record> = records.iter().filter(|r| state(r).is_empty()).collect();
+    assert_eq!(plain.len(), 4, "3 before the storm, and the other text");
+    assert_eq!(plain[3].text, "pump 3 stopped");
+    let marks: Vec<&Record> = records
+        .iter()
+        .filter(|r| state(r) == "collapsing")
+        .collect();
+    assert_eq!(marks.len(), 1);
+    assert_eq!(field(marks[0], "n"), Some(&Value::Int(3)));
+    let held: i64 = records.iter().map(|r| count(r, REPEATED_FIELD)).sum();
+    assert_eq!(held, 996, "every record held back is in one summary");
+    let last = records.iter().rfind(|r| !state(r).is_empty()).unwrap();
+    assert_eq!(state(last), "ended");
+    assert_eq!(count(last, TOTAL_FIELD), 996);
+    assert_eq!(
+        field(last, "n"),
+        Some(&Value::Int(999)),
+        "the last one held back"
+    );
+    assert_eq!(handle.dropped(), 0);
+}

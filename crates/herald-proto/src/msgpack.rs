@@ -383,8 +383,9 @@ impl<'a> Reader<'a> {
         Ok(self.pos - raw.len()..self.pos)
     }
 
-    /// Reads a string's header and returns its bytes, unchecked.
-    fn read_str_bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+    /// Reads a string's header and returns its bytes, not checked as UTF-8: for bytes
+    /// checked before (a record's, once it passed its checks).
+    pub fn read_str_bytes(&mut self) -> Result<&'a [u8], DecodeError> {
         let marker = self.peek()?;
         let len = match marker {
             0xa0..=0xbf => {

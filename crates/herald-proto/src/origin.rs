@@ -129,21 +129,22 @@ impl Origin {
         Ok(origin)
     }
 
-    /// Reads the host, process and log id of an origin map already checked, borrowed.
+    /// Reads the host, process and log id of an origin map already checked, as bytes (not
+    /// checked as UTF-8 again), borrowed.
     ///
     /// # Errors
-    /// The same errors as [`Origin::decode`].
-    pub fn source_parts<'a>(reader: &mut Reader<'a>) -> Result<[&'a str; 3], DecodeError> {
-        let mut parts = [""; 3];
+    /// A [`DecodeError`] for bytes that are not an origin map.
+    pub fn source_parts<'a>(reader: &mut Reader<'a>) -> Result<[&'a [u8]; 3], DecodeError> {
+        let mut parts: [&[u8]; 3] = [b""; 3];
         walk(reader, |key, reader| {
             match key {
                 LINE | STACK_LEVEL => {
                     reader.read_uint()?;
                 }
-                0 | 1 => parts[key as usize] = reader.read_str()?,
-                LOG_ID => parts[2] = reader.read_str()?,
+                0 | 1 => parts[key as usize] = reader.read_str_bytes()?,
+                LOG_ID => parts[2] = reader.read_str_bytes()?,
                 _ => {
-                    reader.skip_str()?;
+                    reader.read_str_bytes()?;
                 }
             }
             Ok(())

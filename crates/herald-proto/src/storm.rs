@@ -25,6 +25,7 @@ use crate::frame::RawRecord;
 use crate::msgpack::Reader;
 use crate::origin::Origin;
 use crate::record::key as record_key;
+use crate::value::{Field, Value};
 
 /// The field that marks a record of a storm: `collapsing`, `repeated` or `ended`.
 pub const STORM_FIELD: &str = "herald.storm";
@@ -36,14 +37,20 @@ pub const FROM_FIELD: &str = "herald.repeated_from";
 pub const TO_FIELD: &str = "herald.repeated_to";
 /// Records held back over the whole storm (in the `ended` record).
 pub const TOTAL_FIELD: &str = "herald.repeated_total";
+/// The window, in ms (in the `collapsing` record).
+pub const WINDOW_FIELD: &str = "herald.storm_window_ms";
 
 /// Window unless configured.
 pub const DEFAULT_WINDOW_NS: i64 = 10_000_000_000;
 /// Identical records passed per window unless configured.
 pub const DEFAULT_REPEATS: u32 = 10;
-/// Distinct records followed at once; past that, new ones pass untracked (and are counted
-/// as such), so a stream of ever-different records cannot grow the state without bound.
+/// Distinct records followed at once. When as many are followed, a new one takes the place
+/// of the oldest seen only once in its window (a storm's records, seen again and again,
+/// keep theirs), so that a flood of ever-different records cannot hide a storm nor grow the
+/// state without bound; one that finds no such place passes untracked, and is counted.
 pub const MAX_TRACKED: usize = 16_384;
+/// Places looked at, oldest first, for one to give up before a new record passes untracked.
+const EVICTION_TRIES: usize = 8;
 
 /// When identical records collapse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,21 +104,54 @@ pub struct Summary<T> {
     pub ended: Option<u64>,
 }
 
+/// The fields that mark the record starting a storm.
+pub fn collapsing_fields(window_ns: i64) -> Vec<Field> {
+    vec![
+        (STORM_FIELD.into(), Value::from("collapsing")),
+        (WINDOW_FIELD.into(), Value::Int(window_ns / 1_000_000)),
+    ]
+}
+
+/// The fields that mark a summary.
+pub fn summary_fields<T>(summary: &Summary<T>) -> Vec<Field> {
+    let state = match summary.ended {
+        Some(_) => "ended",
+        None => "repeated",
+    };
+    let mut fields = vec![
+        (STORM_FIELD.into(), Value::from(state)),
+        (REPEATED_FIELD.into(), Value::from(summary.repeated)),
+        (FROM_FIELD.into(), Value::Time(summary.from)),
+        (TO_FIELD.into(), Value::Time(summary.to)),
+    ];
+    if let Some(total) = summary.ended {
+        fields.push((TOTAL_FIELD.into(), Value::from(total)));
+    }
+    fields
+}
+
+/// Puts `marks` into `fields`, replacing fields of the same names.
+pub fn put_marks(fields: &mut Vec<Field>, marks: Vec<Field>) {
+    fields.retain(|(name, _)| !marks.iter().any(|(mark, _)| mark == name));
+    fields.extend(marks);
+}
+
 /// Returns the key of a log record: what makes two records identical.
 pub fn key(
     subject: &[u8],
     priority: u8,
-    host: &str,
-    process: &str,
-    log_id: &str,
-    text: &str,
+    host: &[u8],
+    process: &[u8],
+    log_id: &[u8],
+    text: &[u8],
 ) -> u64 {
     let mut hasher = HASH.build_hasher();
+    hasher.write_usize(subject.len());
     hasher.write(subject);
     hasher.write_u8(priority);
     for part in [host, process] {
         hasher.write_usize(part.len());
-        hasher.write(part.as_bytes());
+        hasher.write(part);
     }
     // A log id names the message; without one the text is all there is.
     let (tag, what) = match log_id.is_empty() {
@@ -119,7 +159,7 @@ pub fn key(
         true => (2u8, text),
     };
     hasher.write_u8(tag);
-    hasher.write(what.as_bytes());
+    hasher.write(what);
     hasher.finish()
 }
 
@@ -139,7 +179,7 @@ pub struct Keys {
 /// A [`DecodeError`] only for bytes that were never checked as a record.
 pub fn raw_keys(record: &RawRecord) -> Result<Keys, DecodeError> {
     let mut reader = Reader::new(&record.bytes);
-    let (mut parts, mut text) = ([""; 3], "");
+    let (mut parts, mut text): ([&[u8]; 3], &[u8]) = ([b""; 3], b"");
     let (mut previous, mut in_order) = (0, true);
     for _ in 0..reader.read_map_len()? {
         let field = reader.read_uint()?;
@@ -147,8 +187,11 @@ pub fn raw_keys(record: &RawRecord) -> Result<Keys, DecodeError> {
         previous = field;
         match field {
             record_key::ORIGIN => parts = Origin::source_parts(&mut reader)?,
+            record_key::SUBJECT | record_key::TYPE | record_key::REPLY_TO => {
+                reader.read_str_bytes()?;
+            }
             record_key::TEXT => {
-                text = reader.read_str()?;
+                text = reader.read_str_bytes()?;
                 // Keys written in order (as every Herald writer does): no origin follows.
                 if in_order {
                     break;
@@ -173,14 +216,36 @@ pub fn raw_keys(record: &RawRecord) -> Result<Keys, DecodeError> {
 }
 
 /// Returns the key of a source: a host and a process.
-pub fn source_key(host: &str, process: &str) -> u64 {
+pub fn source_key(host: &[u8], process: &[u8]) -> u64 {
     let mut hasher = HASH.build_hasher();
     for part in [host, process] {
         hasher.write_usize(part.len());
-        hasher.write(part.as_bytes());
+        hasher.write(part);
     }
     hasher.finish()
 }
+
+/// A hasher for keys that are hashes already: passes them through.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u64 keys are hashed with it; anything else is folded in, still correct.
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
+
+/// Maps keyed by [`key`]s (or [`source_key`]s), which need no hashing again.
+pub type KeyMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
 
 /// A fixed seed, so that keys are the same in every process (and tests).
 const HASH: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0x6865_7261_6c64);
@@ -198,15 +263,19 @@ struct Entry<T> {
     to: i64,
     /// Held back over the storm.
     total: u64,
-    /// The last record held back (or, before any was, the last seen).
-    last: T,
+    /// The last record held back (or the one that started the storm); none before a storm,
+    /// so that following a record keeps no copy of it.
+    last: Option<T>,
 }
 
 /// The collapse state of one stream of records (a server, a logger).
 #[derive(Debug)]
 pub struct Collapser<T> {
     rule: StormRule,
-    entries: HashMap<u64, Entry<T>>,
+    entries: KeyMap<Entry<T>>,
+    /// Keys in the order they were first followed (and again after a second chance); keys
+    /// forgotten since are skipped when met.
+    order: std::collections::VecDeque<u64>,
     /// Records that passed untracked because [`MAX_TRACKED`] were followed.
     pub untracked: u64,
 }
@@ -216,9 +285,38 @@ impl<T: Clone> Collapser<T> {
     pub fn new(rule: StormRule) -> Self {
         Collapser {
             rule,
-            entries: HashMap::new(),
+            entries: KeyMap::default(),
+            order: std::collections::VecDeque::new(),
             untracked: 0,
         }
+    }
+
+    /// Makes room for one more record, if one followed may give its place up: the oldest
+    /// not storming and seen only once in its window. Returns whether there is room.
+    fn make_room(&mut self) -> bool {
+        if self.entries.len() < MAX_TRACKED {
+            return true;
+        }
+        for _ in 0..EVICTION_TRIES {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            match self.entries.get(&oldest) {
+                // Forgotten already (a tick): its place is free.
+                None => {}
+                Some(entry) if entry.storming || entry.count > 1 => {
+                    self.order.push_back(oldest);
+                    continue;
+                }
+                Some(_) => {
+                    self.entries.remove(&oldest);
+                }
+            }
+            if self.entries.len() < MAX_TRACKED {
+                return true;
+            }
+        }
+        false
     }
 
     /// The rule.
@@ -232,16 +330,22 @@ impl<T: Clone> Collapser<T> {
     }
 
     /// Offers a record with `key` at `now` (the collapser's clock, ns) and the record's own
-    /// `time`; `record` makes the copy kept for a summary, only when one is needed.
+    /// `time`; `record` makes the copy kept for a summary, only in a storm (it should own
+    /// what it holds: it may be kept for a window).
     pub fn offer(&mut self, key: u64, now: i64, time: i64, record: impl FnOnce() -> T) -> Verdict {
         if !self.rule.is_on() {
             return Verdict::Pass;
         }
         let repeats = u64::from(self.rule.repeats);
-        if !self.entries.contains_key(&key) {
-            if self.entries.len() >= MAX_TRACKED {
+        let Some(entry) = self.entries.get_mut(&key) else {
+            if !self.make_room() {
                 self.untracked += 1;
                 return Verdict::Pass;
+            }
+            self.order.push_back(key);
+            if self.order.len() > 4 * MAX_TRACKED {
+                let entries = &self.entries;
+                self.order.retain(|key| entries.contains_key(key));
             }
             let entry = Entry {
                 window_start: now,
@@ -251,19 +355,18 @@ impl<T: Clone> Collapser<T> {
                 from: time,
                 to: time,
                 total: 0,
-                last: record(),
+                last: None,
             };
             self.entries.insert(key, entry);
             return Verdict::Pass;
-        }
-        let entry = self.entries.get_mut(&key).expect("present");
+        };
         entry.count += 1;
         if !entry.storming && entry.count <= repeats {
             return Verdict::Pass;
         }
         if !entry.storming {
             entry.storming = true;
-            entry.last = record();
+            entry.last = Some(record());
             return Verdict::Starts;
         }
         if entry.held == 0 {
@@ -272,22 +375,26 @@ impl<T: Clone> Collapser<T> {
         entry.held += 1;
         entry.total += 1;
         entry.to = time;
-        entry.last = record();
+        entry.last = Some(record());
         Verdict::Held
     }
 
     /// Ends the windows that are over at `now`: appends the summaries due to `out` and
-    /// forgets records not seen for a whole window.
+    /// forgets records not seen for a whole window. While more than half of
+    /// [`MAX_TRACKED`] are followed, records seen once in their window are forgotten too,
+    /// so that a flood of distinct records leaves room to see a storm start.
     pub fn tick(&mut self, now: i64, out: &mut Vec<Summary<T>>) {
         let (window, repeats) = (self.rule.window_ns, u64::from(self.rule.repeats));
+        let crowded = self.entries.len() > MAX_TRACKED / 2;
         self.entries.retain(|_, entry| {
             if now - entry.window_start < window {
-                return true;
+                return !(crowded && !entry.storming && entry.count <= 1);
             }
             let calm = entry.count <= repeats;
-            if entry.storming && (entry.held > 0 || calm) {
+            let last = entry.last.as_ref().filter(|_| entry.storming);
+            if let Some(last) = last.filter(|_| entry.held > 0 || calm) {
                 out.push(Summary {
-                    record: entry.last.clone(),
+                    record: last.clone(),
                     repeated: entry.held,
                     from: entry.from,
                     to: entry.to,
@@ -298,6 +405,7 @@ impl<T: Clone> Collapser<T> {
             if calm {
                 entry.storming = false;
                 entry.total = 0;
+                entry.last = None;
             }
             entry.held = 0;
             entry.count = 0;
@@ -308,10 +416,11 @@ impl<T: Clone> Collapser<T> {
 
     /// Ends every storm now (a closing stream): their last summaries, marked `ended`.
     pub fn finish(&mut self, out: &mut Vec<Summary<T>>) {
+        self.order.clear();
         for (_, entry) in self.entries.drain() {
-            if entry.storming {
+            if let Some(last) = entry.last.filter(|_| entry.storming) {
                 out.push(Summary {
-                    record: entry.last,
+                    record: last,
                     repeated: entry.held,
                     from: entry.from,
                     to: entry.to,
@@ -425,10 +534,39 @@ mod tests {
     #[test]
     fn distinct_keys_are_apart_and_the_state_is_bounded() {
         let mut c = Collapser::new(rule());
-        for key in 0..(MAX_TRACKED as u64 + 5) {
+        // A storm, then a flood of distinct records: the storm keeps its place.
+        for _ in 0..5 {
+            c.offer(u64::MAX, 0, 0, || 0);
+        }
+        for key in 0..(3 * MAX_TRACKED as u64) {
             assert_eq!(c.offer(key, 0, 0, || 0), Verdict::Pass);
         }
-        assert_eq!(c.untracked, 5);
+        assert_eq!(c.entries.len(), MAX_TRACKED);
+        assert_eq!(c.offer(u64::MAX, 0, 0, || 0), Verdict::Held);
+        // A storm that starts in the flood is seen: its first record takes a place.
+        let storm = 7 * MAX_TRACKED as u64;
+        let verdicts: Vec<Verdict> = (0..6).map(|_| c.offer(storm, 0, 0, || 0)).collect();
+        assert_eq!(verdicts[3], Verdict::Starts);
+        assert_eq!(c.untracked, 0);
+        // Full of records seen more than once, a new one passes untracked.
+        let mut full = Collapser::new(rule());
+        for key in 0..MAX_TRACKED as u64 {
+            full.offer(key, 0, 0, || 0);
+            full.offer(key, 0, 0, || 0);
+        }
+        assert_eq!(full.offer(u64::MAX, 0, 0, || 0), Verdict::Pass);
+        assert_eq!(full.untracked, 1);
+        // Crowded, records seen once are forgotten at the next look, the others are not.
+        let mut out = Vec::new();
+        full.tick(1, &mut out);
+        assert_eq!(full.entries.len(), MAX_TRACKED);
+        let mut once = Collapser::new(rule());
+        for key in 0..MAX_TRACKED as u64 {
+            once.offer(key, 0, 0, || 0);
+        }
+        once.tick(1, &mut out);
+        assert_eq!(once.entries.len(), 0);
+        assert!(out.is_empty());
         let off = StormRule {
             repeats: 0,
             ..rule()
@@ -457,14 +595,14 @@ mod tests {
         let expected = key(
             b"DV01.mount",
             Priority::Error as u8,
-            "dv01",
-            "mountd",
-            "",
-            "encoder fault",
+            b"dv01",
+            b"mountd",
+            b"",
+            b"encoder fault",
         );
         let keys = raw_keys(&raw(&record)).unwrap();
         assert_eq!(keys.identity, expected);
-        assert_eq!(keys.source, Some(source_key("dv01", "mountd")));
+        assert_eq!(keys.source, Some(source_key(b"dv01", b"mountd")));
         let mut other = record.clone();
         other.time = 5;
         other.origin.thread = "t2".into();
@@ -479,23 +617,23 @@ mod tests {
 
     #[test]
     fn keys_tell_apart_sources_subjects_priorities_and_texts_but_not_times() {
-        let base = key(b"a.b", 4, "h", "p", "", "text");
-        assert_eq!(base, key(b"a.b", 4, "h", "p", "", "text"));
+        let base = key(b"a.b", 4, b"h", b"p", b"", b"text");
+        assert_eq!(base, key(b"a.b", 4, b"h", b"p", b"", b"text"));
         for other in [
-            key(b"a.c", 4, "h", "p", "", "text"),
-            key(b"a.b", 5, "h", "p", "", "text"),
-            key(b"a.b", 4, "h2", "p", "", "text"),
-            key(b"a.b", 4, "h", "hp", "", "text"),
-            key(b"a.b", 4, "hp", "", "", "text"),
-            key(b"a.b", 4, "h", "p", "", "text2"),
-            key(b"a.b", 4, "h", "p", "text", "x"),
+            key(b"a.c", 4, b"h", b"p", b"", b"text"),
+            key(b"a.b", 5, b"h", b"p", b"", b"text"),
+            key(b"a.b", 4, b"h2", b"p", b"", b"text"),
+            key(b"a.b", 4, b"h", b"hp", b"", b"text"),
+            key(b"a.b", 4, b"hp", b"", b"", b"text"),
+            key(b"a.b", 4, b"h", b"p", b"", b"text2"),
+            key(b"a.b", 4, b"h", b"p", b"text", b"x"),
         ] {
             assert_ne!(base, other);
         }
         // With a log id, the text does not matter.
         assert_eq!(
-            key(b"a", 4, "h", "p", "E12", "x=1"),
-            key(b"a", 4, "h", "p", "E12", "x=2")
+            key(b"a", 4, b"h", b"p", b"E12", b"x=1"),
+            key(b"a", 4, b"h", b"p", b"E12", b"x=2")
         );
     }
 }

@@ -105,9 +105,9 @@ async fn a_storm_collapses_into_summaries_that_count_every_record() {
     assert_eq!(others, 11, "plc8 and the other texts pass: {}", first.len());
     // The windows end: one summary of the 996 held back, then the storm ends.
     wait_until("the storm ended", || {
-        common::int(&common::map(&server.monitor_snapshot(), "storms"), "storms") == 0
+        common::int(common::map(&server.monitor_snapshot(), "storms"), "storms") == 0
             && common::int(
-                &common::map(&server.monitor_snapshot(), "storms"),
+                common::map(&server.monitor_snapshot(), "storms"),
                 "summaries",
             ) > 0
     })
@@ -197,7 +197,7 @@ async fn a_source_over_its_quota_is_refused_counted_and_reported() {
     assert!(common::int(&snapshot, "dropped") >= refused);
     wait_until("a quota report", || {
         common::int(
-            &common::map(&server.monitor_snapshot(), "storms"),
+            common::map(&server.monitor_snapshot(), "storms"),
             "quota_reports",
         ) > 0
     })

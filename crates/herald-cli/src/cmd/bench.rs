@@ -83,6 +83,9 @@ enum Scenario {
     Syslog,
     /// `tracing::info!` through Herald's layer, beside fmt + tracing-appender, 1/2/8 threads.
     Tracing,
+    /// A log storm of `-n` identical records beside a source publishing `--rate` distinct
+    /// records/s for 5 s: that source's delivered rate and latency alone and during the storm.
+    Storm,
 }
 
 impl Scenario {
@@ -98,6 +101,7 @@ impl Scenario {
             | Scenario::Info
             | Scenario::Archive
             | Scenario::Syslog
+            | Scenario::Storm
             | Scenario::Tracing => None,
         }
     }
@@ -176,6 +180,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let (udp, tcp) = syslog_addrs
                     .context("with --server, give its syslog addresses: --syslog UDP,TCP")?;
                 herald_bench::syslog::syslog(&herald.url, udp, tcp, args.records, args.size).await
+            }
+            (None, Scenario::Storm) => {
+                herald_bench::storm::storm(&herald.url, args.records, args.rate, 5.0).await
             }
             (None, Scenario::Archive) => {
                 // `--rate` paces the ingest when given above its latency default.

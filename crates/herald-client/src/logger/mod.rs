@@ -144,6 +144,7 @@ impl Logger {
             tick: options.tick,
             report_interval: options.drop_report_interval,
             report_subject: options.subject.clone(),
+            storm: options.storm,
         };
         runtime.spawn(worker.run());
         if options.remote_threshold {

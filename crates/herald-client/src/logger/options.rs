@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use herald_proto::storm::StormRule;
 use herald_proto::Priority;
 
 use super::buffer::{
@@ -50,6 +51,9 @@ pub struct LoggerOptions {
     /// Follow threshold messages sent through the server (`herald threshold`); see
     /// [`remote`](super::remote).
     pub remote_threshold: bool,
+    /// When identical records collapse before they are sent (a log storm): the server's
+    /// rule ([`herald_proto::storm`]), by default 10 per 10 s; `repeats: 0` sends all.
+    pub storm: StormRule,
 }
 
 impl LoggerOptions {
@@ -80,6 +84,7 @@ impl Default for LoggerOptions {
             drop_report_interval: DEFAULT_DROP_REPORT_INTERVAL,
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
             remote_threshold: true,
+            storm: StormRule::default(),
         }
     }
 }

@@ -1,6 +1,9 @@
 //! The background side of a logger: a tokio task that wakes on its tick, on a full batch or
 //! on an urgent record, turns entries into records and hands them to the client.
 //!
+//! Identical records collapse here, before they cost network, by the server's log-storm
+//! rule ([`herald_proto::storm`]): held back, then sent as one summary per window.
+//!
 //! It runs on the runtime the logger was made in (a library must not start its own) and
 //! never waits on the network while draining: [`Client::try_publish`] only encodes into the
 //! client's send buffer, and a full send buffer counts as a drop. Work between two awaits
@@ -9,6 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use herald_proto::storm::{self, Collapser, StormRule, Summary, Verdict};
 use herald_proto::{Kind, Record, Value};
 use tokio::sync::{mpsc, oneshot};
 
@@ -25,6 +29,8 @@ pub const DEFAULT_TICK: Duration = Duration::from_millis(2);
 pub const DEFAULT_DROP_REPORT_INTERVAL: Duration = Duration::from_secs(1);
 /// Records handed to the client between two yields to the runtime.
 const DRAIN_CHUNK: usize = 256;
+/// Least time between two ends of storm windows looked for.
+const STORM_TICK: Duration = Duration::from_millis(100);
 /// The field that marks a record sent as flight-recorder context.
 pub const FLIGHT_RECORDER_FIELD: &str = "flight_recorder";
 
@@ -56,12 +62,14 @@ pub(crate) struct Worker {
     pub(crate) report_interval: Duration,
     /// The logger's own subject, on which drops are reported.
     pub(crate) report_subject: String,
+    /// When identical records collapse.
+    pub(crate) storm: StormRule,
 }
 
 impl Worker {
     /// Runs until the logger is closed or its last handle is dropped.
     pub(crate) async fn run(self) {
-        let mut state = Drain::new(self.client, Arc::clone(&self.shared));
+        let mut state = Drain::new(self.client, Arc::clone(&self.shared), self.storm);
         let mut commands = self.commands;
         loop {
             let command = tokio::select! {
@@ -105,10 +113,13 @@ struct Drain {
     convert: Converter,
     /// Where deferred texts are rendered, kept between entries.
     scratch: Vec<u8>,
+    /// Log storms being collapsed, and when their windows were last looked at.
+    storms: Collapser<Record>,
+    storm_tick: Instant,
 }
 
 impl Drain {
-    fn new(client: Client, shared: Arc<Shared>) -> Self {
+    fn new(client: Client, shared: Arc<Shared>, storm: StormRule) -> Self {
         let record = Record {
             origin: crate::origin::local_origin(),
             ..Record::new(Kind::Log, "")
@@ -122,6 +133,8 @@ impl Drain {
             last_report: None,
             convert: Converter::default(),
             scratch: Vec::new(),
+            storms: Collapser::new(storm),
+            storm_tick: Instant::now(),
         }
     }
 
@@ -143,6 +156,25 @@ impl Drain {
                 }
             }
         }
+        if self.storm_tick.elapsed() >= STORM_TICK {
+            self.storm_tick = Instant::now();
+            let mut summaries = Vec::new();
+            let now = herald_proto::time::now_nanos();
+            self.storms.tick(now, &mut summaries);
+            self.send_summaries(summaries);
+        }
+    }
+
+    /// Sends storm summaries: each the last record held back, marked.
+    fn send_summaries(&mut self, summaries: Vec<Summary<Record>>) {
+        for summary in summaries {
+            let marks = storm::summary_fields(&summary);
+            let mut record = summary.record;
+            storm::put_marks(&mut record.fields, marks);
+            if let Err(error) = self.client.try_publish(&record) {
+                self.shared.drops.count(record.priority, reason(&error));
+            }
+        }
     }
 
     /// Hands over `entry`, preceded by the flight recorder's context it carries.
@@ -159,6 +191,25 @@ impl Drain {
         if context {
             let mark = (FLIGHT_RECORDER_FIELD.to_string(), Value::Bool(true));
             self.record.fields.push(mark);
+        } else if self.storms.rule().is_on() {
+            let r = &self.record;
+            let key = storm::key(
+                r.subject.as_bytes(),
+                r.priority as u8,
+                r.origin.host.as_bytes(),
+                r.origin.process.as_bytes(),
+                r.origin.log_id.as_bytes(),
+                r.text.as_bytes(),
+            );
+            let now = herald_proto::time::now_nanos();
+            match self.storms.offer(key, now, r.time, || r.clone()) {
+                Verdict::Pass => {}
+                Verdict::Starts => {
+                    let marks = storm::collapsing_fields(self.storms.rule().window_ns);
+                    storm::put_marks(&mut self.record.fields, marks);
+                }
+                Verdict::Held => return,
+            }
         }
         if let Err(error) = self.client.try_publish(&self.record) {
             self.shared.drops.count(priority, reason(&error));
@@ -233,6 +284,9 @@ impl Drain {
     async fn close(mut self, subject: &str, ack: CloseAck) {
         self.shared.close();
         self.drain().await;
+        let mut ended = Vec::new();
+        self.storms.finish(&mut ended);
+        self.send_summaries(ended);
         self.report_drops(subject, None);
         match ack {
             CloseAck::Async(reply) => {

@@ -5,54 +5,26 @@
 
 use bytes::Bytes;
 use herald_proto::frame::RawRecord;
-use herald_proto::storm::{
-    Summary, FROM_FIELD, REPEATED_FIELD, STORM_FIELD, TOTAL_FIELD, TO_FIELD,
-};
-use herald_proto::{Record, Value};
+use herald_proto::storm::{self, Summary};
+use herald_proto::value::Field;
+use herald_proto::Record;
 
 /// The record that starts a storm, marked `collapsing`, with the window in ms.
 pub fn collapsing(record: &RawRecord, window_ns: i64) -> RawRecord {
-    let window_ms = Value::Int(window_ns / 1_000_000);
-    with_fields(
-        record,
-        vec![
-            (STORM_FIELD, Value::from("collapsing")),
-            ("herald.storm_window_ms", window_ms),
-        ],
-    )
+    with_fields(record, storm::collapsing_fields(window_ns))
 }
 
 /// A summary's record: `repeated` (or `ended`) with its counts and times.
 pub fn summary(summary: &Summary<RawRecord>) -> RawRecord {
-    let state = match summary.ended {
-        Some(_) => "ended",
-        None => "repeated",
-    };
-    let mut fields = vec![
-        (STORM_FIELD, Value::from(state)),
-        (REPEATED_FIELD, Value::from(summary.repeated)),
-        (FROM_FIELD, Value::Time(summary.from)),
-        (TO_FIELD, Value::Time(summary.to)),
-    ];
-    if let Some(total) = summary.ended {
-        fields.push((TOTAL_FIELD, Value::from(total)));
-    }
-    with_fields(&summary.record, fields)
+    with_fields(&summary.record, storm::summary_fields(summary))
 }
 
-/// `record` with `fields` put in (replacing any of the same names it had).
-fn with_fields(record: &RawRecord, fields: Vec<(&str, Value)>) -> RawRecord {
+/// `record` with `marks` put in (replacing any of the same names it had).
+fn with_fields(record: &RawRecord, marks: Vec<Field>) -> RawRecord {
     // The bytes were checked when they came in: they decode.
     let Ok(mut decoded) = Record::from_bytes(&record.bytes) else {
         return record.clone();
     };
-    decoded
-        .fields
-        .retain(|(name, _)| !fields.iter().any(|(mark, _)| mark == name));
-    decoded.fields.extend(
-        fields
-            .into_iter()
-            .map(|(name, value)| (name.to_string(), value)),
-    );
+    storm::put_marks(&mut decoded.fields, marks);
     RawRecord::new(Bytes::from(decoded.to_bytes())).unwrap_or_else(|_| record.clone())
 }

@@ -111,7 +111,7 @@ impl Storms {
             let Some(collapser) = collapser.as_mut().filter(|_| is_log) else {
                 continue;
             };
-            match collapser.offer(keys.identity, now, record.meta.time, || record.clone()) {
+            match collapser.offer(keys.identity, now, record.meta.time, || owned(record)) {
                 Verdict::Pass => {}
                 Verdict::Starts => {
                     self.stats.started.fetch_add(1, Ordering::Relaxed);
@@ -176,6 +176,15 @@ impl Storms {
             ("quota_reports".into(), load(&s.quota_reports)),
         ];
         Value::Map(fields)
+    }
+}
+
+/// A copy of `record` that owns its bytes: a slice of a frame would keep the whole frame
+/// alive for as long as the storm keeps the record.
+fn owned(record: &RawRecord) -> RawRecord {
+    RawRecord {
+        bytes: bytes::Bytes::copy_from_slice(&record.bytes),
+        meta: record.meta,
     }
 }
 

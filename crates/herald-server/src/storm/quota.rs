@@ -4,10 +4,9 @@
 //! (`state` `over`, the count, the source), and once more (`state` `ended`, the total) after
 //! a window without refusals.
 
-use std::collections::HashMap;
-
 use bytes::Bytes;
 use herald_proto::frame::RawRecord;
+use herald_proto::storm::KeyMap;
 use herald_proto::{Kind, Priority, Record, Value};
 
 /// Mixed into a connection id to make the source of records whose origin names no host or
@@ -41,7 +40,7 @@ struct Bucket {
 pub struct Quotas {
     rate: u64,
     window_ns: i64,
-    buckets: HashMap<u64, Bucket>,
+    buckets: KeyMap<Bucket>,
 }
 
 impl Quotas {
@@ -50,7 +49,7 @@ impl Quotas {
         Quotas {
             rate,
             window_ns,
-            buckets: HashMap::new(),
+            buckets: KeyMap::default(),
         }
     }
 

@@ -53,6 +53,28 @@ export function value(v) {
   return String(v);
 }
 
+/**
+ * The badge of a log-storm record (docs/interfaces.md, Log storms): `×996` on a summary
+ * (`repeated 996 times from … to …` as its title), `storm` on the record that starts one;
+ * null for any other record.
+ */
+export function stormText(fields) {
+  const state = fields?.["herald.storm"];
+  if (!state) return null;
+  if (state === "collapsing") {
+    const window = fields["herald.storm_window_ms"];
+    return { badge: "storm", title: `identical records from here on collapse into one summary per ${window / 1000} s` };
+  }
+  const n = fields["herald.repeated"] ?? 0;
+  const total = fields["herald.repeated_total"];
+  if (state === "ended" && !Number(n)) {
+    return { badge: "storm over", title: `storm over: ${total} identical records were collapsed into summaries` };
+  }
+  const span = `from ${fields["herald.repeated_from"] ?? "?"} to ${fields["herald.repeated_to"] ?? "?"}`;
+  const title = `repeated ${n} more times ${span}` + (state === "ended" ? `; storm over, ${total} in all` : "");
+  return { badge: `×${count(Number(n))}${state === "ended" ? " (end)" : ""}`, title };
+}
+
 /** The gap notice text: `⚠ 1,234 records dropped (DEBUG 1,200, INFO 34)`. */
 export function gapText(gap) {
   if (gap.local) {

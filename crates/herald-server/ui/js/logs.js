@@ -5,7 +5,7 @@ import { LiveSocket } from "./socket.js";
 import { VirtualList } from "./vlist.js";
 import { ArchiveHistory, globRegex } from "./history.js";
 import { el, typing } from "./dom.js";
-import { count, gapText, priorityClass, recordTime } from "./format.js";
+import { count, gapText, priorityClass, recordTime, stormText } from "./format.js";
 import { renderDetail } from "./logdetail.js";
 
 const ROW_HEIGHT = 20;
@@ -20,6 +20,12 @@ const FILTERS = ["priority", "subject", "type", "audience", "host", "process", "
 const ARCHIVE_FILTERS = ["priority", "subject", "host", "process", "text"];
 
 const recordKey = (r) => `${r.time_ns}:${r.seq}`;
+
+/** The badge before a log-storm record's text (a collapsed row's count), or null. */
+function stormBadge(fields) {
+  const storm = stormText(fields);
+  return storm && el("span", { class: "repeat", text: storm.badge, title: storm.title });
+}
 
 export class LogsView {
   constructor(root, router) {
@@ -210,7 +216,7 @@ export class LogsView {
     node.append(el("span", { class: "t", text: recordTime(item.time) }),
       el("span", { class: "p", text: item.priority }), el("span", { text: item.subject }),
       el("span", { text: [o.host, o.process].filter(Boolean).join(" ") }),
-      el("span", { class: "x", text: item.text, title: item.text }));
+      el("span", { class: "x", title: item.text }, stormBadge(item.fields), item.text));
   }
 
   /** Follows the stream at the bottom; stops following only when the user scrolls up
