@@ -17,6 +17,10 @@ use crate::report::Report;
 
 /// How long the count may stand still before the run ends.
 const SETTLE: Duration = Duration::from_millis(500);
+/// Threads sending datagrams at once. One: on a 2-core machine a second sender takes the
+/// listener's core (1M messages, two senders: 122–155k records/s taken, a quarter to a half
+/// dropped by the kernel; one sender: 187–225k/s, none or 0.6 % dropped).
+const UDP_SENDERS: usize = 1;
 /// Bytes of frames written to TCP at once.
 const TCP_CHUNK: usize = 256 * 1024;
 
@@ -64,10 +68,13 @@ pub async fn syslog(
         let bad_before = counter(&client, "bad").await?;
         // The kernel's count for the UDP socket (Linux), when the server can read it.
         let kernel_before = counter(&client, "udp_dropped").await.ok();
+        // Made before the clock starts: what is measured is the server, not the sender's
+        // formatting.
+        let messages: Vec<Vec<u8>> = (0..records).map(|i| message(i, size)).collect();
         let started = Instant::now();
         match transport {
-            "udp" => send_udp(udp, records, size).await?,
-            _ => send_tcp(tcp, records, size).await?,
+            "udp" => send_udp(udp, messages).await?,
+            _ => send_tcp(tcp, &messages).await?,
         }
         let sent = started.elapsed();
         // Until every message is counted, or the count stands still.
@@ -114,22 +121,36 @@ pub async fn syslog(
     })
 }
 
-async fn send_udp(to: SocketAddr, records: u64, size: usize) -> anyhow::Result<()> {
-    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await?;
-    socket.connect(to).await?;
-    for i in 0..records {
-        socket.send(&message(i, size)).await?;
+/// Sends each message as one datagram, with blocking sends from [`UDP_SENDERS`] threads
+/// of their own (as devices do, each from its socket).
+async fn send_udp(to: SocketAddr, messages: Vec<Vec<u8>>) -> anyhow::Result<()> {
+    let messages = std::sync::Arc::new(messages);
+    let mut senders = Vec::new();
+    for first in 0..UDP_SENDERS {
+        let messages = std::sync::Arc::clone(&messages);
+        senders.push(tokio::task::spawn_blocking(
+            move || -> anyhow::Result<()> {
+                let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+                socket.connect(to)?;
+                for message in messages.iter().skip(first).step_by(UDP_SENDERS) {
+                    socket.send(message)?;
+                }
+                Ok(())
+            },
+        ));
+    }
+    for sender in senders {
+        sender.await??;
     }
     Ok(())
 }
 
-async fn send_tcp(to: SocketAddr, records: u64, size: usize) -> anyhow::Result<()> {
+async fn send_tcp(to: SocketAddr, messages: &[Vec<u8>]) -> anyhow::Result<()> {
     let mut stream = tokio::net::TcpStream::connect(to).await?;
     let mut chunk = Vec::with_capacity(TCP_CHUNK + 4096);
-    for i in 0..records {
-        let line = message(i, size);
+    for line in messages {
         chunk.extend_from_slice(format!("{} ", line.len()).as_bytes());
-        chunk.extend_from_slice(&line);
+        chunk.extend_from_slice(line);
         if chunk.len() >= TCP_CHUNK {
             stream.write_all(&chunk).await?;
             chunk.clear();

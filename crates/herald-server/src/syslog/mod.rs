@@ -18,8 +18,11 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use herald_proto::frame::RawRecord;
+use herald_proto::msgpack::Reader;
+use herald_proto::record::RecordMeta;
 use herald_proto::time::now_nanos;
 use herald_proto::value::{Field, Value};
+use herald_proto::{Kind, Record};
 use herald_router::RouteContext;
 
 use crate::server::Shared;
@@ -92,12 +95,19 @@ impl SyslogStats {
     }
 }
 
-/// Turns messages into records and routes them, one batch at a time.
+/// Turns messages into records and routes them, one batch at a time. The records of a
+/// batch are encoded one after the other into one buffer, checked as they are written, and
+/// routed as slices of it (as a `PUBLISH` frame's records are); the record they are filled
+/// into is reused, so a message costs no allocation of its own.
 pub struct Ingest {
     shared: Arc<Shared>,
     stats: Arc<SyslogStats>,
     route: RouteContext,
+    /// The batch's records, encoded, and where each is with its routing fields.
+    encoded: Vec<u8>,
+    spans: Vec<(usize, RecordMeta)>,
     records: Vec<RawRecord>,
+    record: Record,
 }
 
 impl Ingest {
@@ -107,7 +117,10 @@ impl Ingest {
             shared,
             stats,
             route: RouteContext::default(),
+            encoded: Vec::new(),
+            spans: Vec::new(),
             records: Vec::new(),
+            record: Record::new(Kind::Log, ""),
         }
     }
 
@@ -122,20 +135,39 @@ impl Ingest {
             .map_or(crate::config::syslog::DEFAULT_SUBJECT, |c| {
                 c.subject.as_str()
             });
-        let parsed = parse::parse(bytes, now)
-            .map(|message| record::record(message, template, now, peer))
-            .and_then(|record| {
-                RawRecord::new(Bytes::from(record.to_bytes()))
-                    .map_err(|err| format!("the record made of it is refused: {err}"))
-            });
-        match parsed {
-            Ok(raw) => self.records.push(raw),
-            Err(why) => self.stats.bad(peer, &why, bytes),
+        let message = match parse::parse(bytes, now) {
+            Ok(message) => message,
+            Err(why) => return self.stats.bad(peer, &why, bytes),
+        };
+        record::fill(&mut self.record, message, template, now, peer);
+        let start = self.encoded.len();
+        self.record.encode(&mut self.encoded);
+        // The record checks, as for a published record: a subject the template made too
+        // long, for one, refuses this message alone.
+        match RecordMeta::scan(&mut Reader::new(&self.encoded[start..]), 0) {
+            Ok(meta) => self.spans.push((start, meta)),
+            Err(err) => {
+                self.encoded.truncate(start);
+                let why = format!("the record made of it is refused: {err}");
+                self.stats.bad(peer, &why, bytes);
+            }
         }
     }
 
     /// Routes the records read since the last flush (and offers them to the archive).
     pub async fn flush(&mut self) {
+        let batch = Bytes::from(std::mem::take(&mut self.encoded));
+        let spans = &self.spans;
+        self.records.clear();
+        self.records
+            .extend(spans.iter().enumerate().map(|(index, (start, meta))| {
+                let end = spans.get(index + 1).map_or(batch.len(), |(next, _)| *next);
+                RawRecord {
+                    bytes: batch.slice(*start..end),
+                    meta: *meta,
+                }
+            }));
+        self.spans.clear();
         crate::ingest::ingest(&self.shared, &mut self.route, &self.records).await;
         self.stats
             .records
@@ -145,6 +177,6 @@ impl Ingest {
 
     /// Returns how many records wait for [`Ingest::flush`].
     pub fn pending(&self) -> usize {
-        self.records.len()
+        self.spans.len()
     }
 }

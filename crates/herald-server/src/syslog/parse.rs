@@ -6,6 +6,7 @@
 //! without a `<PRI>` is refused (bad input), as is a RFC 5424 header that does not hold.
 
 use herald_proto::time::parse_iso8601;
+use std::borrow::Cow;
 
 /// One message, its parts borrowed from the bytes received.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +28,8 @@ pub struct Message<'a> {
     /// Structured data: (SD-ID, [(name, value)]), values unescaped.
     pub data: Vec<(&'a str, Vec<(&'a str, String)>)>,
     /// The free text (a leading UTF-8 BOM and trailing line ends removed; invalid UTF-8
-    /// replaced).
-    pub text: String,
+    /// replaced), borrowed from the message when it is valid UTF-8.
+    pub text: Cow<'a, str>,
 }
 
 /// Why a message was refused.
@@ -163,7 +164,7 @@ fn rfc5424(mut rest: &[u8], facility: u8, severity: u8) -> Result<Message<'_>, P
     };
     let (data, after) = structured_data(rest)?;
     let text = match after {
-        [] => String::new(),
+        [] => Cow::Borrowed(""),
         [b' ', msg @ ..] => text_of(msg),
         _ => return Err("no space after the RFC 5424 structured data".into()),
     };
@@ -268,9 +269,9 @@ fn sd_value(bytes: &[u8]) -> Option<(String, &[u8])> {
     None
 }
 
-fn text_of(msg: &[u8]) -> String {
+fn text_of(msg: &[u8]) -> Cow<'_, str> {
     let msg = msg.strip_prefix(b"\xef\xbb\xbf").unwrap_or(msg);
-    String::from_utf8_lossy(msg).into_owned()
+    String::from_utf8_lossy(msg)
 }
 
 const MONTHS: [&[u8; 3]; 12] = [

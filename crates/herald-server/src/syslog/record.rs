@@ -24,10 +24,21 @@ pub fn priority(severity: u8) -> Priority {
 /// Returns `message` as a record, its subject from `template`, dated `received` when the
 /// message had no time, its host `peer` when it named none.
 pub fn record(message: Message<'_>, template: &str, received: i64, peer: &str) -> Record {
+    let mut record = Record::new(Kind::Log, "");
+    fill(&mut record, message, template, received, peer);
+    record
+}
+
+/// Makes `record` the record of `message`, as [`record`] does, reusing its strings and
+/// field list (a listener keeps one record for all its messages: no allocation per message
+/// once their sizes are reached).
+pub fn fill(record: &mut Record, message: Message<'_>, template: &str, received: i64, peer: &str) {
+    use std::fmt::Write;
     let host = message.host.unwrap_or(peer);
     let facility = FACILITIES[usize::from(message.facility).min(FACILITIES.len() - 1)];
     let severity = SEVERITIES[usize::from(message.severity & 7)];
-    let subject = subject(template, |name| match name {
+    record.subject.clear();
+    subject(&mut record.subject, template, |name| match name {
         "host" => Some(host),
         "app" => message.app,
         "facility" => Some(facility),
@@ -36,24 +47,39 @@ pub fn record(message: Message<'_>, template: &str, received: i64, peer: &str) -
         "msgid" => message.msgid,
         _ => None,
     });
-    let mut record = Record {
-        time: message.time.unwrap_or(received),
-        priority: priority(message.severity),
-        text: message.text,
-        ..Record::new(Kind::Log, subject)
+    record.kind = Kind::Log;
+    record.time = message.time.unwrap_or(received);
+    record.priority = priority(message.severity);
+    record.text.clear();
+    record.text.push_str(&message.text);
+    record.type_name.clear();
+    record.type_name.push_str("syslog");
+    let origin = &mut record.origin;
+    origin.host.clear();
+    origin.host.push_str(host);
+    origin.process.clear();
+    let _ = match (message.app, message.procid) {
+        (Some(app), Some(pid)) => write!(origin.process, "{app}[{pid}]"),
+        (Some(app), None) => origin.process.write_str(app),
+        (None, Some(pid)) => write!(origin.process, "[{pid}]"),
+        (None, None) => Ok(()),
     };
-    record.type_name = "syslog".into();
-    record.origin.host = host.to_string();
-    record.origin.process = match (message.app, message.procid) {
-        (Some(app), Some(pid)) => format!("{app}[{pid}]"),
-        (Some(app), None) => app.to_string(),
-        (None, Some(pid)) => format!("[{pid}]"),
-        (None, None) => String::new(),
-    };
-    record.origin.log_id = message.msgid.unwrap_or_default().to_string();
-    record
-        .fields
-        .push(("facility".into(), Value::Str(facility.into())));
+    origin.log_id.clear();
+    origin.log_id.push_str(message.msgid.unwrap_or_default());
+    // The facility field's strings are kept from one message to the next.
+    record.fields.truncate(1);
+    match record.fields.first_mut() {
+        Some((name, Value::Str(value))) if name == "facility" => {
+            value.clear();
+            value.push_str(facility);
+        }
+        _ => {
+            record.fields.clear();
+            record
+                .fields
+                .push(("facility".into(), Value::Str(facility.into())));
+        }
+    }
     for (id, params) in message.data {
         let mut map: Vec<(String, Value)> = Vec::new();
         for (name, value) in params {
@@ -70,13 +96,12 @@ pub fn record(message: Message<'_>, template: &str, received: i64, peer: &str) -
         }
         record.fields.push((id.to_string(), Value::Map(map)));
     }
-    record
 }
 
-/// Fills `{name}` placeholders with `value(name)`, each made one subject level: dots,
-/// spaces, wildcards and control characters become `_`, a missing value `-`.
-fn subject<'a>(template: &str, value: impl Fn(&str) -> Option<&'a str>) -> String {
-    let mut out = String::with_capacity(template.len() + 32);
+/// Appends `template` to `out`, its `{name}` placeholders filled with `value(name)`, each
+/// made one subject level: dots, spaces, wildcards and control characters become `_`, a
+/// missing value `-`.
+fn subject<'a>(out: &mut String, template: &str, value: impl Fn(&str) -> Option<&'a str>) {
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
@@ -85,13 +110,12 @@ fn subject<'a>(template: &str, value: impl Fn(&str) -> Option<&'a str>) -> Strin
         };
         let name = &rest[open + 1..open + close];
         match value(name).filter(|v| !v.is_empty()) {
-            Some(v) => crate::ingest::push_subject_level(&mut out, v),
+            Some(v) => crate::ingest::push_subject_level(out, v),
             None => out.push('-'),
         }
         rest = &rest[open + close + 1..];
     }
     out.push_str(rest);
-    out
 }
 
 #[cfg(test)]
