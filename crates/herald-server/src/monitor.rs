@@ -297,7 +297,17 @@ impl Monitor {
 }
 
 /// Returns drop counts by reason as a map (reason name → count).
-fn drops_map(drops: &Drops) -> Value {
+/// Losses by priority name, those with any.
+pub(crate) fn priorities_map(lost: &[u64; 12]) -> Value {
+    let fields = herald_proto::priority::ALL_PRIORITIES
+        .iter()
+        .filter(|p| lost[**p as usize] > 0)
+        .map(|p| (p.name().to_string(), Value::from(lost[*p as usize])))
+        .collect();
+    Value::Map(fields)
+}
+
+pub(crate) fn drops_map(drops: &Drops) -> Value {
     let entries = DropReason::ALL
         .iter()
         .map(|r| (r.name().to_string(), Value::Int(drops.get(*r) as i64)));
@@ -322,6 +332,10 @@ fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
                 ("delivered".into(), int(s.queue.delivered())),
                 ("dropped".into(), int(s.queue.dropped())),
                 ("drops".into(), drops_map(&s.queue.drops())),
+                (
+                    "dropped_priorities".into(),
+                    priorities_map(&s.queue.lost_by_priority()),
+                ),
             ])
         })
         .collect();

@@ -111,6 +111,9 @@ struct Inner {
     lanes: Lanes,
     latest: Option<Latest>,
     gap: Gap,
+    /// Records lost by priority (index = priority number), those of gaps already taken;
+    /// the pending gap holds the rest.
+    lost_by_priority: [u64; 12],
     /// Losses of other cluster members' routes owed to this subscriber, by member.
     remote: Vec<(String, Gap)>,
     /// In a numbered queue (a cluster route's), its numbers and their confirmations.
@@ -155,6 +158,7 @@ impl Queue {
                 lanes: Lanes::default(),
                 latest,
                 gap: Gap::default(),
+                lost_by_priority: [0; 12],
                 remote: Vec::new(),
                 confirm: None,
             }),
@@ -479,6 +483,7 @@ impl Queue {
         let mut inner = self.lock();
         let held_before = held(&inner);
         let gap = std::mem::take(&mut inner.gap);
+        note_lost(&mut inner.lost_by_priority, &gap);
         if let Some(latest) = &mut inner.latest {
             latest.drain(Instant::now(), out, max_bytes);
         } else {
@@ -562,6 +567,7 @@ impl Queue {
             lost.add(delivery);
         }
         let discarded = lost.count - owed;
+        note_lost(&mut inner.lost_by_priority, &lost);
         self.account(before, &inner);
         drop(inner);
         self.evicted.fetch_add(discarded, Ordering::Relaxed);
@@ -611,6 +617,26 @@ impl Queue {
     /// Returns the drops so far, by reason.
     pub fn drops(&self) -> Drops {
         self.drops.snapshot()
+    }
+
+    /// Returns the records lost so far by priority (index = priority number): every loss a
+    /// gap notice reports or will report (`superseded` records are no loss).
+    pub fn lost_by_priority(&self) -> [u64; 12] {
+        let inner = self.lock();
+        let mut lost = inner.lost_by_priority;
+        for (total, pending) in lost.iter_mut().zip(inner.gap.by_priority) {
+            *total += pending;
+        }
+        lost
+    }
+}
+
+/// Adds the losses of `gap` to `totals`.
+fn note_lost(totals: &mut [u64; 12], gap: &Gap) {
+    if gap.count > 0 {
+        for (total, lost) in totals.iter_mut().zip(gap.by_priority) {
+            *total += lost;
+        }
     }
 }
 

@@ -57,7 +57,11 @@ fn drop_new_refuses_the_newcomer_and_reports_the_gap() {
     let queue = queue(2, Policy::DropNew);
     let pushed = push(&queue, &[(1, Info), (2, Info), (3, Info), (4, Info)]);
     assert_eq!(pushed.drops.get(DropReason::QueueFull), 2);
+    // Counted by priority while the gap is pending, and after it was taken.
+    assert_eq!(queue.lost_by_priority()[Info as usize], 2);
     let (seqs, gap) = drain_all(&queue);
+    assert_eq!(queue.lost_by_priority()[Info as usize], 2);
+    assert_eq!(queue.lost_by_priority().iter().sum::<u64>(), 2);
     assert_eq!(seqs, [1, 2]);
     let gap = gap.unwrap();
     assert_eq!((gap.count, gap.first_seq, gap.last_seq), (2, 3, 4));

@@ -299,6 +299,14 @@ impl Link {
             ("rtt_us".into(), int(self.round_trip.micros())),
             ("queue".into(), int(self.queue.depth())),
             ("dropped".into(), int(self.queue.dropped())),
+            (
+                "drops".into(),
+                crate::monitor::drops_map(&self.queue.drops()),
+            ),
+            (
+                "dropped_priorities".into(),
+                crate::monitor::priorities_map(&self.queue.lost_by_priority()),
+            ),
             ("interests".into(), int(lock(&self.interests).len() as u64)),
         ])
     }

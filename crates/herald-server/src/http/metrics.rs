@@ -174,7 +174,7 @@ pub fn exposition(data: &[Field], objects: usize) -> String {
         "Requests and batches refused by permission.",
         num(data, "denied"),
     );
-    e.by("herald_dropped_records_total", "Records lost, by reason: subscribers' queues, and the archive (reason archive); superseded is asked for by latest-only subscribers.", "reason", map(data, "drops"), &[]);
+    e.by("herald_dropped_records_total", "Records lost, by reason: subscribers' queues, the archive (reason archive), refused over a source quota (reason quota); superseded is asked for by latest-only subscribers.", "reason", map(data, "drops"), &[]);
     e.by(
         "herald_connection_closes_total",
         "Connections closed, by reason.",
@@ -316,6 +316,20 @@ fn subscriptions(e: &mut Exposition, data: &[Field]) {
             family.sample(&all, float(count));
         }
     }
+    drop(family);
+    let mut family = e.family(
+        "herald_subscription_lost_records_by_priority_total",
+        "counter",
+        "Records a subscription lost, by the records' priority (superseded records are no loss).",
+    );
+    for row in &rows {
+        let labels = label(row);
+        for (priority, count) in map(row.3, "dropped_priorities") {
+            let mut all: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            all.push(("priority", priority));
+            family.sample(&all, float(count));
+        }
+    }
 }
 
 /// The cluster's routes: each link's queue and what it dropped.
@@ -347,6 +361,30 @@ fn routes(e: &mut Exposition, data: &[Field]) {
         let mut family = e.family(metric, kind, help);
         for link in &links {
             family.sample(&[("member", text(link, "member"))], num(link, key));
+        }
+    }
+    for (metric, key, label, help) in [
+        (
+            "herald_route_dropped_records_by_reason_total",
+            "drops",
+            "reason",
+            "Records a cluster route's queue lost, by reason.",
+        ),
+        (
+            "herald_route_lost_records_by_priority_total",
+            "dropped_priorities",
+            "priority",
+            "Records a cluster route's queue lost, by the records' priority.",
+        ),
+    ] {
+        let mut family = e.family(metric, "counter", help);
+        for link in &links {
+            for (name, count) in map(link, key) {
+                family.sample(
+                    &[("member", text(link, "member")), (label, name)],
+                    float(count),
+                );
+            }
         }
     }
 }

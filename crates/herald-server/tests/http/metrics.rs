@@ -123,6 +123,15 @@ async fn metrics_pass_promtool_and_match_the_monitor() {
         subscription.contains("subscription=\"1\""),
         "{subscription}"
     );
+    // The same 40, by the records' priority: all WARNING.
+    let by_priority = text
+        .lines()
+        .find(|l| l.starts_with("herald_subscription_lost_records_by_priority_total{"))
+        .unwrap_or_else(|| panic!("a subscription's losses by priority in\n{text}"));
+    assert!(
+        by_priority.contains("priority=\"WARNING\"") && by_priority.ends_with(" 40"),
+        "{by_priority}"
+    );
     // The 10 the queue held went on to the client (which buffers what the program has not
     // read yet).
     assert_eq!(line("herald_subscription_delivered_total{"), 10);
