@@ -316,7 +316,6 @@ fn subscriptions(e: &mut Exposition, data: &[Field]) {
             family.sample(&all, float(count));
         }
     }
-    drop(family);
     let mut family = e.family(
         "herald_subscription_lost_records_by_priority_total",
         "counter",
