@@ -6,9 +6,13 @@ them all: its monitor's `otlp.records` is checked). Each round's bodies carry th
 number (patched into the encoded request), so that no record repeats another: repeated
 records would collapse as a log storm and cost the server less.
 
-    python3 bench/otlp.py 127.0.0.1:7480 [ROUNDS] [BATCH]
+    python3 bench/otlp.py 127.0.0.1:7480 [ROUNDS] [BATCH] [GRPC_ADDRESS]
 
-Needs the `opentelemetry-proto` package (pip install opentelemetry-exporter-otlp-proto-http).
+With GRPC_ADDRESS (the server's `otlp_grpc`), the same requests go over OTLP/gRPC too, one
+unary call after the other on one channel (grpcio).
+
+Needs the `opentelemetry-proto` package (pip install opentelemetry-exporter-otlp-proto-http),
+and grpcio for gRPC (pip install opentelemetry-exporter-otlp-proto-grpc).
 """
 
 import http.client
@@ -102,6 +106,28 @@ def main() -> None:
         total = rounds * batch
         print(f"otlp {name}: {taken} of {total} records ({len(body) // batch} B each on the wire) "
               f"in {elapsed:.3f} s: {total / elapsed:,.0f} records/s")
+    if len(sys.argv) > 4:
+        grpc_rounds(sys.argv[4], host, int(port), req.SerializeToString(), rounds, batch)
+
+
+def grpc_rounds(address: str, host: str, port: int, body: bytes, rounds: int, batch: int) -> None:
+    import grpc
+
+    channel = grpc.insecure_channel(address)
+    export = channel.unary_unary(
+        "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+        request_serializer=lambda b: b,
+        response_deserializer=lambda b: b,
+    )
+    before = otlp_records(host, port)
+    started = time.perf_counter()
+    for round in range(rounds):
+        export(numbered(body, round), timeout=30)
+    elapsed = time.perf_counter() - started
+    taken = otlp_records(host, port) - before
+    total = rounds * batch
+    print(f"otlp grpc: {taken} of {total} records in {elapsed:.3f} s: {total / elapsed:,.0f} records/s")
+    channel.close()
 
 
 if __name__ == "__main__":
