@@ -338,9 +338,11 @@ class HeraldHandler(_logging.Handler):
                 continue
             if stopping and not self._buffer:
                 if self._storms.on:
-                    self._send_summaries(self._storms.finish())
-                    if self._client is not None:
-                        self._drain()
+                    ended = self._storms.finish()
+                    if ended:
+                        # Sent as the buffer is: the loop goes on until they are.
+                        self._send_summaries(ended)
+                        continue
                 return
             self._pause()
 

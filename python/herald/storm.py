@@ -89,6 +89,7 @@ class Collapser(Generic[T]):
             return PASS
         if not entry.storming:
             entry.storming = True
+            entry.first_ns = entry.last_ns = time_ns
             entry.last = record
             return STARTS
         if entry.held == 0:
@@ -111,11 +112,15 @@ class Collapser(Generic[T]):
         return len(entries) < MAX_TRACKED
 
     def tick(self, now: float) -> List[Summary[T]]:
-        """Ends the windows over at ``now``: the summaries due."""
+        """Ends the windows over at ``now``: the summaries due. While more than half of
+        MAX_TRACKED are followed, records seen once in their window are forgotten too."""
         out: List[Summary[T]] = []
+        crowded = len(self._entries) > MAX_TRACKED // 2
         for key in list(self._entries):
             entry = self._entries[key]
             if now - entry.window_start < self.window:
+                if crowded and not entry.storming and entry.count <= 1:
+                    del self._entries[key]
                 continue
             calm = entry.count <= self.repeats
             if entry.storming and entry.last is not None and (entry.held > 0 or calm):
@@ -123,7 +128,7 @@ class Collapser(Generic[T]):
                     Summary(
                         entry.last,
                         entry.held,
-                        entry.first_ns,
+                        entry.first_ns if entry.held else entry.last_ns,
                         entry.last_ns,
                         entry.total if calm else None,
                     )
@@ -140,7 +145,7 @@ class Collapser(Generic[T]):
     def finish(self) -> List[Summary[T]]:
         """Ends every storm now (the stream closes): their last summaries, ``ended``."""
         out = [
-            Summary(e.last, e.held, e.first_ns, e.last_ns, e.total)
+            Summary(e.last, e.held, e.first_ns if e.held else e.last_ns, e.last_ns, e.total)
             for e in self._entries.values()
             if e.storming and e.last is not None
         ]

@@ -130,6 +130,17 @@ pub fn summary_fields<T>(summary: &Summary<T>) -> Vec<Field> {
     fields
 }
 
+/// The field name [`STORM_FIELD`] as MessagePack writes it (a fixstr of 12 bytes).
+const STORM_FIELD_ENCODED: &[u8; 13] = b"\xacherald.storm";
+
+/// Whether an encoded record carries [`STORM_FIELD`]: a storm's mark or summary that a
+/// client's logger made, whose counts must not be collapsed again.
+pub fn is_marked(record: &[u8]) -> bool {
+    record
+        .windows(STORM_FIELD_ENCODED.len())
+        .any(|w| w == STORM_FIELD_ENCODED)
+}
+
 /// Puts `marks` into `fields`, replacing fields of the same names.
 pub fn put_marks(fields: &mut Vec<Field>, marks: Vec<Field>) {
     fields.retain(|(name, _)| !marks.iter().any(|(mark, _)| mark == name));
@@ -331,8 +342,18 @@ impl<T: Clone> Collapser<T> {
 
     /// Offers a record with `key` at `now` (the collapser's clock, ns) and the record's own
     /// `time`; `record` makes the copy kept for a summary, only in a storm (it should own
-    /// what it holds: it may be kept for a window).
-    pub fn offer(&mut self, key: u64, now: i64, time: i64, record: impl FnOnce() -> T) -> Verdict {
+    /// what it holds: it may be kept for a window). `marked` says whether the record is a
+    /// storm's mark or summary already (a client's logger collapsed it): asked only where
+    /// the record would be held back, such a record passes and is not counted, so that a
+    /// client's counts are never collapsed again.
+    pub fn offer(
+        &mut self,
+        key: u64,
+        now: i64,
+        time: i64,
+        record: impl FnOnce() -> T,
+        marked: impl FnOnce() -> bool,
+    ) -> Verdict {
         if !self.rule.is_on() {
             return Verdict::Pass;
         }
@@ -344,8 +365,10 @@ impl<T: Clone> Collapser<T> {
             }
             self.order.push_back(key);
             if self.order.len() > 4 * MAX_TRACKED {
-                let entries = &self.entries;
-                self.order.retain(|key| entries.contains_key(key));
+                // Keys forgotten (and some followed again) pile up: start the line afresh
+                // from what is followed, once in 3 × MAX_TRACKED new records at most.
+                self.order = self.entries.keys().copied().collect();
+                self.order.push_back(key);
             }
             let entry = Entry {
                 window_start: now,
@@ -360,12 +383,16 @@ impl<T: Clone> Collapser<T> {
             self.entries.insert(key, entry);
             return Verdict::Pass;
         };
+        if (entry.storming || entry.count >= repeats) && marked() {
+            return Verdict::Pass;
+        }
         entry.count += 1;
         if !entry.storming && entry.count <= repeats {
             return Verdict::Pass;
         }
         if !entry.storming {
             entry.storming = true;
+            (entry.from, entry.to) = (time, time);
             entry.last = Some(record());
             return Verdict::Starts;
         }
@@ -393,10 +420,12 @@ impl<T: Clone> Collapser<T> {
             let calm = entry.count <= repeats;
             let last = entry.last.as_ref().filter(|_| entry.storming);
             if let Some(last) = last.filter(|_| entry.held > 0 || calm) {
+                // With nothing held back, the record passed again is the last one seen.
+                let from = if entry.held > 0 { entry.from } else { entry.to };
                 out.push(Summary {
                     record: last.clone(),
                     repeated: entry.held,
-                    from: entry.from,
+                    from,
                     to: entry.to,
                     ended: calm.then_some(entry.total),
                 });
@@ -419,10 +448,11 @@ impl<T: Clone> Collapser<T> {
         self.order.clear();
         for (_, entry) in self.entries.drain() {
             if let Some(last) = entry.last.filter(|_| entry.storming) {
+                let from = if entry.held > 0 { entry.from } else { entry.to };
                 out.push(Summary {
                     record: last,
                     repeated: entry.held,
-                    from: entry.from,
+                    from,
                     to: entry.to,
                     ended: Some(entry.total),
                 });
@@ -447,7 +477,7 @@ mod tests {
     #[test]
     fn the_first_repeats_pass_then_one_starts_the_storm_and_the_rest_are_counted() {
         let mut c = Collapser::new(rule());
-        let verdicts: Vec<Verdict> = (0..8).map(|i| c.offer(7, i, i, || i)).collect();
+        let verdicts: Vec<Verdict> = (0..8).map(|i| c.offer(7, i, i, || i, || false)).collect();
         use Verdict::*;
         assert_eq!(verdicts, [Pass, Pass, Pass, Starts, Held, Held, Held, Held]);
         let mut out = Vec::new();
@@ -467,7 +497,7 @@ mod tests {
         assert_eq!(c.storms(), 1, "8 in the window: the storm goes on");
         // A quiet window ends it, and says how many were held back over it.
         out.clear();
-        c.offer(7, 11 * S, 100, || 100);
+        c.offer(7, 11 * S, 100, || 100, || false);
         c.tick(20 * S, &mut out);
         assert_eq!(
             out,
@@ -481,14 +511,32 @@ mod tests {
         );
         assert_eq!(c.storms(), 0);
         // After it, identical records pass again.
-        assert_eq!(c.offer(7, 21 * S, 0, || 0), Pass);
+        assert_eq!(c.offer(7, 21 * S, 0, || 0, || false), Pass);
+    }
+
+    #[test]
+    fn a_record_already_marked_passes_uncounted() {
+        let mut c = Collapser::new(rule());
+        for i in 0..4 {
+            c.offer(9, i, i, || i, || false);
+        }
+        // A client's summary in the middle of the server's storm: passed, not held.
+        assert_eq!(c.offer(9, 5, 5, || 5, || true), Verdict::Pass);
+        assert_eq!(c.offer(9, 6, 6, || 6, || false), Verdict::Held);
+        let mut out = Vec::new();
+        c.finish(&mut out);
+        assert_eq!(out[0].repeated, 1);
+        let mut record = crate::Record::new(crate::Kind::Log, "a");
+        assert!(!is_marked(&record.to_bytes()));
+        record.fields = collapsing_fields(1);
+        assert!(is_marked(&record.to_bytes()));
     }
 
     #[test]
     fn a_window_without_records_ends_the_storm_with_the_last_record_seen() {
         let mut c = Collapser::new(rule());
         for i in 0..4 {
-            c.offer(1, i, i, || i);
+            c.offer(1, i, i, || i, || false);
         }
         let mut out = Vec::new();
         c.tick(10 * S, &mut out);
@@ -502,8 +550,8 @@ mod tests {
             [Summary {
                 record: 3,
                 repeated: 0,
-                from: 0,
-                to: 0,
+                from: 3,
+                to: 3,
                 ended: Some(0)
             }]
         );
@@ -519,7 +567,7 @@ mod tests {
         let mut out = Vec::new();
         let mut held = 0;
         for i in 0..10_000i64 {
-            if c.offer(5, i * S / 100, i, || i) == Verdict::Held {
+            if c.offer(5, i * S / 100, i, || i, || false) == Verdict::Held {
                 held += 1;
             }
             if i % 37 == 0 {
@@ -536,25 +584,27 @@ mod tests {
         let mut c = Collapser::new(rule());
         // A storm, then a flood of distinct records: the storm keeps its place.
         for _ in 0..5 {
-            c.offer(u64::MAX, 0, 0, || 0);
+            c.offer(u64::MAX, 0, 0, || 0, || false);
         }
         for key in 0..(3 * MAX_TRACKED as u64) {
-            assert_eq!(c.offer(key, 0, 0, || 0), Verdict::Pass);
+            assert_eq!(c.offer(key, 0, 0, || 0, || false), Verdict::Pass);
         }
         assert_eq!(c.entries.len(), MAX_TRACKED);
-        assert_eq!(c.offer(u64::MAX, 0, 0, || 0), Verdict::Held);
+        assert_eq!(c.offer(u64::MAX, 0, 0, || 0, || false), Verdict::Held);
         // A storm that starts in the flood is seen: its first record takes a place.
         let storm = 7 * MAX_TRACKED as u64;
-        let verdicts: Vec<Verdict> = (0..6).map(|_| c.offer(storm, 0, 0, || 0)).collect();
+        let verdicts: Vec<Verdict> = (0..6)
+            .map(|_| c.offer(storm, 0, 0, || 0, || false))
+            .collect();
         assert_eq!(verdicts[3], Verdict::Starts);
         assert_eq!(c.untracked, 0);
         // Full of records seen more than once, a new one passes untracked.
         let mut full = Collapser::new(rule());
         for key in 0..MAX_TRACKED as u64 {
-            full.offer(key, 0, 0, || 0);
-            full.offer(key, 0, 0, || 0);
+            full.offer(key, 0, 0, || 0, || false);
+            full.offer(key, 0, 0, || 0, || false);
         }
-        assert_eq!(full.offer(u64::MAX, 0, 0, || 0), Verdict::Pass);
+        assert_eq!(full.offer(u64::MAX, 0, 0, || 0, || false), Verdict::Pass);
         assert_eq!(full.untracked, 1);
         // Crowded, records seen once are forgotten at the next look, the others are not.
         let mut out = Vec::new();
@@ -562,7 +612,7 @@ mod tests {
         assert_eq!(full.entries.len(), MAX_TRACKED);
         let mut once = Collapser::new(rule());
         for key in 0..MAX_TRACKED as u64 {
-            once.offer(key, 0, 0, || 0);
+            once.offer(key, 0, 0, || 0, || false);
         }
         once.tick(1, &mut out);
         assert_eq!(once.entries.len(), 0);
@@ -572,7 +622,7 @@ mod tests {
             ..rule()
         };
         let mut c = Collapser::new(off);
-        assert!((0..100).all(|i| c.offer(1, i, i, || i) == Verdict::Pass));
+        assert!((0..100).all(|i| c.offer(1, i, i, || i, || false) == Verdict::Pass));
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub fn push_subject_level(out: &mut String, text: &str) {
 /// sources over their quota are refused first ([`crate::storm`]). Returns how many records
 /// the quotas refused.
 pub async fn ingest(shared: &Shared, route: &mut RouteContext, records: &[RawRecord]) -> u64 {
-    let storm = shared.storms.filter(records, 0, now_nanos());
+    let storm = shared.storms.filter(records, 0, now_nanos(), true);
     match &storm.keep {
         None => route_batch(shared, route, records).await,
         Some(keep) => {

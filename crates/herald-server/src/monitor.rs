@@ -296,7 +296,6 @@ impl Monitor {
     }
 }
 
-/// Returns drop counts by reason as a map (reason name → count).
 /// Losses by priority name, those with any.
 pub(crate) fn priorities_map(lost: &[u64; 12]) -> Value {
     let fields = herald_proto::priority::ALL_PRIORITIES
@@ -307,6 +306,7 @@ pub(crate) fn priorities_map(lost: &[u64; 12]) -> Value {
     Value::Map(fields)
 }
 
+/// Returns drop counts by reason as a map (reason name → count).
 pub(crate) fn drops_map(drops: &Drops) -> Value {
     let entries = DropReason::ALL
         .iter()

@@ -386,6 +386,13 @@ impl Server {
                 self.http.abort();
             }
         }
+        // Storms still under way end here: their last summaries (which count every record
+        // held back) and the quotas' last reports reach the archive before it closes.
+        let last = self.shared.storms.finish();
+        if !last.is_empty() {
+            let mut route = herald_router::RouteContext::default();
+            crate::ingest::route_batch(&self.shared, &mut route, &last).await;
+        }
         if let Some(archive) = self.shared.archive.clone() {
             let closing =
                 tokio::task::spawn_blocking(move || archive.close(crate::archive::CLOSE_GRACE));

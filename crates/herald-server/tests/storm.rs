@@ -213,3 +213,65 @@ async fn a_source_over_its_quota_is_refused_counted_and_reported() {
     assert_eq!(field(report, "source_host"), Some(&Value::from("plc7")));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_clients_storm_summary_passes_with_its_count_and_stored_batches_never_collapse() {
+    let config = Config {
+        storm: StormRule {
+            window_ns: 60 * SECOND,
+            repeats: 3,
+        },
+        ..Config::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let watcher = connect(&server, "watcher").await;
+    let mut sub = watcher
+        .subscribe(Filter::subject("PLC.*").unwrap())
+        .await
+        .unwrap();
+    let device = connect(&server, "device").await;
+    for n in 0..10 {
+        device
+            .publish(&record("plc7", "valve stuck", n))
+            .await
+            .unwrap();
+    }
+    // What a client's logger sends after collapsing the same storm itself.
+    let mut summary = record("plc7", "valve stuck", 99);
+    summary
+        .fields
+        .push((STORM_FIELD.into(), Value::from("repeated")));
+    summary
+        .fields
+        .push((REPEATED_FIELD.into(), Value::Int(500)));
+    device.publish(&summary).await.unwrap();
+    device.flush(WAIT).await.unwrap();
+    let got = take_records(&watcher, &mut sub).await;
+    let passed = got.iter().find(|r| int_or(r, REPEATED_FIELD) == 500);
+    assert!(
+        passed.is_some(),
+        "the client's summary arrives as sent: {got:?}"
+    );
+    // A producer waiting for `stored` has every record stored: none is held back.
+    for n in 0..10 {
+        device
+            .publish(&record("plc9", "valve stuck", n))
+            .await
+            .unwrap();
+    }
+    device
+        .flush_at(herald_proto::AckLevel::Stored, WAIT)
+        .await
+        .unwrap();
+    let stored = take_records(&watcher, &mut sub).await;
+    assert_eq!(stored.len(), 10, "{stored:?}");
+    assert!(stored.iter().all(|r| storm(r).is_none()));
+    server.stop().await;
+}
+
+fn int_or(record: &Record, name: &str) -> i64 {
+    match field(record, name) {
+        Some(Value::Int(n)) => *n,
+        _ => -1,
+    }
+}

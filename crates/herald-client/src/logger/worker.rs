@@ -202,7 +202,8 @@ impl Drain {
                 r.text.as_bytes(),
             );
             let now = herald_proto::time::now_nanos();
-            match self.storms.offer(key, now, r.time, || r.clone()) {
+            let marked = || r.fields.iter().any(|(name, _)| name == storm::STORM_FIELD);
+            match self.storms.offer(key, now, r.time, || r.clone(), marked) {
                 Verdict::Pass => {}
                 Verdict::Starts => {
                     let marks = storm::collapsing_fields(self.storms.rule().window_ns);

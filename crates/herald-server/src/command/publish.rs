@@ -75,9 +75,11 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
     let received = now_nanos();
     // Log storms collapse and sources over their quota are refused here, after the
     // producer's numbers were noted (a resend of a record held back is a duplicate).
+    // A producer waiting for `stored` is told its records are stored: none is held back.
+    let collapse = publish.ack != AckLevel::Stored;
     let storm = shared
         .storms
-        .filter(&publish.records, session.state.id, received);
+        .filter(&publish.records, session.state.id, received, collapse);
     if let Some(keep) = &storm.keep {
         if !seen.is_empty() {
             let mut index = 0;

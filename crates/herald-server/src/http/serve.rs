@@ -9,9 +9,10 @@
 //! does not run while a response streams out or once a WebSocket is upgraded.
 //!
 //! The OTLP/gRPC port is served here too, in HTTP/2 ([`Protocol::Http2`]): its clients keep
-//! a connection open and idle between exports, so it has HTTP/2 keep-alive pings (a peer
-//! that stops answering is closed) instead of a head deadline, and shares the HTTP port's
-//! connection limits.
+//! a connection open and idle between exports, so a connection must send its first request
+//! within the head deadline and then has HTTP/2 keep-alive pings (a peer that stops
+//! answering is closed), at most 16 requests in flight, and the HTTP port's connection
+//! limits.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -39,6 +40,9 @@ const NOT_TLS_ANSWER: &str = "this port serves HTTPS: use https:// instead of ht
 
 /// How often an idle HTTP/2 connection is pinged, and how long an answer may take.
 const HTTP2_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(30);
+/// Requests one HTTP/2 connection may have in flight (each may buffer up to
+/// `max_frame_bytes` of body).
+const HTTP2_STREAMS: u32 = 16;
 
 /// What a listener's connections speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,7 +157,11 @@ impl Connection {
         let io = TokioIo::new(stream);
         let (app, peer) = (self.app, self.peer);
         let certificate = certificate.map(ClientCertificate);
+        // Whether a request came: an HTTP/2 connection that sends none in time is closed.
+        let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = Arc::clone(&asked);
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            seen.store(true, std::sync::atomic::Ordering::Relaxed);
             request.extensions_mut().insert(ConnectInfo(peer));
             if let Some(certificate) = &certificate {
                 request.extensions_mut().insert(certificate.clone());
@@ -183,12 +191,23 @@ impl Connection {
                     .timer(TokioTimer::new())
                     .keep_alive_interval(HTTP2_KEEP_ALIVE)
                     .keep_alive_timeout(HTTP2_KEEP_ALIVE)
+                    .max_concurrent_streams(HTTP2_STREAMS)
                     .serve_connection(io, service);
                 tokio::pin!(connection);
+                // The head deadline's counterpart: the first request within it.
+                let first = tokio::time::sleep(self.shared.config.http_limits.header_timeout);
+                tokio::pin!(first);
+                let mut waited = false;
+                let asked = || asked.load(std::sync::atomic::Ordering::Relaxed);
                 loop {
                     tokio::select! {
                         result = connection.as_mut() => break result,
                         _ = stop.wait_for(|stop| *stop) => connection.as_mut().graceful_shutdown(),
+                        () = &mut first, if !waited && !asked() => {
+                            waited = true;
+                            self.shared.monitor.count_http_header_timeout();
+                            connection.as_mut().graceful_shutdown();
+                        }
                     }
                 }
             }

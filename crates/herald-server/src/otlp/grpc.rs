@@ -81,7 +81,10 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if !content_type.starts_with("application/grpc") {
+    // gRPC itself (`application/grpc`, `+proto`), not gRPC-Web, whose trailers travel in
+    // the body.
+    let grpc = content_type == "application/grpc" || content_type.starts_with("application/grpc+");
+    if !grpc {
         let message = format!("content-type `{content_type}`: this port speaks gRPC only");
         return (StatusCode::UNSUPPORTED_MEDIA_TYPE, message).into_response();
     }

@@ -79,21 +79,40 @@ impl Storms {
         }
     }
 
-    /// Applies the rule and the quotas to a batch published by `connection` at `now`.
-    pub fn filter(&self, records: &[RawRecord], connection: u64, now: i64) -> Outcome {
+    /// Applies the rule and the quotas to a batch published by `connection` at `now`; with
+    /// `collapse` false (a batch whose producer waits for `stored`: what it is told is
+    /// stored must be), the quotas alone.
+    pub fn filter(
+        &self,
+        records: &[RawRecord],
+        connection: u64,
+        now: i64,
+        collapse: bool,
+    ) -> Outcome {
         let mut outcome = Outcome::default();
-        if self.collapser.is_none() && self.quotas.is_none() {
+        let collapsing = collapse && self.collapser.is_some();
+        if !collapsing && self.quotas.is_none() {
             return outcome;
         }
-        let mut collapser = self.collapser.as_ref().map(|c| lock(c));
+        // Read before the locks are taken: other connections' batches wait only for the
+        // counting. A record whose keys cannot be read (it was checked when it came in, so
+        // none) passes.
+        let keys: Vec<Option<storm::Keys>> = records
+            .iter()
+            .map(|record| {
+                let wanted = self.quotas.is_some() || record.meta.kind == Kind::Log;
+                wanted.then(|| storm::raw_keys(record).ok()).flatten()
+            })
+            .collect();
+        let mut collapser = self
+            .collapser
+            .as_ref()
+            .filter(|_| collapse)
+            .map(|c| lock(c));
         let mut quotas = self.quotas.as_ref().map(|q| lock(q));
-        for (index, record) in records.iter().enumerate() {
+        for (index, (record, keys)) in records.iter().zip(keys).enumerate() {
             let is_log = record.meta.kind == Kind::Log;
-            if !is_log && quotas.is_none() {
-                continue;
-            }
-            // Checked when the batch came in: a record whose keys cannot be read passes.
-            let Ok(keys) = storm::raw_keys(record) else {
+            let Some(keys) = keys else {
                 continue;
             };
             if let Some(quotas) = quotas.as_mut() {
@@ -111,7 +130,9 @@ impl Storms {
             let Some(collapser) = collapser.as_mut().filter(|_| is_log) else {
                 continue;
             };
-            match collapser.offer(keys.identity, now, record.meta.time, || owned(record)) {
+            let (time, copy) = (record.meta.time, || owned(record));
+            let marked = || storm::is_marked(&record.bytes);
+            match collapser.offer(keys.identity, now, time, copy, marked) {
                 Verdict::Pass => {}
                 Verdict::Starts => {
                     self.stats.started.fetch_add(1, Ordering::Relaxed);
@@ -147,6 +168,28 @@ impl Storms {
         }
         if let Some(quotas) = &self.quotas {
             let reports = lock(quotas).tick(now);
+            self.stats
+                .quota_reports
+                .fetch_add(reports.len() as u64, Ordering::Relaxed);
+            out.extend(reports);
+        }
+        out
+    }
+
+    /// Ends every storm and quota window now (the server stops): their last summaries and
+    /// reports, so that what was held back is counted somewhere.
+    pub fn finish(&self) -> Vec<RawRecord> {
+        let mut out = Vec::new();
+        if let Some(collapser) = &self.collapser {
+            let mut summaries: Vec<Summary<RawRecord>> = Vec::new();
+            lock(collapser).finish(&mut summaries);
+            self.stats
+                .summaries
+                .fetch_add(summaries.len() as u64, Ordering::Relaxed);
+            out.extend(summaries.iter().map(mark::summary));
+        }
+        if let Some(quotas) = &self.quotas {
+            let reports = lock(quotas).tick(i64::MAX);
             self.stats
                 .quota_reports
                 .fetch_add(reports.len() as u64, Ordering::Relaxed);

@@ -168,10 +168,10 @@ impl Ingest {
                 }
             }));
         self.spans.clear();
-        crate::ingest::ingest(&self.shared, &mut self.route, &self.records).await;
-        self.stats
-            .records
-            .fetch_add(self.records.len() as u64, Ordering::Relaxed);
+        let over_quota = crate::ingest::ingest(&self.shared, &mut self.route, &self.records).await;
+        // Those refused over their source's quota are counted there (dropped, reason quota).
+        let taken = self.records.len() as u64 - over_quota;
+        self.stats.records.fetch_add(taken, Ordering::Relaxed);
         self.records.clear();
     }
 

@@ -13,6 +13,8 @@ const U64_FLOOR = 2 ** 63;
  * elsewhere they round, as every JSON number above 2^53 does.
  */
 export function parseJSON(text) {
+  // The reviver costs: only for text that holds a number of 19 digits or more.
+  if (!/\d{19}/.test(text)) return JSON.parse(text);
   return JSON.parse(text, (key, value, context) =>
     typeof value === "number" && value >= U64_FLOOR && context && /^\d+$/.test(context.source)
       ? BigInt(context.source)
