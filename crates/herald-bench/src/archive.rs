@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use herald_archive::query::{self, Budget};
 use herald_archive::{Backend, BlockStore, Entry, Keep};
-use herald_client::{monitor_value, Client, Event};
+use herald_client::{Client, Event};
 use herald_proto::archive::{BucketQuery, SampleQuery};
 use herald_proto::frame::RawRecord;
 use herald_proto::time::now_nanos;
@@ -51,14 +51,8 @@ fn sample(subject: String, time: i64, value: f64) -> Record {
 /// # Errors
 /// When the server has no archive or the monitor lacks the counter.
 pub(crate) async fn archive_counter(client: &Client, name: &str) -> anyhow::Result<u64> {
-    let data = client.monitor().await?;
-    let Some(Value::Map(archive)) = monitor_value(&data, "archive") else {
-        anyhow::bail!("the server has no archive (archive.backend = \"none\"?)");
-    };
-    match monitor_value(archive, name) {
-        Some(Value::Int(n)) => Ok(*n as u64),
-        _ => anyhow::bail!("the monitor's archive has no `{name}`"),
-    }
+    let absent = "a server without archive: archive.backend = \"none\"?";
+    crate::herald::section_counter(client, "archive", name, absent).await
 }
 
 /// Waits until the archive has written (or dropped) `target` records in all.

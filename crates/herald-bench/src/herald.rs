@@ -1,8 +1,8 @@
 //! The Herald adapter: the native protocol through the Rust client. Messages are full log
 //! records — subject, type, priority, origin and text — not opaque bytes.
 
-use herald_client::{Client, ClientOptions, Event, Subscription};
-use herald_proto::{Filter, Kind, Priority, Record};
+use herald_client::{monitor_value, Client, ClientOptions, Event, Subscription};
+use herald_proto::{Filter, Kind, Priority, Record, Value};
 
 use crate::system::{Publisher, Received, Subscriber, System};
 
@@ -35,6 +35,27 @@ pub(crate) fn bench_record(subject: &str, size: usize) -> Record {
         origin: herald_client::origin::local_origin(),
         text: "x".repeat(size),
         ..Record::new(Kind::Log, subject)
+    }
+}
+
+/// Returns counter `name` of the monitor's section `section` (`archive`, `syslog`,
+/// `storms`…); `absent` says why the server may not have the section.
+///
+/// # Errors
+/// When the server has no such section or the section lacks the counter.
+pub(crate) async fn section_counter(
+    client: &Client,
+    section: &str,
+    name: &str,
+    absent: &str,
+) -> anyhow::Result<u64> {
+    let data = client.monitor().await?;
+    let Some(Value::Map(fields)) = monitor_value(&data, section) else {
+        anyhow::bail!("the server's monitor has no `{section}` section ({absent})");
+    };
+    match monitor_value(fields, name) {
+        Some(Value::Int(n)) => Ok(*n as u64),
+        _ => anyhow::bail!("the monitor's {section} section has no `{name}`"),
     }
 }
 

@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use herald_client::{monitor_value, Client, Event, Subscription};
-use herald_proto::{Filter, Kind, Priority, Record, Value};
+use herald_client::{Client, Event, Subscription};
+use herald_proto::{Filter, Kind, Priority, Record};
 use serde_json::json;
 
 use crate::herald::number_text;
@@ -65,11 +65,7 @@ async fn steady(
             publisher.publish(&record).await?;
         }
         while let Some(event) = subscription.try_next() {
-            if let Event::Record(got) = event {
-                delivered += 1;
-                let age = herald_proto::time::now_nanos() - got.time();
-                latencies_us.push((age / 1_000).max(0) as u64);
-            }
+            note(event, &mut delivered, &mut latencies_us);
         }
     }
     publisher.flush(Duration::from_secs(30)).await?;
@@ -79,11 +75,7 @@ async fn steady(
         else {
             break;
         };
-        if let Event::Record(got) = event {
-            delivered += 1;
-            let age = herald_proto::time::now_nanos() - got.time();
-            latencies_us.push((age / 1_000).max(0) as u64);
-        }
+        note(event, &mut delivered, &mut latencies_us);
     }
     Ok(Phase {
         delivered,
@@ -92,16 +84,19 @@ async fn steady(
     })
 }
 
+/// Counts a delivered record and its age.
+fn note(event: Event, delivered: &mut u64, latencies_us: &mut Vec<u64>) {
+    if let Event::Record(got) = event {
+        *delivered += 1;
+        let age = herald_proto::time::now_nanos() - got.time();
+        latencies_us.push((age / 1_000).max(0) as u64);
+    }
+}
+
 /// A counter of the monitor's `storms` section.
 async fn storms(client: &Client, name: &str) -> anyhow::Result<u64> {
-    let data = client.monitor().await?;
-    let Some(Value::Map(section)) = monitor_value(&data, "storms") else {
-        anyhow::bail!("the server's monitor has no `storms` section");
-    };
-    match monitor_value(section, name) {
-        Some(Value::Int(n)) => Ok(*n as u64),
-        _ => anyhow::bail!("the monitor's storms section has no `{name}`"),
-    }
+    let absent = "a server from before log storms";
+    crate::herald::section_counter(client, "storms", name, absent).await
 }
 
 /// Runs the steady source alone for `seconds`, then again beside a storm of

@@ -8,8 +8,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use herald_client::{monitor_value, Client};
-use herald_proto::Value;
+use herald_client::Client;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
@@ -38,14 +37,8 @@ fn message(i: u64, size: usize) -> Vec<u8> {
 
 /// The monitor's `syslog` counter `name`.
 async fn counter(client: &Client, name: &str) -> anyhow::Result<u64> {
-    let data = client.monitor().await?;
-    let Some(Value::Map(syslog)) = monitor_value(&data, "syslog") else {
-        anyhow::bail!("the server has no syslog listener ([syslog] udp/tcp)");
-    };
-    match monitor_value(syslog, name) {
-        Some(Value::Int(n)) => Ok(*n as u64),
-        _ => anyhow::bail!("the monitor's syslog section has no `{name}`"),
-    }
+    let absent = "no syslog listener: [syslog] udp/tcp";
+    crate::herald::section_counter(client, "syslog", name, absent).await
 }
 
 /// Sends `records` messages of `size` bytes of text over UDP to `udp` and over TCP to

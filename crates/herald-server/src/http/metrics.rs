@@ -303,30 +303,29 @@ fn subscriptions(e: &mut Exposition, data: &[Field]) {
             family.sample(&labels, num(row.3, key));
         }
     }
-    let mut family = e.family(
-        "herald_subscription_dropped_records_total",
-        "counter",
-        "Records a subscription lost, by reason.",
-    );
-    for row in &rows {
-        let labels = label(row);
-        for (reason, count) in map(row.3, "drops") {
-            let mut all: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            all.push(("reason", reason));
-            family.sample(&all, float(count));
-        }
-    }
-    let mut family = e.family(
-        "herald_subscription_lost_records_by_priority_total",
-        "counter",
-        "Records a subscription lost, by the records' priority (superseded records are no loss).",
-    );
-    for row in &rows {
-        let labels = label(row);
-        for (priority, count) in map(row.3, "dropped_priorities") {
-            let mut all: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            all.push(("priority", priority));
-            family.sample(&all, float(count));
+    for (metric, key, by, help) in [
+        (
+            "herald_subscription_dropped_records_total",
+            "drops",
+            "reason",
+            "Records a subscription lost, by reason.",
+        ),
+        (
+            "herald_subscription_lost_records_by_priority_total",
+            "dropped_priorities",
+            "priority",
+            "Records a subscription lost, by the records' priority (superseded records are no loss).",
+        ),
+    ] {
+        let mut family = e.family(metric, "counter", help);
+        for row in &rows {
+            let labels = label(row);
+            for (name, count) in map(row.3, key) {
+                let mut all: Vec<(&str, &str)> =
+                    labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                all.push((by, name));
+                family.sample(&all, float(count));
+            }
         }
     }
 }

@@ -21,17 +21,10 @@ pub fn priority(severity: u8) -> Priority {
     }
 }
 
-/// Returns `message` as a record, its subject from `template`, dated `received` when the
-/// message had no time, its host `peer` when it named none.
-pub fn record(message: Message<'_>, template: &str, received: i64, peer: &str) -> Record {
-    let mut record = Record::new(Kind::Log, "");
-    fill(&mut record, message, template, received, peer);
-    record
-}
-
-/// Makes `record` the record of `message`, as [`record`] does, reusing its strings and
-/// field list (a listener keeps one record for all its messages: no allocation per message
-/// once their sizes are reached).
+/// Makes `record` the record of `message`: its subject from `template`, dated `received`
+/// when the message had no time, its host `peer` when it named none. Its strings and field
+/// list are reused (a listener keeps one record for all its messages: no allocation per
+/// message once their sizes are reached).
 pub fn fill(record: &mut Record, message: Message<'_>, template: &str, received: i64, peer: &str) {
     use std::fmt::Write;
     let host = message.host.unwrap_or(peer);
@@ -122,6 +115,30 @@ fn subject<'a>(out: &mut String, template: &str, value: impl Fn(&str) -> Option<
 mod tests {
     use super::*;
     use crate::syslog::parse::parse;
+
+    fn record(message: Message<'_>, template: &str, received: i64, peer: &str) -> Record {
+        let mut record = Record::new(Kind::Log, "");
+        fill(&mut record, message, template, received, peer);
+        record
+    }
+
+    #[test]
+    fn a_reused_record_keeps_nothing_of_the_message_before() {
+        let mut reused = Record::new(Kind::Log, "");
+        let first = br#"<165>1 2026-11-27T03:58:01Z dv01 app 12 ID1 [a@1 k="v"] first"#;
+        fill(&mut reused, parse(first, 0).unwrap(), "s.{host}", 0, "p");
+        fill(
+            &mut reused,
+            parse(b"<11>just text", 0).unwrap(),
+            "s.{host}",
+            42,
+            "p",
+        );
+        assert_eq!(
+            reused,
+            record(parse(b"<11>just text", 0).unwrap(), "s.{host}", 42, "p")
+        );
+    }
 
     #[test]
     fn maps_every_part_of_a_message() {
