@@ -145,9 +145,7 @@ const STORM_FIELD_ENCODED: &[u8; 13] = b"\xacherald.storm";
 /// Whether an encoded record carries [`STORM_FIELD`]: a storm's mark or summary that a
 /// client's logger made, whose counts must not be collapsed again.
 pub fn is_marked(record: &[u8]) -> bool {
-    record
-        .windows(STORM_FIELD_ENCODED.len())
-        .any(|w| w == STORM_FIELD_ENCODED)
+    memchr::memmem::find(record, STORM_FIELD_ENCODED).is_some()
 }
 
 /// Puts `marks` into `fields`, replacing fields of the same names.

@@ -35,8 +35,9 @@ pub struct Args {
     /// Subscribers for `fanout`.
     #[arg(long, default_value_t = 10)]
     subscribers: usize,
-    /// Records per second for `latency`, `info`; for `archive`, pace the ingest at this rate
-    /// when above 10000 (otherwise it runs as fast as the client can).
+    /// Records per second for `latency`, `info`; for `archive` and `syslog` (its UDP sender),
+    /// pace the ingest at this rate when above 10000 (otherwise it runs as fast as the
+    /// client can).
     #[arg(long, default_value_t = 10_000.0)]
     rate: f64,
     /// Objects to create for `info`'s memory measurement.
@@ -179,7 +180,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (None, Scenario::Syslog) => {
                 let (udp, tcp) = syslog_addrs
                     .context("with --server, give its syslog addresses: --syslog UDP,TCP")?;
-                herald_bench::syslog::syslog(&herald.url, udp, tcp, args.records, args.size).await
+                // `--rate` paces the UDP sender when given above its latency default.
+                let rate = (args.rate > 10_000.0).then_some(args.rate);
+                herald_bench::syslog::syslog(&herald.url, (udp, tcp), args.records, args.size, rate)
+                    .await
             }
             (None, Scenario::Storm) => {
                 herald_bench::storm::storm(&herald.url, args.records, args.rate, 5.0).await

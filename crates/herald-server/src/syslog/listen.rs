@@ -1,4 +1,4 @@
-//! The syslog sockets: UDP (a datagram is a message) and TCP with RFC 6587 framing — octet
+//! The syslog sockets, UDP (read in `udp.rs`) and TCP with RFC 6587 framing — octet
 //! counting (`LEN SP MSG`) when a frame starts with a digit, else one message per line
 //! (LF, CR LF or NUL) — told apart frame by frame, as rsyslog does.
 
@@ -16,8 +16,6 @@ use crate::config::SyslogConfig;
 use crate::server::Shared;
 use crate::shutdown::Shutdown;
 
-/// Datagrams read at most before their records are routed together.
-const UDP_BATCH: usize = 512;
 /// The UDP receive buffer asked for: bursts of datagrams wait here while records are
 /// routed (the kernel caps it at `net.core.rmem_max`).
 const UDP_RECEIVE_BUFFER: usize = 8 << 20;
@@ -74,34 +72,10 @@ pub async fn bind(config: &SyslogConfig) -> std::io::Result<Sockets> {
 pub fn stats_of(sockets: &Sockets) -> SyslogStats {
     SyslogStats {
         udp: sockets.udp.as_ref().and_then(|s| s.local_addr().ok()),
-        udp_inode: sockets.udp.as_ref().and_then(socket_inode),
+        udp_inode: sockets.udp.as_ref().and_then(super::udp::socket_inode),
         tcp: sockets.tcp.as_ref().and_then(|s| s.local_addr().ok()),
         ..SyslogStats::default()
     }
-}
-
-/// Returns the inode of `socket`, by which the kernel's `/proc/net/udp` names it.
-fn socket_inode(socket: &UdpSocket) -> Option<u64> {
-    use std::os::fd::AsRawFd;
-    let link = std::fs::read_link(format!("/proc/self/fd/{}", socket.as_raw_fd())).ok()?;
-    let link = link.to_str()?;
-    link.strip_prefix("socket:[")?
-        .strip_suffix(']')?
-        .parse()
-        .ok()
-}
-
-/// Returns the datagrams the kernel dropped for the UDP socket with inode `inode` (its
-/// receive buffer full), from `/proc/net/udp` and `/proc/net/udp6`.
-pub fn udp_drops(inode: u64) -> Option<u64> {
-    ["/proc/net/udp", "/proc/net/udp6"].iter().find_map(|path| {
-        let table = std::fs::read_to_string(path).ok()?;
-        table.lines().skip(1).find_map(|line| {
-            let columns: Vec<&str> = line.split_whitespace().collect();
-            let matches = columns.get(9).and_then(|c| c.parse::<u64>().ok()) == Some(inode);
-            matches.then(|| columns.last()?.parse().ok()).flatten()
-        })
-    })
 }
 
 /// Starts a task per socket.
@@ -119,7 +93,12 @@ pub fn start(
         .map_or(64 * 1024, |c| c.max_message_bytes);
     if let Some(socket) = sockets.udp {
         let ingest = Ingest::new(Arc::clone(shared), Arc::clone(stats));
-        tasks.push(tokio::spawn(udp(socket, ingest, max, shutdown.clone())));
+        tasks.push(tokio::spawn(super::udp::listen(
+            socket,
+            ingest,
+            max,
+            shutdown.clone(),
+        )));
     }
     if let Some(listener) = sockets.tcp {
         let (shared, stats) = (Arc::clone(shared), Arc::clone(stats));
@@ -137,42 +116,6 @@ pub fn start(
         tracing::info!(%tcp, "syslog listening");
     }
     tasks
-}
-
-async fn udp(socket: UdpSocket, mut ingest: Ingest, max: usize, mut shutdown: Shutdown) {
-    // One byte more than a message may have, to tell a message of `max` from a longer one.
-    let mut buffer = vec![0u8; max + 1];
-    loop {
-        let (len, peer) = tokio::select! {
-            received = socket.recv_from(&mut buffer) => match received {
-                Ok(got) => got,
-                Err(err) => {
-                    tracing::warn!(error = %err, "syslog: UDP receive failed");
-                    continue;
-                }
-            },
-            () = shutdown.recv() => return,
-        };
-        datagram(&mut ingest, &buffer[..len], peer, max);
-        // Take what else has arrived, then route it all together.
-        while ingest.pending() < UDP_BATCH {
-            match socket.try_recv_from(&mut buffer) {
-                Ok((len, peer)) => datagram(&mut ingest, &buffer[..len], peer, max),
-                Err(_) => break,
-            }
-        }
-        ingest.flush().await;
-    }
-}
-
-fn datagram(ingest: &mut Ingest, bytes: &[u8], peer: SocketAddr, max: usize) {
-    let peer = peer.ip().to_string();
-    if bytes.len() > max {
-        let why = format!("a datagram longer than max_message_bytes ({max})");
-        ingest.stats.bad(&peer, &why, bytes);
-    } else {
-        ingest.message(bytes, &peer);
-    }
 }
 
 async fn accept(

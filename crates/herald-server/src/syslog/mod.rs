@@ -11,6 +11,7 @@
 pub mod listen;
 pub mod parse;
 pub mod record;
+pub mod udp;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -77,7 +78,7 @@ impl SyslogStats {
             ),
             ("refused".into(), int(self.refused.load(Ordering::Relaxed))),
         ];
-        if let Some(drops) = self.udp_inode.and_then(listen::udp_drops) {
+        if let Some(drops) = self.udp_inode.and_then(udp::drops) {
             fields.push(("udp_dropped".into(), int(drops)));
         }
         let last = self.last_bad.lock().unwrap_or_else(|p| p.into_inner());
