@@ -139,6 +139,12 @@ impl Client {
     /// [`ClientError::TooLarge`], or the connection's error.
     pub async fn publish(&self, record: &Record) -> Result<(), ClientError> {
         check_record(record)?;
+        // Nearly always there is room: queue without registering as a waiter (which costs
+        // two turns of the notifier's lock).
+        match self.try_queue(record) {
+            Err(ClientError::BufferFull(_)) => {}
+            queued => return queued,
+        }
         loop {
             let space = self.handle.inner.space.notified();
             tokio::pin!(space);
@@ -163,6 +169,11 @@ impl Client {
     /// As [`Client::publish`], and [`ClientError::BufferFull`] instead of waiting.
     pub fn try_publish(&self, record: &Record) -> Result<(), ClientError> {
         check_record(record)?;
+        self.try_queue(record)
+    }
+
+    /// Queues a checked `record` unless the outbox is full.
+    fn try_queue(&self, record: &Record) -> Result<(), ClientError> {
         let mut outbox = lock(&self.handle.inner.outbox);
         self.handle.check_open()?;
         if outbox.len() >= self.handle.inner.options.outbox_bytes {

@@ -11,6 +11,7 @@ use crate::error::DecodeError;
 pub const EXT_TIME: i8 = 1;
 
 /// Appends a non-negative integer in its shortest form.
+#[inline]
 pub fn write_uint(out: &mut Vec<u8>, value: u64) {
     if value < 0x80 {
         out.push(value as u8);
@@ -29,6 +30,7 @@ pub fn write_uint(out: &mut Vec<u8>, value: u64) {
 }
 
 /// Appends a signed integer in its shortest form (non-negative values use the uint forms).
+#[inline]
 pub fn write_int(out: &mut Vec<u8>, value: i64) {
     if value >= 0 {
         return write_uint(out, value as u64);
@@ -66,6 +68,7 @@ pub fn write_bool(out: &mut Vec<u8>, value: bool) {
 }
 
 /// Appends a UTF-8 string.
+#[inline]
 pub fn write_str(out: &mut Vec<u8>, value: &str) {
     let len = value.len();
     if len < 32 {
@@ -98,6 +101,7 @@ pub fn write_bin(out: &mut Vec<u8>, value: &[u8]) {
 }
 
 /// Appends an array header for `len` elements.
+#[inline]
 pub fn write_array_len(out: &mut Vec<u8>, len: u32) {
     if len < 16 {
         out.push(0x90 | len as u8);
@@ -111,6 +115,7 @@ pub fn write_array_len(out: &mut Vec<u8>, len: u32) {
 }
 
 /// Appends a map header for `len` key/value pairs.
+#[inline]
 pub fn write_map_len(out: &mut Vec<u8>, len: u32) {
     if len < 16 {
         out.push(0x80 | len as u8);
@@ -238,6 +243,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Returns the kind of the next value without consuming it.
+    #[inline]
     pub fn peek_kind(&self) -> Result<Kind, DecodeError> {
         let marker = self.peek()?;
         Ok(match marker {
@@ -314,6 +320,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a non-negative integer that fits in `u64`.
+    #[inline]
     pub fn read_uint(&mut self) -> Result<u64, DecodeError> {
         // Fast path: keys, kinds and priorities are positive fixints.
         if let Some(&marker) = self.bytes.get(self.pos) {
@@ -341,6 +348,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads an integer that fits in `i64`.
+    #[inline]
     pub fn read_int(&mut self) -> Result<i64, DecodeError> {
         let offset = self.pos;
         let value = self.read_integer()?;
@@ -363,6 +371,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a UTF-8 string, borrowed from the input.
+    #[inline]
     pub fn read_str(&mut self) -> Result<&'a str, DecodeError> {
         let offset = self.pos;
         let raw = self.read_str_bytes()?;
@@ -374,6 +383,7 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// The same errors as [`Reader::read_str`].
+    #[inline]
     pub fn skip_str(&mut self) -> Result<std::ops::Range<usize>, DecodeError> {
         let offset = self.pos;
         let raw = self.read_str_bytes()?;
@@ -385,6 +395,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a string's header and returns its bytes, not checked as UTF-8: for bytes
     /// checked before (a record's, once it passed its checks).
+    #[inline]
     pub fn read_str_bytes(&mut self) -> Result<&'a [u8], DecodeError> {
         let marker = self.peek()?;
         let len = match marker {
@@ -430,6 +441,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads an array header and returns the element count.
+    #[inline]
     pub fn read_array_len(&mut self) -> Result<u32, DecodeError> {
         let marker = self.peek()?;
         match marker {
@@ -450,6 +462,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a map header and returns the pair count.
+    #[inline]
     pub fn read_map_len(&mut self) -> Result<u32, DecodeError> {
         let marker = self.peek()?;
         match marker {

@@ -1,5 +1,7 @@
 //! Where a record came from: host, process, thread, and optional source location.
 
+use std::ops::Range;
+
 use crate::error::DecodeError;
 use crate::msgpack::{self, Reader};
 
@@ -87,27 +89,37 @@ impl Origin {
 
     /// Appends the wire encoding: a map from key to value, keys ascending.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let strings = self.named_texts().map(|(_, text)| text);
-        let mut entries: Vec<(u64, Entry<'_>)> = Vec::with_capacity(11);
-        let string_keys = [0u64, 1, 2, 3, 5, 6, 7, 9, 10];
-        for (key, text) in string_keys.into_iter().zip(strings) {
-            if !text.is_empty() {
-                entries.push((key, Entry::Text(text)));
-            }
-        }
-        if let Some(line) = self.line {
-            entries.push((LINE, Entry::Number(line)));
-        }
-        if let Some(level) = self.stack_level {
-            entries.push((STACK_LEVEL, Entry::Number(level)));
-        }
-        entries.sort_by_key(|(key, _)| *key);
-        msgpack::write_map_len(out, entries.len() as u32);
-        for (key, entry) in entries {
-            msgpack::write_uint(out, key);
+        // In key order, which is the order of the fields here (the numbers at 4 and 8).
+        let entries = [
+            Entry::Text(&self.host),
+            Entry::Text(&self.process),
+            Entry::Text(&self.thread),
+            Entry::Text(&self.file),
+            Entry::Number(self.line),
+            Entry::Text(&self.routine),
+            Entry::Text(&self.context),
+            Entry::Text(&self.stack_id),
+            Entry::Number(self.stack_level),
+            Entry::Text(&self.log_id),
+            Entry::Text(&self.uri),
+        ];
+        let present = |entry: &Entry<'_>| match entry {
+            Entry::Text(text) => !text.is_empty(),
+            Entry::Number(n) => n.is_some(),
+        };
+        let count = entries.iter().filter(|e| present(e)).count();
+        msgpack::write_map_len(out, count as u32);
+        for (key, entry) in (0u64..).zip(&entries) {
             match entry {
-                Entry::Text(text) => msgpack::write_str(out, text),
-                Entry::Number(n) => msgpack::write_uint(out, n),
+                Entry::Text(text) if !text.is_empty() => {
+                    msgpack::write_uint(out, key);
+                    msgpack::write_str(out, text);
+                }
+                Entry::Number(Some(n)) => {
+                    msgpack::write_uint(out, key);
+                    msgpack::write_uint(out, *n);
+                }
+                _ => {}
             }
         }
     }
@@ -152,28 +164,34 @@ impl Origin {
         Ok(parts)
     }
 
-    /// Validates an origin map as [`Origin::decode`] would, without allocating.
+    /// Validates an origin map as [`Origin::decode`] would, without allocating, and returns
+    /// where its host, process and log id are in the reader's bytes (empty ranges when
+    /// absent): what makes a record's source and storm keys.
     ///
     /// # Errors
     /// The same errors as [`Origin::decode`].
-    pub fn check(reader: &mut Reader<'_>) -> Result<(), DecodeError> {
+    pub fn check(reader: &mut Reader<'_>) -> Result<[Range<usize>; 3], DecodeError> {
+        let mut parts = [0..0, 0..0, 0..0];
         walk(reader, |key, reader| {
             match key {
                 LINE | STACK_LEVEL => {
                     reader.read_uint()?;
                 }
+                0 | 1 => parts[key as usize] = reader.skip_str()?,
+                LOG_ID => parts[2] = reader.skip_str()?,
                 _ => {
                     reader.skip_str()?;
                 }
             }
             Ok(())
-        })
+        })?;
+        Ok(parts)
     }
 }
 
 enum Entry<'a> {
     Text(&'a str),
-    Number(u64),
+    Number(Option<u64>),
 }
 
 fn walk<'a>(

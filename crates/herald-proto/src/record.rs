@@ -319,6 +319,12 @@ pub struct RecordMeta {
     pub type_name: (u32, u32),
     /// Byte range of the encoded audience array (empty when absent).
     pub audience: (u32, u32),
+    /// Byte ranges of the origin's host, process and log id strings, and of the text:
+    /// a record's source and storm keys are made of them without reading it again. `(0, 0)`
+    /// when absent, or not known (records read back from an archive block).
+    pub source: [(u32, u32); 3],
+    /// See `source`.
+    pub text: (u32, u32),
 }
 
 /// The edition of the checks [`RecordMeta::scan`] (and so every decoder of records, and
@@ -342,6 +348,8 @@ impl RecordMeta {
             subject: (0, 0),
             type_name: (0, 0),
             audience: (0, 0),
+            source: [(0, 0); 3],
+            text: (0, 0),
         };
         let span = |start: usize, end: usize| ((start - base) as u32, (end - base) as u32);
         let mut seen = 0u16;
@@ -365,9 +373,17 @@ impl RecordMeta {
                     }
                     meta.audience = span(start, reader.position());
                 }
-                key::ORIGIN => Origin::check(reader)?,
+                key::ORIGIN => {
+                    let parts = Origin::check(reader)?;
+                    // An absent part is `0..0`, which no string in a record can be.
+                    meta.source = parts.map(|p| match p.end {
+                        0 => (0, 0),
+                        _ => span(p.start, p.end),
+                    });
+                }
                 key::TEXT => {
-                    reader.skip_str()?;
+                    let range = reader.skip_str()?;
+                    meta.text = span(range.start, range.end);
                 }
                 key::FIELDS => value::check_fields(reader, 1)?,
                 key::REPLY_TO => {

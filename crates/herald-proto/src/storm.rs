@@ -196,6 +196,37 @@ pub struct Keys {
 /// # Errors
 /// A [`DecodeError`] only for bytes that were never checked as a record.
 pub fn raw_keys(record: &RawRecord) -> Result<Keys, DecodeError> {
+    let meta = &record.meta;
+    let known = meta
+        .source
+        .iter()
+        .chain([&meta.text])
+        .any(|(_, end)| *end > 0);
+    let ([host, process, log_id], text) = match known {
+        // Where the record's check found them.
+        true => {
+            let at = |(start, end): (u32, u32)| &record.bytes[start as usize..end as usize];
+            (meta.source.map(at), at(meta.text))
+        }
+        false => read_source_and_text(record)?,
+    };
+    let priority = record.meta.priority as u8;
+    Ok(Keys {
+        identity: key(
+            record.subject_bytes(),
+            priority,
+            host,
+            process,
+            log_id,
+            text,
+        ),
+        source: (!host.is_empty() || !process.is_empty()).then(|| source_key(host, process)),
+    })
+}
+
+/// Reads the origin's host, process and log id, and the text, of a record whose meta does not
+/// say where they are.
+fn read_source_and_text(record: &RawRecord) -> Result<([&[u8]; 3], &[u8]), DecodeError> {
     let mut reader = Reader::new(&record.bytes);
     let (mut parts, mut text): ([&[u8]; 3], &[u8]) = ([b""; 3], b"");
     let (mut previous, mut in_order) = (0, true);
@@ -218,19 +249,7 @@ pub fn raw_keys(record: &RawRecord) -> Result<Keys, DecodeError> {
             _ => reader.skip_value(1)?,
         }
     }
-    let [host, process, log_id] = parts;
-    let priority = record.meta.priority as u8;
-    Ok(Keys {
-        identity: key(
-            record.subject_bytes(),
-            priority,
-            host,
-            process,
-            log_id,
-            text,
-        ),
-        source: (!host.is_empty() || !process.is_empty()).then(|| source_key(host, process)),
-    })
+    Ok((parts, text))
 }
 
 /// Returns the key of a source: a host and a process.
@@ -695,6 +714,43 @@ mod tests {
         assert_ne!(identity(&other), expected);
         other.origin = Origin::default();
         assert_eq!(raw_keys(&raw(&other)).unwrap().source, None);
+    }
+
+    #[test]
+    fn keys_from_the_checked_positions_equal_keys_read_again() {
+        use crate::{Kind, Record};
+        use bytes::Bytes;
+        let mut records = Vec::new();
+        for (host, process, log_id, text) in [
+            ("dv01", "mountd", "", "encoder fault"),
+            ("", "", "E7", ""),
+            ("h", "", "", "only a host"),
+            ("", "", "", ""),
+            ("", "", "", "only text"),
+        ] {
+            let mut record = Record::new(Kind::Log, "DV01.mount");
+            record.origin = Origin {
+                host: host.into(),
+                process: process.into(),
+                log_id: log_id.into(),
+                routine: "r".into(),
+                line: Some(9),
+                ..Origin::default()
+            };
+            record.text = text.into();
+            records.push(record);
+        }
+        for record in records {
+            let raw = RawRecord::new(Bytes::from(record.to_bytes())).unwrap();
+            // As a record read back from an archive block: positions not known.
+            let mut unknown = raw.clone();
+            (unknown.meta.source, unknown.meta.text) = ([(0, 0); 3], (0, 0));
+            assert_eq!(
+                raw_keys(&raw).unwrap(),
+                raw_keys(&unknown).unwrap(),
+                "{record:?}"
+            );
+        }
     }
 
     #[test]

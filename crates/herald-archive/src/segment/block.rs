@@ -459,6 +459,9 @@ fn read_entry(raw: &Bytes, at: &mut usize, time: i64) -> Result<RawRecord, Archi
             subject,
             type_name,
             audience,
+            // Not kept in blocks: read again from the record when wanted.
+            source: [(0, 0); 3],
+            text: (0, 0),
         },
     })
 }

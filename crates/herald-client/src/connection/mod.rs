@@ -100,7 +100,9 @@ pub(crate) struct Inner {
     pub(crate) partial: Mutex<HashMap<u64, Frame>>,
     pub(crate) routes: Mutex<HashMap<u64, Route>>,
     pub(crate) inbox: tokio::sync::OnceCell<Arc<Inbox>>,
-    pub(crate) error: Mutex<Option<ClientError>>,
+    /// Why the connection ended, once it has (set once: read without a lock on every
+    /// publish).
+    pub(crate) error: std::sync::OnceLock<ClientError>,
     pub(crate) stop: watch::Sender<bool>,
     /// Correlation and acknowledgement ids, shared with the outbox.
     pub(crate) ids: Arc<AtomicU64>,
@@ -138,12 +140,9 @@ impl Inner {
 
     /// Ends the connection with `error`: every waiter gets it, every subscription ends.
     pub(crate) fn fail(&self, error: ClientError) {
-        let mut slot = lock(&self.error);
-        if slot.is_none() {
+        if self.error.set(error.clone()).is_ok() {
             tracing::debug!(error = %error, "herald connection closed");
-            *slot = Some(error.clone());
         }
-        drop(slot);
         for (_, sender) in lock(&self.pending).drain() {
             let _ = sender.send(Err(error.clone()));
         }
@@ -157,7 +156,7 @@ impl Inner {
     }
 
     pub(crate) fn closed_error(&self) -> Option<ClientError> {
-        lock(&self.error).clone()
+        self.error.get().cloned()
     }
 }
 
@@ -290,7 +289,7 @@ pub(crate) fn start(
         partial: Mutex::new(HashMap::new()),
         routes: Mutex::new(HashMap::new()),
         inbox: tokio::sync::OnceCell::new(),
-        error: Mutex::new(None),
+        error: std::sync::OnceLock::new(),
         stop,
         ids,
     });
