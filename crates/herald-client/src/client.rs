@@ -248,7 +248,11 @@ impl Client {
     }
 
     /// Waits until the server acknowledges everything published so far at `level`:
-    /// `Received` as [`Client::flush`], `Stored` once it is durably in the archive too.
+    /// `Received` as [`Client::flush`]; `Stored` seals a batch asking `stored`, whose
+    /// acknowledgement also covers the records of earlier batches, since the archive writes
+    /// in arrival order and a sync makes everything written before it durable: what the
+    /// archive's rules keep is then durable, except records the archive shed when it fell
+    /// behind, which the server counts as dropped (`drops.archive`, docs/protocol.md).
     ///
     /// # Errors
     /// The server's error (e.g. `stored` without an archive), [`ClientError::Timeout`], or
