@@ -1,8 +1,9 @@
 //! How a subscriber wants its records delivered when it cannot keep up: the queue policy,
-//! queue bounds, the protected priority, and latest-only delivery.
+//! queue bounds, the protected priority, latest-only delivery, and the queue group.
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::error::DecodeError;
 use crate::msgpack::{self, Reader};
@@ -72,7 +73,7 @@ impl FromStr for Policy {
 }
 
 /// A subscriber's delivery options. `None` means "the server's default".
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DeliveryOptions {
     /// What to do when the queue is full.
     pub policy: Policy,
@@ -88,6 +89,9 @@ pub struct DeliveryOptions {
     /// Latest-only delivery: per subject keep only the newest record and deliver at most
     /// this many records per second per subject (what a display wants).
     pub latest_per_second: Option<f64>,
+    /// A queue group: each matching record goes to one member of the group (the one with
+    /// the shortest queue), not to all of them; other subscribers get their own copy.
+    pub group: Option<Arc<str>>,
 }
 
 mod key {
@@ -97,7 +101,11 @@ mod key {
     pub const BLOCK_TIMEOUT_MS: u64 = 3;
     pub const PROTECTED: u64 = 4;
     pub const LATEST_PER_SECOND: u64 = 5;
+    pub const GROUP: u64 = 6;
 }
+
+/// Longest queue group name, in bytes.
+pub const MAX_GROUP_BYTES: usize = 255;
 
 /// Highest latest-only rate accepted, per subject per second.
 pub const MAX_LATEST_PER_SECOND: f64 = 10_000.0;
@@ -112,6 +120,7 @@ impl DeliveryOptions {
             self.block_timeout_ms.is_some(),
             self.protected.is_some(),
             self.latest_per_second.is_some(),
+            self.group.is_some(),
         ];
         msgpack::write_map_len(out, present.iter().filter(|p| **p).count() as u32);
         if present[0] {
@@ -134,6 +143,10 @@ impl DeliveryOptions {
             msgpack::write_uint(out, key::LATEST_PER_SECOND);
             msgpack::write_f64(out, rate);
         }
+        if let Some(group) = &self.group {
+            msgpack::write_uint(out, key::GROUP);
+            msgpack::write_str(out, group);
+        }
     }
 
     /// Decodes and checks delivery options.
@@ -145,7 +158,7 @@ impl DeliveryOptions {
         let mut seen = 0u8;
         for _ in 0..reader.read_map_len()? {
             let field = reader.read_uint()?;
-            if field > key::LATEST_PER_SECOND {
+            if field > key::GROUP {
                 return Err(DecodeError::UnknownField {
                     key: field.to_string(),
                     message: "delivery options",
@@ -166,20 +179,22 @@ impl DeliveryOptions {
                 key::MAX_BYTES => options.max_bytes = Some(read_positive(reader, "max_bytes")?),
                 key::BLOCK_TIMEOUT_MS => options.block_timeout_ms = Some(reader.read_uint()?),
                 key::PROTECTED => options.protected = Some(read_priority(reader)?),
-                _ => options.latest_per_second = Some(read_rate(reader)?),
+                key::LATEST_PER_SECOND => options.latest_per_second = Some(read_rate(reader)?),
+                _ => options.group = Some(read_group(reader)?),
             }
         }
         Ok(options)
     }
 }
 
-const NAMES: [&str; 6] = [
+const NAMES: [&str; 7] = [
     "policy",
     "max_records",
     "max_bytes",
     "block_timeout_ms",
     "protected",
     "latest_per_second",
+    "group",
 ];
 
 fn invalid(field: &'static str, reason: String) -> DecodeError {
@@ -213,6 +228,36 @@ fn read_priority(reader: &mut Reader<'_>) -> Result<Priority, DecodeError> {
         })
 }
 
+fn read_group(reader: &mut Reader<'_>) -> Result<Arc<str>, DecodeError> {
+    let name = reader.read_str()?;
+    check_group(name).map_err(|reason| invalid("group", reason))?;
+    Ok(Arc::from(name))
+}
+
+/// Checks a queue group's name: 1 to 255 bytes without control characters.
+///
+/// # Errors
+/// A sentence naming what is wrong with it.
+pub fn check_group(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("empty (a queue group needs a name)".to_string());
+    }
+    if name.len() > MAX_GROUP_BYTES {
+        return Err(format!(
+            "a name of {} bytes is longer than {MAX_GROUP_BYTES}",
+            name.len()
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "`{}` holds the control character U+{:04X}",
+            name.escape_debug(),
+            u32::from(c)
+        ));
+    }
+    Ok(())
+}
+
 fn read_rate(reader: &mut Reader<'_>) -> Result<f64, DecodeError> {
     let rate = reader.read_f64()?;
     if !(rate > 0.0 && rate <= MAX_LATEST_PER_SECOND) {
@@ -240,6 +285,7 @@ mod tests {
             block_timeout_ms: Some(250),
             protected: Some(Priority::Alert),
             latest_per_second: Some(2.5),
+            group: Some(Arc::from("writers")),
         };
         let mut out = Vec::new();
         options.encode(&mut out);
@@ -267,6 +313,26 @@ mod tests {
             "invalid protected: priority 7 is not defined (expected 1..11 without 7)"
         );
         assert_eq!(decode(9, 1), "unknown field 9 in delivery options");
+        let group = |name: &str| {
+            let mut out = Vec::new();
+            msgpack::write_map_len(&mut out, 1);
+            msgpack::write_uint(&mut out, key::GROUP);
+            msgpack::write_str(&mut out, name);
+            DeliveryOptions::decode(&mut Reader::new(&out)).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            group("").unwrap_err(),
+            "invalid group: empty (a queue group needs a name)"
+        );
+        assert_eq!(
+            group("a\nb").unwrap_err(),
+            "invalid group: `a\\nb` holds the control character U+000A"
+        );
+        assert!(group(&"g".repeat(256)).unwrap_err().contains("256 bytes"));
+        assert_eq!(
+            group("alarm handlers").unwrap().group.as_deref(),
+            Some("alarm handlers")
+        );
         assert_eq!(
             "drop-newest".parse::<Policy>().unwrap_err().to_string(),
             "unknown policy `drop-newest` (expected drop-new, drop-old, block or disconnect)"

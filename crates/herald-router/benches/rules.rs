@@ -84,6 +84,7 @@ fn route(c: &mut Criterion) {
             visible: visible.map(Arc::new),
             visible_info: None,
             route: false,
+            group: None,
         }));
         let mut context = RouteContext::default();
         let mut drained = Vec::new();

@@ -21,7 +21,7 @@
 //! let router = Router::new();
 //! let queue = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));
 //! let filter = Filter::subject("ANTENNA.*").unwrap();
-//! router.subscribe(Arc::new(Subscription { connection: 1, id: 1, filter, queue: queue.clone(), visible: None, visible_info: None, route: false }));
+//! router.subscribe(Arc::new(Subscription { connection: 1, id: 1, filter, queue: queue.clone(), visible: None, visible_info: None, route: false, group: None }));
 //!
 //! let mut publish = Vec::new();
 //! herald_proto::frame::write_publish_header(&mut publish, 0, Default::default(), 1);

@@ -29,6 +29,8 @@ pub struct Router {
     rebuild: Mutex<()>,
     next_seq: AtomicU64,
     listener: std::sync::OnceLock<Arc<dyn InterestListener>>,
+    /// Turns among queue group members whose queues are equally short.
+    turn: AtomicU64,
 }
 
 /// What routing one batch did.
@@ -56,6 +58,9 @@ pub struct RouteContext {
     /// Route queues one record was queued on already (a route's interests share a queue),
     /// by address: only compared, cleared before each record.
     routed: Vec<usize>,
+    /// Members of queue groups that one record matched, cleared before each record: it
+    /// goes to one member of each group.
+    grouped: Vec<Arc<Subscription>>,
     /// Numbered queues (routes) the last batch went to, with the highest number it got on
     /// each: see [`RouteContext::take_marks`].
     marks: Vec<(Arc<Queue>, u64)>,
@@ -112,6 +117,80 @@ impl RouteContext {
 }
 
 impl Router {
+    /// Takes the members of one queue group out of `context.grouped` and returns the one
+    /// whose queue is the shortest (counting what this batch has for it so far); among
+    /// equally short ones, each in turn.
+    fn take_group_member(&self, context: &mut RouteContext) -> Option<Arc<Subscription>> {
+        let group = Arc::clone(context.grouped.first()?.group.as_ref()?);
+        let mut members = Vec::new();
+        context.grouped.retain(|s| {
+            let same = s.group.as_deref() == Some(&*group);
+            if same {
+                members.push(Arc::clone(s));
+            }
+            !same
+        });
+        let load = |context: &RouteContext, member: &Subscription| {
+            let pending = context
+                .pending
+                .iter()
+                .find(|(q, _)| Arc::ptr_eq(q, &member.queue))
+                .map_or(0, |(_, batch)| batch.len() as u64);
+            member.queue.depth() + pending
+        };
+        let start = self.turn.fetch_add(1, Ordering::Relaxed) as usize;
+        let mut best: Option<(u64, usize)> = None;
+        for step in 0..members.len() {
+            let index = (start + step) % members.len();
+            let length = load(context, &members[index]);
+            if best.is_none_or(|(shortest, _)| length < shortest) {
+                best = Some((length, index));
+            }
+        }
+        best.map(|(_, index)| Arc::clone(&members[index]))
+    }
+
+    /// Hands what is queued for `leaving`, the queue of a member of queue group `group` that
+    /// has left (it is out of the index already), to the group's other members: each record
+    /// to the one whose filter takes it with the shortest queue. What no member takes (none
+    /// wants it, or a member's policy `block` would make it wait) is put back on `leaving`,
+    /// for its discard to count as lost. Returns how many records were handed over, and
+    /// what the members' queues shed to take them.
+    pub fn hand_over(&self, group: &str, leaving: &Arc<Queue>) -> (u64, Drops) {
+        let index = self.index.load();
+        let members: Vec<&Arc<Subscription>> = index
+            .iter()
+            .filter(|s| s.group.as_deref() == Some(group) && !Arc::ptr_eq(&s.queue, leaving))
+            .collect();
+        let (mut handed, mut drops, mut left) = (0, Drops::default(), Vec::new());
+        for delivery in leaving.take_queued() {
+            let record = RawRecord::new(delivery.record.clone());
+            let wanted = |member: &&&Arc<Subscription>| {
+                record.as_ref().is_ok_and(|r| {
+                    member.wants_subject(r.subject()) && member.filter.matches_record(r)
+                })
+            };
+            let Some(member) = members
+                .iter()
+                .filter(wanted)
+                .min_by_key(|member| member.queue.depth())
+            else {
+                left.push(delivery);
+                continue;
+            };
+            let mut pushed = member.queue.push_batch(&mut vec![delivery]);
+            drops.merge(&pushed.drops);
+            if pushed.blocked.is_empty() {
+                handed += 1;
+            }
+            left.append(&mut pushed.blocked);
+        }
+        if !left.is_empty() {
+            leaving.put_back(left);
+        }
+        (handed, drops)
+    }
+
     /// Returns a router with no subscriptions, whose sequence numbers start at 1.
     pub fn new() -> Self {
         Router {
@@ -254,6 +333,10 @@ impl Router {
                 {
                     continue;
                 }
+                if subscription.group.is_some() {
+                    context.grouped.push(Arc::clone(subscription));
+                    continue;
+                }
                 let delivery = Delivery {
                     seq: first_seq + offset as u64,
                     received,
@@ -264,6 +347,19 @@ impl Router {
                     pseq,
                 };
                 context.pending_for(&subscription.queue).push(delivery);
+                stats.deliveries += 1;
+            }
+            while let Some(member) = self.take_group_member(context) {
+                let delivery = Delivery {
+                    seq: first_seq + offset as u64,
+                    received,
+                    priority: meta.priority,
+                    record: record.bytes.clone(),
+                    subject: meta.subject,
+                    producer,
+                    pseq,
+                };
+                context.pending_for(&member.queue).push(delivery);
                 stats.deliveries += 1;
             }
         }
@@ -281,6 +377,7 @@ impl Router {
             }
         }
         // Forget queues of subscriptions that may be gone, but keep the common case warm.
+        context.grouped.clear();
         if context.pending.len() > 64 {
             context.pending.clear();
         }

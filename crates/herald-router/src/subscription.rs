@@ -11,6 +11,8 @@ use crate::rules::GlobRules;
 /// One subscription of one connection.
 #[derive(Debug)]
 pub struct Subscription {
+    /// Its queue group, if any: a record the group's members match goes to one of them.
+    pub group: Option<Arc<str>>,
     /// The connection it belongs to (server-wide id).
     pub connection: u64,
     /// The id the client chose, unique on its connection.

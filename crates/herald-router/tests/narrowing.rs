@@ -19,6 +19,7 @@ fn subscribe(router: &Router, id: u64, subject: &str, visible: Option<GlobRules>
         visible: visible.map(Arc::new),
         visible_info: None,
         route: false,
+        group: None,
     }));
     queue
 }

@@ -19,6 +19,7 @@ fn add(router: &Router, connection: u64, id: u64, subject: &str, queue: &Arc<Que
         visible: None,
         visible_info: None,
         route,
+        group: None,
     }));
 }
 

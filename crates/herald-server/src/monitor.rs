@@ -22,6 +22,8 @@ pub struct SubscriptionState {
     pub filter: String,
     /// Its queue.
     pub queue: Arc<Queue>,
+    /// Its queue group, if any.
+    pub group: Option<Arc<str>>,
 }
 
 /// What the session, the writer and the monitor share about one connection.
@@ -323,6 +325,11 @@ fn connection_fields(connection: &ConnectionState) -> Vec<Field> {
             Value::Map(vec![
                 ("id".into(), int(s.id)),
                 ("filter".into(), Value::Str(s.filter.clone())),
+                (
+                    "group".into(),
+                    // Empty when the subscription is in no queue group.
+                    Value::Str(s.group.as_deref().unwrap_or_default().to_string()),
+                ),
                 (
                     "policy".into(),
                     Value::Str(s.queue.config().policy.name().into()),

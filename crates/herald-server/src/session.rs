@@ -244,6 +244,7 @@ fn discard_queues(shared: &Shared, state: &ConnectionState, reason: CloseReason)
         _ => DropReason::Closed,
     };
     for subscription in state.subscriptions().iter() {
+        hand_over(shared, subscription);
         let discarded = subscription.queue.discard(drop_reason);
         events::queue_discarded(
             &shared.monitor,
@@ -252,6 +253,21 @@ fn discard_queues(shared: &Shared, state: &ConnectionState, reason: CloseReason)
             drop_reason,
             discarded,
         );
+    }
+}
+
+/// A queue group member that leaves hands what is queued for it to the other members (what
+/// none takes stays, for the discard that follows to count as lost).
+pub(crate) fn hand_over(shared: &Shared, subscription: &crate::monitor::SubscriptionState) {
+    let Some(group) = &subscription.group else {
+        return;
+    };
+    let (handed, drops) = shared.router.hand_over(group, &subscription.queue);
+    if drops.total() > 0 {
+        events::records_dropped(&shared.monitor, 0, &drops);
+    }
+    if handed > 0 {
+        tracing::debug!(group = %group, handed, "a queue group member left: its records went to the others");
     }
 }
 

@@ -416,7 +416,7 @@ async fn block_makes_the_publisher_wait_for_room_but_never_longer_than_the_timeo
     // A subscriber that reads: blocked records get in as its queue drains, none is lost.
     let reader = connect(&server, "reader").await;
     let mut reading = reader
-        .subscribe_with_options(Filter::subject("burst.*").unwrap(), options)
+        .subscribe_with_options(Filter::subject("burst.*").unwrap(), options.clone())
         .await
         .unwrap();
     burst(&server, &[Priority::Info; 20]).await;

@@ -155,6 +155,12 @@ class DeliveryOptions:
     block_timeout_ms: Optional[int] = None
     protected: Optional[Priority] = None
     latest_per_second: Optional[float] = None
+    #: A queue group: each record the group's members match goes to one of them.
+    group: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.group is not None:
+            check_group(self.group)
 
     def encode(self, w: Writer) -> None:
         numbers = [
@@ -165,6 +171,7 @@ class DeliveryOptions:
         ]
         count = (self.policy != Policy.DROP_NEW) + sum(v is not None for _, v in numbers)
         count += self.latest_per_second is not None
+        count += self.group is not None
         w.map_len(count)
         if self.policy != Policy.DROP_NEW:
             w.uint(0)
@@ -176,6 +183,9 @@ class DeliveryOptions:
         if self.latest_per_second is not None:
             w.uint(5)
             w.f64(float(self.latest_per_second))
+        if self.group is not None:
+            w.uint(6)
+            w.string(self.group)
 
     @classmethod
     def decode(cls, r: Reader) -> DeliveryOptions:
@@ -183,7 +193,7 @@ class DeliveryOptions:
         seen: set[int] = set()
         for _ in range(r.read_map_len()):
             key = r.read_uint()
-            if key > 5:
+            if key > 6:
                 raise DecodeError(f"unknown field {key} in delivery options")
             if key in seen:
                 raise DecodeError(f"delivery option {key} appears twice")
@@ -208,6 +218,13 @@ class DeliveryOptions:
                     o.protected = Priority.from_number(r.read_uint())
                 except ValueError as err:
                     raise DecodeError(f"invalid protected: {err}") from err
+            elif key == 6:
+                name = r.read_str()
+                try:
+                    check_group(name)
+                except ValueError as err:
+                    raise DecodeError(f"invalid group: {err}") from err
+                o.group = name
             else:
                 rate = r.read_f64()
                 if not (math.isfinite(rate) and 0 < rate <= 10_000):
@@ -216,7 +233,7 @@ class DeliveryOptions:
         return o
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        meaning: Dict[str, Any] = {
             "policy": self.policy.wire_name,
             "max_records": self.max_records,
             "max_bytes": self.max_bytes,
@@ -224,6 +241,9 @@ class DeliveryOptions:
             "protected": None if self.protected is None else Priority(self.protected).name,
             "latest_per_second": self.latest_per_second,
         }
+        if self.group is not None:
+            meaning["group"] = self.group
+        return meaning
 
     @classmethod
     def from_json(cls, meaning: Dict[str, Any]) -> DeliveryOptions:
@@ -235,4 +255,21 @@ class DeliveryOptions:
             block_timeout_ms=meaning.get("block_timeout_ms"),
             protected=None if protected is None else Priority[protected],
             latest_per_second=meaning.get("latest_per_second"),
+            group=meaning.get("group"),
         )
+
+
+#: Longest queue group name, in bytes.
+MAX_GROUP_BYTES = 255
+
+
+def check_group(name: str) -> None:
+    """Raises ``ValueError`` naming what is wrong with queue group name ``name``."""
+    size = len(name.encode())
+    if size == 0:
+        raise ValueError("empty (a queue group needs a name)")
+    if size > MAX_GROUP_BYTES:
+        raise ValueError(f"a name of {size} bytes is longer than {MAX_GROUP_BYTES}")
+    for c in name:
+        if unicodedata.category(c) == "Cc":
+            raise ValueError(f"{name!r} holds the control character U+{ord(c):04X}")

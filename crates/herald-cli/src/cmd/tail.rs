@@ -53,6 +53,10 @@ pub struct Args {
     /// Bound of this viewer's queue on the server, in records.
     #[arg(long)]
     queue_records: Option<u64>,
+    /// Join queue group NAME: each matching record goes to one member of the group (the
+    /// one with the shortest queue), so several `tail --group` share the records.
+    #[arg(long, value_name = "NAME", conflicts_with = "info")]
+    group: Option<String>,
     /// Watch information objects whose name matches this regular expression instead of
     /// records: their current values first, then every change.
     #[arg(long, value_name = "REGEX")]
@@ -97,7 +101,12 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             "bad --latest `{rate}` (expected a rate in (0, 10000] records per second per subject)"
         );
     }
+    if let Some(group) = &args.group {
+        herald_proto::delivery_options::check_group(group)
+            .map_err(|why| anyhow::anyhow!("bad --group: {why}"))?;
+    }
     let options = DeliveryOptions {
+        group: args.group.as_deref().map(std::sync::Arc::from),
         policy: args.policy.parse()?,
         latest_per_second: args.latest,
         max_records: args.queue_records,

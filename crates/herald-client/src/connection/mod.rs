@@ -54,7 +54,7 @@ impl Restore {
                 cid,
                 subscription: id,
                 filter: filter.clone(),
-                options: *options,
+                options: options.clone(),
             }),
             Restore::Info(selection) => Frame::InfoSubscribe {
                 cid,

@@ -577,6 +577,40 @@ impl Queue {
         lost
     }
 
+    /// Takes every record waiting, in sequence order, unsent and not lost: a queue group
+    /// member that leaves hands them to the others ([`Router::hand_over`]). They count as
+    /// evicted (gone unsent), with no loss and no gap.
+    ///
+    /// [`Router::hand_over`]: crate::Router::hand_over
+    pub fn take_queued(&self) -> Vec<Delivery> {
+        let mut inner = self.lock();
+        let before = held(&inner);
+        let mut taken = inner.lanes.clear();
+        if let Some(latest) = &mut inner.latest {
+            taken.extend(latest.clear());
+        }
+        self.account(before, &inner);
+        drop(inner);
+        self.evicted
+            .fetch_add(taken.len() as u64, Ordering::Relaxed);
+        taken.sort_by_key(|delivery| delivery.seq);
+        taken
+    }
+
+    /// Puts back records [`Queue::take_queued`] took that found no other home, for the
+    /// queue's [`Queue::discard`] to count as lost.
+    pub fn put_back(&self, deliveries: Vec<Delivery>) {
+        let count = deliveries.len() as u64;
+        let mut inner = self.lock();
+        let before = held(&inner);
+        for delivery in deliveries {
+            inner.lanes.push(delivery);
+        }
+        self.account(before, &inner);
+        drop(inner);
+        self.evicted.fetch_sub(count, Ordering::Relaxed);
+    }
+
     /// Owes the subscriber a gap notice for `gap` (records lost elsewhere for it), and wakes
     /// the writer.
     pub fn owe_gap(&self, gap: &Gap) {

@@ -82,6 +82,7 @@ impl Link {
             id: 0,
             filter: format!("route to {}", member.name),
             queue: Arc::clone(&queue),
+            group: None,
         });
         Arc::new(Link {
             member: Mutex::new(member),
@@ -230,6 +231,7 @@ impl Link {
             visible: None,
             visible_info: None,
             route: true,
+            group: None,
         }));
         interests.insert(id, (filter, true));
     }

@@ -148,7 +148,7 @@ fn add(
     selection: &SelectionData,
 ) -> Result<(), crate::info::InfoFailure> {
     let config = session.shared.config.queue;
-    let queue = super::subscribe::reserve(session, id, describe(selection), config)?;
+    let queue = super::subscribe::reserve(session, id, describe(selection), config, None)?;
     let shared = &session.shared;
     if let Err(failure) = shared.info.subscribe(
         session.state.id,

@@ -34,8 +34,18 @@ pub(super) async fn apply(session: &mut Session, subscribe: Subscribe) -> Result
 
 fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, String)> {
     let queue_config = queue_config(&session.shared.config, &subscribe.options);
-    let description = describe(&subscribe.filter, &queue_config);
-    let queue = reserve(session, subscribe.subscription, description, queue_config)?;
+    let mut description = describe(&subscribe.filter, &queue_config);
+    let group = subscribe.options.group.clone();
+    if let Some(group) = &group {
+        description.push_str(&format!(" group={group}"));
+    }
+    let queue = reserve(
+        session,
+        subscribe.subscription,
+        description,
+        queue_config,
+        group,
+    )?;
     session.shared.router.subscribe(Arc::new(Subscription {
         connection: session.state.id,
         id: subscribe.subscription,
@@ -45,6 +55,7 @@ fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, Strin
         visible: session.access.visible_subjects(),
         visible_info: session.access.visible_objects(),
         route: false,
+        group: subscribe.options.group.clone(),
     }));
     Ok(())
 }
@@ -56,6 +67,7 @@ pub(super) fn reserve(
     id: u64,
     description: String,
     queue_config: QueueConfig,
+    group: Option<Arc<str>>,
 ) -> Result<Arc<Queue>, (ErrorCode, String)> {
     let config = &session.shared.config;
     let mut subscriptions = session.state.subscriptions();
@@ -79,6 +91,7 @@ pub(super) fn reserve(
         id,
         filter: description,
         queue: Arc::clone(&queue),
+        group,
     });
     Ok(queue)
 }

@@ -18,6 +18,7 @@ pub(super) async fn apply(session: &mut Session, cid: u64, subscription: u64) ->
         position.map(|index| subscriptions.remove(index))
     };
     if let Some(state) = removed_state {
+        crate::session::hand_over(&session.shared, &state);
         let discarded = state.queue.discard(DropReason::Closed);
         let (monitor, connection) = (&session.shared.monitor, session.state.id);
         events::queue_discarded(

@@ -89,6 +89,7 @@ impl Browser {
             id: SUBSCRIPTION_ID,
             filter: description,
             queue: Arc::clone(&queue),
+            group: None,
         });
         shared.monitor.add_connection(Arc::clone(&state));
         if state

@@ -165,6 +165,7 @@ pub async fn upgrade(
             visible,
             visible_info,
             route: false,
+            group: None,
         }));
         let render = RecordsRender {
             local,

@@ -66,6 +66,7 @@ impl MirrorLink {
             id: 0,
             filter: format!("mirror to {}", config.to),
             queue: Arc::clone(&queue),
+            group: None,
         });
         for (id, glob) in config.subjects.iter().enumerate() {
             let filter =
@@ -78,6 +79,7 @@ impl MirrorLink {
                 visible: None,
                 visible_info: None,
                 route: false,
+                group: None,
             }));
         }
         Arc::new(MirrorLink {

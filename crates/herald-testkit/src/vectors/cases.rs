@@ -564,6 +564,8 @@ fn subscribe() -> Vec<Json> {
         block_timeout_ms: Some(50),
         protected: Some(Priority::Alert),
         latest_per_second: Some(2.5),
+        // Not in this vector: the group came later than the clients that read it.
+        group: None,
     };
     vec![
         case(

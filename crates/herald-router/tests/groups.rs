@@ -1,0 +1,145 @@
+//! Queue groups: a record the members of a group match goes to one of them, the one with
+//! the shortest queue (equally short ones in turn), while subscribers outside the group get
+//! their own copy; a member that leaves hands what is queued for it to the others.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::batch;
+use herald_proto::Filter;
+use herald_router::{DropReason, Queue, QueueConfig, RouteContext, Router, Subscription};
+
+fn add(router: &Router, id: u64, subject: &str, group: Option<&str>) -> Arc<Queue> {
+    let queue = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));
+    router.subscribe(Arc::new(Subscription {
+        connection: id,
+        id,
+        filter: Filter::subject(subject).unwrap(),
+        queue: Arc::clone(&queue),
+        visible: None,
+        visible_info: None,
+        route: false,
+        group: group.map(Arc::from),
+    }));
+    queue
+}
+
+fn subjects(n: usize, subject: &str) -> Vec<&str> {
+    vec![subject; n]
+}
+
+#[test]
+fn each_record_goes_to_one_member_and_members_share_evenly() {
+    let router = Router::new();
+    let members: Vec<Arc<Queue>> = (1..=3)
+        .map(|id| add(&router, id, "job.*", Some("workers")))
+        .collect();
+    let other_group = add(&router, 4, "job.*", Some("auditors"));
+    let everyone = add(&router, 5, "*", None);
+    let mut context = RouteContext::default();
+    for _ in 0..10 {
+        router.route(&mut context, &batch(&subjects(30, "job.x")), 0);
+    }
+    let depths: Vec<u64> = members.iter().map(|q| q.depth()).collect();
+    assert_eq!(
+        depths.iter().sum::<u64>(),
+        300,
+        "each record once in the group: {depths:?}"
+    );
+    assert_eq!(
+        depths,
+        [100, 100, 100],
+        "undrained queues stay equally long"
+    );
+    assert_eq!(other_group.depth(), 300, "another group gets its own copy");
+    assert_eq!(
+        everyone.depth(),
+        300,
+        "a subscriber outside the groups gets every record"
+    );
+}
+
+#[test]
+fn the_member_with_the_shortest_queue_gets_the_record() {
+    let router = Router::new();
+    let busy = add(&router, 1, "job.*", Some("workers"));
+    let mut context = RouteContext::default();
+    router.route(&mut context, &batch(&subjects(5, "job.x")), 0);
+    assert_eq!(busy.depth(), 5, "alone in its group");
+    let idle = add(&router, 2, "job.*", Some("workers"));
+    router.route(&mut context, &batch(&subjects(5, "job.x")), 0);
+    assert_eq!(
+        (busy.depth(), idle.depth()),
+        (5, 5),
+        "the newcomer catches up first"
+    );
+    // Drained, the busy member is the shortest again.
+    let mut out = Vec::new();
+    busy.drain(&mut out, usize::MAX);
+    router.route(&mut context, &batch(&subjects(4, "job.x")), 0);
+    assert_eq!((busy.depth(), idle.depth()), (4, 5));
+}
+
+#[test]
+fn members_with_other_filters_share_only_what_they_match() {
+    let router = Router::new();
+    let narrow = add(&router, 1, "job.a", Some("workers"));
+    let wide = add(&router, 2, "job.*", Some("workers"));
+    router.route(
+        &mut RouteContext::default(),
+        &batch(&["job.b", "job.b", "job.a", "job.a"]),
+        0,
+    );
+    assert_eq!(narrow.depth() + wide.depth(), 4);
+    assert!(
+        narrow.depth() <= 2,
+        "only job.a can go to the narrow member"
+    );
+}
+
+#[test]
+fn a_member_that_leaves_hands_its_queue_to_the_others() {
+    let router = Router::new();
+    let leaving = add(&router, 1, "job.*", Some("workers"));
+    let mut context = RouteContext::default();
+    router.route(&mut context, &batch(&subjects(6, "job.x")), 0);
+    router.route(&mut context, &batch(&subjects(2, "solo.x")), 0);
+    assert_eq!(leaving.depth(), 6);
+    let staying = add(&router, 2, "job.*", Some("workers"));
+    let stranger = add(&router, 3, "job.*", Some("others"));
+    assert!(router.unsubscribe(1, 1));
+    let (handed, drops) = router.hand_over("workers", &leaving);
+    assert_eq!((handed, drops.total()), (6, 0));
+    assert_eq!(staying.depth(), 6, "the other member has them");
+    assert_eq!(stranger.depth(), 0, "not another group's");
+    assert_eq!(leaving.depth(), 0);
+    assert_eq!(leaving.discard(DropReason::Closed), 0, "nothing lost");
+    let mut out = Vec::new();
+    staying.drain(&mut out, usize::MAX);
+    let seqs: Vec<u64> = out.iter().map(|d| d.seq).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in order: {seqs:?}");
+}
+
+#[test]
+fn what_no_member_takes_is_counted_lost_by_the_leaving_queue() {
+    let router = Router::new();
+    let leaving = add(&router, 1, "job.*", Some("workers"));
+    router.route(
+        &mut RouteContext::default(),
+        &batch(&["job.a", "job.b", "job.b"]),
+        0,
+    );
+    let narrow = add(&router, 2, "job.a", Some("workers"));
+    assert!(router.unsubscribe(1, 1));
+    let (handed, _) = router.hand_over("workers", &leaving);
+    assert_eq!(handed, 1);
+    assert_eq!(narrow.depth(), 1);
+    assert_eq!(leaving.depth(), 2, "the two job.b stay");
+    assert_eq!(
+        leaving.discard(DropReason::Closed),
+        2,
+        "and are counted as lost"
+    );
+    assert_eq!(leaving.dropped(), 2);
+}
