@@ -12,6 +12,7 @@ from .errors import (
     RecordTooLargeError,
     RequestTooLargeError,
     ServerError,
+    SpoolLockedError,
     TimeoutError,
     UrlError,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "RecordTooLargeError",
     "RequestTooLargeError",
     "ServerError",
+    "SpoolLockedError",
     "ServerUrl",
     "Subscription",
     "TimeoutError",

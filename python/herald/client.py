@@ -6,7 +6,18 @@ import itertools
 import ssl
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from .archive import ArchiveMixin
 from .connection import DEFAULT_RECONNECT_TIMEOUT, Connection
@@ -14,6 +25,7 @@ from .dialer import Dialer, new_producer_id
 from .errors import ConnectionClosed, HeraldError
 from .failover import first_link
 from .info import InfoMixin
+from .numbering import Numbering
 from .origin import process_name, shared_local_origin
 from .requests import RequestMixin, _Inbox
 from .subscription import Delivered, Subscription
@@ -134,6 +146,22 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         (:attr:`max_record_bytes` together) raise RecordTooLargeError (one record too large)
         or BatchTooLargeError (both are ValueErrors), and nothing is sent."""
         self._conn.send_batch(records)
+
+    def publish_numbered(self, records: List[bytes], first_seq: int) -> None:
+        """As :meth:`publish_encoded`, for records numbered already from ``first_seq`` on
+        (one each, in order) by this client's :class:`~herald.numbering.Numbering`: records
+        the disk buffer kept, sent again under their own numbers."""
+        self._conn.send_batch(records, first_seq=first_seq)
+
+    @property
+    def connected(self) -> bool:
+        """False while the connection is lost and the client fails over, or once closed."""
+        return not self._conn.down
+
+    def unacked_records(self) -> List[Tuple[int, bytes]]:
+        """The records sent and not yet acknowledged, oldest first, as (number, encoded
+        record): what a failover would send again."""
+        return self._conn.unacked_records()
 
     @property
     def max_frame_bytes(self) -> int:
@@ -269,6 +297,7 @@ def connect(
     reconnect_timeout: float = DEFAULT_RECONNECT_TIMEOUT,
     *,
     ssl_context: Optional[ssl.SSLContext] = None,
+    numbering: Optional[Numbering] = None,
 ) -> Client:
     """Connects to the first server of ``url`` that answers (``herald://h1:7400,h2:7400``,
     options ``?name=…&token=…``); raises ConnectError naming why each one failed.
@@ -286,14 +315,16 @@ def connect(
     had not acknowledged. Requests waiting at that moment fail with ConnectionClosed. Each
     subscription is told with an :class:`herald.Interrupted` notice (see
     :meth:`Subscription.events`). The client says HELLO with a producer id of its own
-    (:attr:`Client.producer`), the same on every server, and numbers its records."""
+    (:attr:`Client.producer`), the same on every server, and numbers its records.
+    ``numbering`` gives the producer id and the numbers instead (the logging handler's disk
+    buffer keeps them across restarts)."""
     parsed = parse_url(url)
     dialer = Dialer(
         name=name or parsed.name or process_name(),
         token=parsed.token or "",
         ssl_context=tls_context(parsed, ssl_context),
-        producer=new_producer_id(),
+        producer=new_producer_id() if numbering is None else numbering.producer,
     )
     index, link = first_link(parsed.servers, dialer, timeout)
-    conn = Connection(parsed.servers, index, link, dialer, timeout, reconnect_timeout)
+    conn = Connection(parsed.servers, index, link, dialer, timeout, reconnect_timeout, numbering)
     return Client(conn, url)

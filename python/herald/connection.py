@@ -32,6 +32,7 @@ from .dialer import Dialer
 from .errors import ConnectionClosed, HeraldError, RequestTooLargeError, ServerError
 from .failover import Address, FailoverMixin
 from .link import Link
+from .numbering import Numbering
 from .outbox import Outbox, publish_frame
 from .subscription import Delivered, Subscription
 from .waiter import Waiter
@@ -85,6 +86,7 @@ class Connection(FailoverMixin):
         dialer: Dialer,
         connect_timeout: float,
         reconnect_timeout: float = DEFAULT_RECONNECT_TIMEOUT,
+        numbering: Optional[Numbering] = None,
     ) -> None:
         self._servers = servers
         self._index = index
@@ -106,7 +108,7 @@ class Connection(FailoverMixin):
         self._restore: Dict[int, Callable[[int], Frame]] = {}
         # The parts so far of INFO answers larger than a frame, by cid (see _part).
         self._partial: Dict[int, Union[InfoReplyFrame, QueryReply]] = {}
-        self._outbox = Outbox(link.welcome.max_frame_bytes)
+        self._outbox = Outbox(link.welcome.max_frame_bytes, numbering or Numbering(dialer.producer))
         self._closed: Optional[BaseException] = None
         self._down: Optional[str] = None
         self._last_sent = time.monotonic()
@@ -372,6 +374,7 @@ class Connection(FailoverMixin):
         level: AckLevel = AckLevel.RECEIVED,
         if_any: bool = False,
         wait: bool = False,
+        first_seq: int = 0,
     ) -> Optional[Tuple[int, Waiter]]:
         """Sends the open batch (plus ``extra`` records when given, in one frame of their own
         with ack ``level``). Without records and ``extra`` it sends an empty PUBLISH (a flush)
@@ -380,7 +383,9 @@ class Connection(FailoverMixin):
         ``bad_record``, once the ACK has come); nobody waits for the others. ``extra``
         records that do not fit one frame raise RecordTooLargeError (one record too large) or
         BatchTooLargeError, and nothing is sent. Every frame is kept until acknowledged; while
-        failing over the frames wait for the next server."""
+        failing over the frames wait for the next server. ``first_seq`` (not 0) sends the
+        ``extra`` records under the numbers they were given before (by the disk buffer,
+        from this connection's numbering) instead of numbering them now."""
         with self._lock:
             if extra is not None:
                 self._outbox.check_frame(extra)
@@ -397,7 +402,7 @@ class Connection(FailoverMixin):
                     first = self._outbox.number(len(records))
                     batches.append((self._new_ident(), AckLevel.RECEIVED, records, first))
                 if extra is not None:
-                    first = self._outbox.number(len(extra))
+                    first = first_seq or self._outbox.number(len(extra))
                     batches.append((self._new_ident(), level, extra, first))
             sent = [
                 (ident, publish_frame(ident, ack, batch, first))
@@ -495,6 +500,17 @@ class Connection(FailoverMixin):
     def unacked(self) -> int:
         with self._lock:
             return self._outbox.unacked_count()
+
+    def unacked_records(self) -> List[Tuple[int, bytes]]:
+        """The numbered records sent and not yet acknowledged, oldest first, as (number,
+        encoded record)."""
+        with self._lock:
+            return self._outbox.unacked_records()
+
+    @property
+    def down(self) -> bool:
+        """True while the link is lost and the connection fails over (or has ended)."""
+        return self._down is not None or self._closed is not None
 
     @property
     def closed(self) -> bool:

@@ -77,3 +77,15 @@ class RequestTooLargeError(HeraldError, ValueError):
         self.frame = frame
         self.size = size
         self.max = max
+
+
+class SpoolLockedError(HeraldError):
+    """A disk buffer directory that another producer (process) holds."""
+
+    def __init__(self, directory: str, holder: str) -> None:
+        super().__init__(
+            f"disk buffer directory `{directory}` is in use by another producer ({holder}); "
+            f"give each producer a directory of its own"
+        )
+        self.directory = directory
+        self.holder = holder

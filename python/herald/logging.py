@@ -35,8 +35,13 @@ import unicodedata
 from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 
 from herald.client import Client, connect
+from herald.drops import BUFFER_FULL, REJECTED, DropCounts
 from herald.errors import HeraldError, RecordTooLargeError, TimeoutError
 from herald.origin import HOST
+from herald.outbox import PUBLISH_HEADER_BYTES
+from herald.replay import replay_step
+from herald.spool import DEFAULT_BUFFER_QUOTA, Incoming, Spool
+from herald.wire.frames import DEFAULT_MAX_FRAME_BYTES
 from herald.wire.priority import Priority
 from herald.wire.record import Kind, Origin, Record
 from herald.wire.template import RecordTemplate
@@ -80,6 +85,9 @@ _MAX_BACKOFF = 5.0
 _FRAME_BYTES = 256 * 1024  # at most; and half the server's max_frame_bytes (1 MiB by default)
 _CACHE_MAX = 4096
 _STORM_TICK = 0.1  # seconds between two looks for storm windows that are over
+# Least time between two reports of losses (as the Rust logger's drop_report_interval).
+DROP_REPORT_INTERVAL = 1.0
+DROP_REPORT_SUBJECT = "herald.logging"
 
 # What emit keeps of a record: the LogRecord, its message, its converted ``extra`` fields.
 _Entry = Tuple[_logging.LogRecord, str, Optional[Dict[str, Any]]]
@@ -140,6 +148,14 @@ def _site(subject: Optional[str], record: _logging.LogRecord) -> Tuple[Any, ...]
     )
 
 
+def _priority_of(data: bytes) -> int:
+    """The priority of an encoded record; 0 if it does not decode."""
+    try:
+        return int(Record.from_bytes(data).priority)
+    except ValueError:
+        return 0
+
+
 def _extra_fields(record: _logging.LogRecord) -> Optional[Dict[str, Any]]:
     """The record's ``extra`` attributes as Herald values, in the order they were set."""
     fields = {
@@ -170,7 +186,17 @@ class HeraldHandler(_logging.Handler):
     seconds the next one is sent marked ``herald.storm = "collapsing"``, the rest are held
     back and sent as one summary per window (``herald.repeated`` counts them; the storm's
     last is marked ``ended``, and :meth:`close` sends it at once). ``storm_repeats=0``
-    sends every record. ``held`` counts the records held back into summaries."""
+    sends every record. ``held`` counts the records held back into summaries.
+
+    ``buffer_dir`` turns the disk buffer on (python/README.md, Disk buffer): while no
+    server answers, the background thread moves what the memory buffer holds to segment files
+    there, at most ``buffer_quota`` bytes of them (the lowest priorities shed first when it is
+    full); once a server answers they are sent first, in order, under their own numbers, and
+    what is still there when the program ends is sent at its next start. The directory is
+    this producer's alone (SpoolLockedError, raised here, names the process that holds it).
+    With it, every loss (``dropped``, and what the disk buffer sheds, ``spool_lost``) is
+    reported to the server as a WARNING record of type ``herald.logger.dropped`` on
+    ``subject`` (or ``herald.logging``), as the Rust logger reports its drops."""
 
     def __init__(
         self,
@@ -184,7 +210,15 @@ class HeraldHandler(_logging.Handler):
         flush_timeout: float = 5.0,
         storm_window: float = DEFAULT_WINDOW,
         storm_repeats: int = DEFAULT_REPEATS,
+        buffer_dir: Optional[str] = None,
+        buffer_quota: int = DEFAULT_BUFFER_QUOTA,
     ) -> None:
+        # Locked here, in the caller's thread, before logging knows of the handler: a
+        # directory another process holds is an error the program sees at once. The
+        # background thread reads the segments (Spool.load) and is the only one to use it.
+        self._spool = (
+            Spool(buffer_dir, buffer_quota, load=False) if buffer_dir is not None else None
+        )
         super().__init__(level)
         self.url = url
         self.client_name = name
@@ -195,6 +229,13 @@ class HeraldHandler(_logging.Handler):
         self.flush_timeout = float(flush_timeout)
         self.dropped = 0
         self._drop_lock = threading.Lock()  # `dropped += 1` from several threads loses counts
+        # Drops by Python level not yet reported (counted only with a disk buffer).
+        self._drops_by_level: Dict[int, int] = {}
+        self._unreported = DropCounts()  # the background thread's own losses, to report
+        self._last_report = 0.0
+        # With a disk buffer: True once a server did not answer, until one does.
+        self._offline = False
+        self._largest = DEFAULT_MAX_FRAME_BYTES - PUBLISH_HEADER_BYTES
         self.refused = 0
         self._reported: set[str] = set()  # the kinds of refusal already explained
         self.sent = 0
@@ -232,7 +273,7 @@ class HeraldHandler(_logging.Handler):
     def emit(self, record: _logging.LogRecord) -> None:
         try:
             if len(self._buffer) >= self.capacity or self._closed:
-                self._count_drop()
+                self._count_drop(record)
                 return
             extra = _extra_fields(record) if len(record.__dict__) > _BARE_SIZE else None
             self._buffer.append((record, record.getMessage(), extra))
@@ -244,7 +285,7 @@ class HeraldHandler(_logging.Handler):
                 except IndexError:  # the sender took everything meanwhile: within bounds
                     pass
                 else:
-                    self._count_drop()
+                    self._count_drop(record)
                     return
             if self._idle:
                 self._idle = False
@@ -252,9 +293,23 @@ class HeraldHandler(_logging.Handler):
         except Exception:
             self.handleError(record)
 
-    def _count_drop(self) -> None:
+    def _count_drop(self, record: _logging.LogRecord) -> None:
         with self._drop_lock:
             self.dropped += 1
+            if self._spool is not None:
+                level = record.levelno
+                self._drops_by_level[level] = self._drops_by_level.get(level, 0) + 1
+
+    @property
+    def spool_lost(self) -> int:
+        """Records the disk buffer lost: shed for its quota, cut from a torn tail at start,
+        refused by a failing disk (0 without a disk buffer)."""
+        return self._spool.lost if self._spool is not None else 0
+
+    @property
+    def spool_pending(self) -> bool:
+        """True while the disk buffer holds records no server has acknowledged."""
+        return self._spool is not None and self._spool.pending
 
     def flush(self) -> None:
         """Waits (at most ``flush_timeout``) until everything emitted so far is published and
@@ -286,18 +341,26 @@ class HeraldHandler(_logging.Handler):
                 self._closed = True
                 self._stop.set()
                 self._wake.set()
-                self._thread.join(self.flush_timeout + 1.0)
+                # With a disk buffer the thread also tries one last flush (at most a second)
+                # before it keeps what is unacknowledged on disk and lets go of the directory.
+                spool_time = min(self.flush_timeout, 1.0) + 0.5 if self._spool else 0.0
+                self._thread.join(self.flush_timeout + 1.0 + spool_time)
         super().close()
 
     # ---- background thread -----------------------------------------------------------------
 
     def _run(self) -> None:
         try:
+            if self._spool is not None:
+                self._load_spool(self._spool)
             self._loop()
         finally:
+            if self._spool is not None:
+                self._close_spool(self._spool)
             if self._client is not None:
                 try:
-                    self._client.close(self.flush_timeout)
+                    # With a disk buffer everything was flushed, or kept on disk, already.
+                    self._client.close(self.flush_timeout if self._spool is None else 0.1)
                 except Exception:
                     pass
                 self._client = None
@@ -312,6 +375,8 @@ class HeraldHandler(_logging.Handler):
             if self._client is None:
                 if stopping:
                     return
+                if self._spool is not None and self._offline:
+                    self._spill(len(self._buffer))  # before an attempt that may take a while
                 if time.monotonic() >= next_attempt:
                     try:
                         # Failover never gives up: while no server answers, the client keeps
@@ -321,15 +386,27 @@ class HeraldHandler(_logging.Handler):
                             name=self.client_name,
                             timeout=2.0,
                             reconnect_timeout=float("inf"),
+                            # With a disk buffer: its producer id and numbers.
+                            numbering=self._spool.numbering if self._spool else None,
                         )
                         backoff = 0.05
                     except Exception:
                         next_attempt = time.monotonic() + backoff
                         backoff = min(backoff * 2, _MAX_BACKOFF)
+                        self._offline = True
                 if self._client is None:
+                    if self._spool is not None and self._offline:
+                        self._spill(len(self._buffer))
+                        self._report_losses()
                     self._wake.wait(max(0.0, min(next_attempt - time.monotonic(), 0.5)))
                     self._wake.clear()
                     continue
+            if self._spool is not None and not self._spooled_step(self._spool):
+                if stopping:
+                    return  # what is left goes to disk (_close_spool)
+                if self._offline:
+                    self._pause()
+                continue  # else the next step of the disk's records
             self._drain()
             if self._storms.on and time.monotonic() - self._storm_tick >= _STORM_TICK:
                 self._storm_tick = time.monotonic()
@@ -367,11 +444,19 @@ class HeraldHandler(_logging.Handler):
             wanted = self._flush_wanted
         if wanted <= self._flush_done or self._buffer or self._client is None:
             return False
+        if self._spool is not None and self._spool.pending:
+            return False
         try:
             self._client.flush(self.flush_timeout)
         except TimeoutError:
             # Slow acknowledgements (or a failover under way): the client keeps every frame
-            # it has not had acknowledged; dropping it would lose them uncounted.
+            # it has not had acknowledged; dropping it would lose them uncounted. Once the
+            # handler is closing, the flush is given up (close has stopped waiting for it),
+            # or the thread would try again for as long as no acknowledgement comes.
+            if self._stop.is_set():
+                with self._state:
+                    self._flush_done = max(self._flush_done, wanted)
+                    self._state.notify_all()
             return True
         except Exception:
             self._drop_client()
@@ -385,6 +470,8 @@ class HeraldHandler(_logging.Handler):
         """Publishes what is buffered, ``batch`` records at a time, oldest first."""
         buffer = self._buffer
         while buffer and self._client is not None:
+            if self._spool is not None and not self._client.connected:
+                return  # lost meanwhile: the rest goes to disk, not into the client's window
             # Only this thread takes from the buffer: it holds at least len(buffer) records.
             self._publish([buffer.popleft() for _ in range(min(len(buffer), self.batch))])
 
@@ -468,8 +555,11 @@ class HeraldHandler(_logging.Handler):
     def _refuse(self, record: _logging.LogRecord, error: Exception) -> None:
         """Drops a record that cannot be sent, counts it in ``dropped`` and ``refused``, and
         says why on stderr the first time for each kind of error, as handleError does."""
-        self._count_drop()
+        with self._drop_lock:
+            self.dropped += 1
         self.refused += 1  # only the background thread refuses
+        if self._spool is not None:
+            self._unreported.count(int(priority_for_level(record.levelno)), REJECTED)
         kind = type(error).__name__
         if kind in self._reported:
             return
@@ -520,8 +610,136 @@ class HeraldHandler(_logging.Handler):
         self._templates[_site(self.subject, record)] = template
         return template
 
+    # ---- disk buffer -----------------------------------------------------------------------
+
+    def _spooled_step(self, spool: Spool) -> bool:
+        """What the background thread does with a disk buffer and a client: while no server
+        answers, moves the memory buffer to disk; once one does, sends the disk's records
+        first, a step at a time (moving the memory buffer's older half to disk meanwhile, so
+        that it does not fill). True when the memory buffer may be sent now."""
+        client = self._client
+        assert client is not None
+        if not client.connected:
+            self._offline = True
+            self._spill(len(self._buffer))
+            self._report_losses()
+            return False
+        self._offline = False
+        self._largest = client.max_record_bytes
+        if spool.pending:
+            if len(self._buffer) > self.capacity // 2:
+                self._spill(len(self._buffer) - self.capacity // 4)
+            replay_step(client, spool, self.flush_timeout, self._reject_spooled)
+            self._report_losses()
+            return not spool.pending
+        self._report_losses()
+        return True
+
+    def _spill(self, count: int) -> None:
+        """Moves the oldest ``count`` records of the memory buffer to the disk buffer."""
+        spool = self._spool
+        assert spool is not None
+        buffer = self._buffer
+        while count > 0 and buffer:
+            n = min(count, len(buffer), self.batch)
+            count -= n
+            taken = [buffer.popleft() for _ in range(n)]
+            if self._storms.on:
+                taken = self._collapse(taken)
+            spool.append(self._encode_all(taken))
+        if self._storms.on and time.monotonic() - self._storm_tick >= _STORM_TICK:
+            self._storm_tick = time.monotonic()
+            self._send_summaries(self._storms.tick(self._storm_tick))
+
+    def _encode_all(self, taken: List[_Entry]) -> List[Incoming]:
+        """(priority, bytes) of each entry that can be sent; refuses the others."""
+        encoded: List[Incoming] = []
+        for record, text, fields in taken:
+            try:
+                data = self._encode(record, text, fields)
+            except Exception as err:
+                self._refuse(record, err)
+                continue
+            if len(data) > self._largest:
+                subject = self.subject or _subject(record.name)
+                self._refuse(record, RecordTooLargeError(len(data), self._largest, subject))
+                continue
+            encoded.append((int(priority_for_level(record.levelno)), data))
+        return encoded
+
+    def _reject_spooled(self, data: bytes) -> None:
+        """Counts a record from disk larger than the server now takes."""
+        self._unreported.count(_priority_of(data), REJECTED)
+
+    def _report_losses(self, force: bool = False) -> None:
+        """Reports the losses not yet reported (at most once per DROP_REPORT_INTERVAL unless
+        ``force``): sent at once when a server answers and the disk holds nothing older,
+        else put on disk after everything there, to go out in order."""
+        spool = self._spool
+        assert spool is not None
+        now = time.monotonic()
+        if not force and now - self._last_report < DROP_REPORT_INTERVAL:
+            return
+        with self._drop_lock:
+            by_level, self._drops_by_level = self._drops_by_level, {}
+        for level, n in by_level.items():
+            self._unreported.count(int(priority_for_level(level)), BUFFER_FULL, n)
+        self._unreported.add(spool.losses.take())
+        if not self._unreported.total:
+            return
+        self._last_report = now
+        counts = self._unreported.take()
+        data = counts.report(self.subject or DROP_REPORT_SUBJECT).to_bytes()
+        client = self._client
+        if client is not None and client.connected and not spool.pending:
+            try:
+                client.publish_encoded([data])
+                return
+            except (HeraldError, ValueError):
+                pass
+        spool.append([(int(Priority.WARNING), data)])
+
+    def _load_spool(self, spool: Spool) -> None:
+        """Reads the disk buffer's segments; one that cannot be read turns the disk buffer
+        off (said on stderr, as handleError does), and the handler goes on without it."""
+        try:
+            spool.load()
+        except OSError as err:
+            self._spool = None
+            try:
+                spool.close()
+            except OSError:
+                pass
+            if _logging.raiseExceptions and sys.stderr:
+                sys.stderr.write(
+                    f"--- Logging error ---\nHeraldHandler cannot read its disk buffer "
+                    f"`{spool.directory}` and goes on without it: {err}\n"
+                )
+
+    def _close_spool(self, spool: Spool) -> None:
+        """At the end: what is left in memory goes to disk, then what the client sent and
+        no server acknowledged (older, so before it), and the losses not yet reported."""
+        try:
+            self._spill(len(self._buffer))
+            if self._storms.on:
+                self._send_summaries(self._storms.finish())
+                self._spill(len(self._buffer))
+            self._report_losses(force=True)
+            client = self._client
+            if client is not None and client.connected:
+                try:
+                    client.flush(min(self.flush_timeout, 1.0))
+                except Exception:
+                    pass
+            if client is not None:
+                spool.keep_unacknowledged(client.unacked_records())
+        finally:
+            spool.close()
+
     def _drop_client(self) -> None:
         client, self._client = self._client, None
+        if client is not None and self._spool is not None:
+            self._spool.keep_unacknowledged(client.unacked_records())
         if client is not None:
             try:
                 client.close(0.1)

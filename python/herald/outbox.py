@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .errors import BatchTooLargeError, RecordTooLargeError
+from .numbering import Numbering
 from .wire.frames import DEFAULT_MAX_FRAME_BYTES, AckLevel
-from .wire.msgpack_codec import Writer
+from .wire.msgpack_codec import Reader, Writer
 from .wire.record import Record
 
 BATCH_BYTES = 64 * 1024
@@ -48,6 +49,25 @@ def publish_frame(ack_id: int, level: AckLevel, records: List[bytes], first_seq:
     return b"".join([length.to_bytes(4, "big"), b"\x10", head, *records, tail])
 
 
+def split_publish_frame(frame: bytes) -> List[Tuple[int, bytes]]:
+    """The records of a numbered PUBLISH frame made by :func:`publish_frame`, each with its
+    number; [] for an unnumbered one."""
+    r = Reader(frame, 5)  # after the length and the type byte
+    elements = r.read_array_len()
+    r.read_uint()  # ack_id
+    r.read_uint()  # ack level
+    count = r.read_array_len()
+    bounds = []
+    for _ in range(count):
+        start = r.pos
+        r.skip_value()
+        bounds.append((start, r.pos))
+    if elements < 4:
+        return []
+    first = r.read_uint()
+    return [(first + i, frame[start:end]) for i, (start, end) in enumerate(bounds)]
+
+
 def _subject_of(encoded: bytes) -> Optional[str]:
     """The subject of an encoded record, for an error message; None if it does not decode."""
     try:
@@ -67,14 +87,18 @@ class Unacked:
 
 
 class Outbox:
-    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+    def __init__(
+        self,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        numbering: Optional[Numbering] = None,
+    ) -> None:
         self.batch: List[bytes] = []
         self.batch_bytes = 0
         self.batch_started = 0.0
         self._unacked: Dict[int, Unacked] = {}
         self.unacked_bytes = 0
-        # The number the next record published gets.
-        self.next_seq = 1
+        # The producer's numbers (shared with the disk buffer when there is one).
+        self.numbering = numbering or Numbering(0)
         self.max_record_bytes = self.batch_limit = 0
         self.set_max_frame_bytes(max_frame_bytes)
 
@@ -125,13 +149,15 @@ class Outbox:
         records, self.batch, self.batch_bytes = self.batch, [], 0
         return records
 
+    @property
+    def next_seq(self) -> int:
+        """The number the next record published gets."""
+        return self.numbering.next_seq
+
     def number(self, count: int) -> int:
         """Numbers the next ``count`` records published (a batch about to be sent): returns
         the number of the first, or 0 (not numbered) for an empty batch, a flush."""
-        if count == 0:
-            return 0
-        first, self.next_seq = self.next_seq, self.next_seq + count
-        return first
+        return self.numbering.take(count)
 
     # ---- sent, not yet acknowledged --------------------------------------------------------
 
@@ -168,6 +194,16 @@ class Outbox:
     def unacked(self) -> List[bytes]:
         """The frames to resend, oldest first."""
         return [sent.frame for sent in self._unacked.values()]
+
+    def unacked_records(self) -> List[Tuple[int, bytes]]:
+        """The numbered records of the frames not yet acknowledged, oldest first, as
+        (number, encoded record): what the disk buffer keeps when the program ends while no
+        server answers. Records of unnumbered frames are left out (there are none with a
+        producer id)."""
+        found: List[Tuple[int, bytes]] = []
+        for sent in self._unacked.values():
+            found.extend(split_publish_frame(sent.frame))
+        return found
 
     def unacked_count(self) -> int:
         return len(self._unacked)
