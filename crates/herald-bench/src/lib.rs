@@ -18,6 +18,7 @@
 //! Herald, NATS and Redis in one go.
 
 pub mod archive;
+pub mod group;
 pub mod herald;
 pub mod info;
 pub mod logger;

@@ -87,6 +87,8 @@ enum Scenario {
     /// A log storm of `-n` identical records beside a source publishing `--rate` distinct
     /// records/s for 5 s: that source's delivered rate and latency alone and during the storm.
     Storm,
+    /// `-n` records to one subscriber, then shared by a queue group of three: both rates.
+    Group,
 }
 
 impl Scenario {
@@ -103,6 +105,7 @@ impl Scenario {
             | Scenario::Archive
             | Scenario::Syslog
             | Scenario::Storm
+            | Scenario::Group
             | Scenario::Tracing => None,
         }
     }
@@ -184,6 +187,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let rate = (args.rate > 10_000.0).then_some(args.rate);
                 herald_bench::syslog::syslog(&herald.url, (udp, tcp), args.records, args.size, rate)
                     .await
+            }
+            (None, Scenario::Group) => {
+                herald_bench::group::group(&herald.url, args.records, args.size).await
             }
             (None, Scenario::Storm) => {
                 herald_bench::storm::storm(&herald.url, args.records, args.rate, 5.0).await
