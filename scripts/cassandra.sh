@@ -358,7 +358,7 @@ cmd_start() {
     cmd_install quiet
     ensure_java17
 
-    mkdir -p "$CONF_DIR/triggers" "$DATA_DIR"/{data,commitlog,saved_caches,hints,cdc_raw} "$LOG_DIR"
+    rm -rf "$RUN_DIR/tmp" && mkdir -p "$RUN_DIR/tmp" "$CONF_DIR/triggers" "$DATA_DIR"/{data,commitlog,saved_caches,hints,cdc_raw} "$LOG_DIR"
     render "$TEMPLATE_DIR/cassandra.yaml.in" "$CONF_DIR/cassandra.yaml"
     render "$TEMPLATE_DIR/logback.xml.in" "$CONF_DIR/logback.xml"
 
@@ -383,6 +383,9 @@ cmd_start() {
         "-Dcassandra.storagedir=$DATA_DIR"
         "-Dcassandra.logdir=$LOG_DIR"
         "-Dcassandra.triggers_dir=$CONF_DIR/triggers"
+        # Native libraries the JVM unpacks (lz4-java leaves a .so and a .lck per start) go to
+        # the run dir, not /tmp.
+        "-Djava.io.tmpdir=$RUN_DIR/tmp"
         "-Dcassandra-foreground=yes"
         # One node, nobody to gossip with: do not wait for gossip to settle before serving CQL.
         "-Dcassandra.skip_wait_for_gossip_to_settle=0"

@@ -6,6 +6,7 @@ import io.herald.client.errors.RequestTimeoutException;
 import io.herald.client.errors.ServerErrorException;
 import io.herald.client.io.Link;
 import io.herald.client.io.ServerUrl;
+import io.herald.client.io.TlsDialer;
 import io.herald.client.wire.AckLevel;
 import io.herald.client.wire.DecodeException;
 import io.herald.client.wire.Frame;
@@ -49,6 +50,8 @@ public final class Connection implements AutoCloseable {
     static final long MIN_HEARTBEAT_TIMEOUT_MS = 5_000;
 
     private final ServerUrl url;
+    /** TLS for every server of the URL (its files read once, at open), or null for plain TCP. */
+    private final TlsDialer tls;
     private final ConnectionOptions options;
     private final long producer;
     private final ReentrantLock lock = new ReentrantLock();
@@ -71,7 +74,8 @@ public final class Connection implements AutoCloseable {
     private volatile boolean closed;
     private volatile String closeReason;
 
-    private Connection(ServerUrl url, ConnectionOptions options, long producer, Failover.Found first) {
+    private Connection(ServerUrl url, TlsDialer tls, ConnectionOptions options, long producer, Failover.Found first) {
+        this.tls = tls;
         this.url = url;
         this.options = options;
         this.producer = producer;
@@ -90,8 +94,9 @@ public final class Connection implements AutoCloseable {
     public static Connection open(ServerUrl url, ConnectionOptions options) {
         long producer = newProducerId();
         Frame.Hello hello = hello(options, producer);
-        Failover.Found first = Failover.firstLink(url.servers(), 0, hello, options.connectTimeoutMs());
-        return new Connection(url, options, producer, first);
+        TlsDialer tls = TlsDialer.of(url);
+        Failover.Found first = Failover.firstLink(url.servers(), 0, hello, options.connectTimeoutMs(), tls);
+        return new Connection(url, tls, options, producer, first);
     }
 
     private static long newProducerId() {
@@ -505,7 +510,7 @@ public final class Connection implements AutoCloseable {
         failWaiters(new HeraldException("lost the connection to " + lost.address() + " (" + why + ") before the answer"), true);
         List<String> errors = new ArrayList<>();
         Failover.Found found = Failover.reconnect(url.servers(), start, hello(options, producer), options.connectTimeoutMs(),
-                options.reconnectTimeoutMs(), () -> closed, errors);
+                tls, options.reconnectTimeoutMs(), () -> closed, errors);
         if (found == null) {
             shutDown("lost the connection to " + lost.address() + " (" + why + ") and no server answered within "
                     + options.reconnectTimeoutMs() + " ms" + (errors.isEmpty() ? "" : ": " + errors.get(0)));

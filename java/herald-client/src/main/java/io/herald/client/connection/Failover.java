@@ -4,6 +4,7 @@ import io.herald.client.errors.ConnectException;
 import io.herald.client.errors.HeraldException;
 import io.herald.client.errors.ServerErrorException;
 import io.herald.client.io.Link;
+import io.herald.client.io.TlsDialer;
 import io.herald.client.wire.Frame;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -28,17 +29,17 @@ final class Failover {
 
     /**
      * Returns the first server of the list, from {@code start} on, that completes the
-     * handshake, trying each once.
+     * handshake, trying each once ({@code tls} null: plain TCP).
      *
      * @throws ConnectException naming why each one failed
      */
-    static Found firstLink(List<InetSocketAddress> servers, int start, Frame.Hello hello, int timeoutMs) {
+    static Found firstLink(List<InetSocketAddress> servers, int start, Frame.Hello hello, int timeoutMs, TlsDialer tls) {
         List<String> errors = new ArrayList<>();
         for (int i = 0; i < servers.size(); i++) {
             int index = (start + i) % servers.size();
             InetSocketAddress server = servers.get(index);
             try {
-                return new Found(index, Link.open(server, hello, timeoutMs));
+                return new Found(index, Link.open(server, hello, timeoutMs, tls));
             } catch (ServerErrorException e) {
                 errors.add(server.getHostString() + ":" + server.getPort() + " refused the handshake (" + e.code() + ": "
                         + e.getMessage() + ")");
@@ -53,13 +54,13 @@ final class Failover {
      * Tries every server, round after round, until one answers, {@code timeoutMs} passes
      * (then null) or {@code stop} says to give up (then null).
      */
-    static Found reconnect(List<InetSocketAddress> servers, int start, Frame.Hello hello, int connectTimeoutMs, long timeoutMs,
-            BooleanSupplier stop, List<String> lastErrors) {
+    static Found reconnect(List<InetSocketAddress> servers, int start, Frame.Hello hello, int connectTimeoutMs, TlsDialer tls,
+            long timeoutMs, BooleanSupplier stop, List<String> lastErrors) {
         long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
         long backoff = FIRST_BACKOFF_MS;
         while (!stop.getAsBoolean()) {
             try {
-                return firstLink(servers, start, hello, connectTimeoutMs);
+                return firstLink(servers, start, hello, connectTimeoutMs, tls);
             } catch (ConnectException e) {
                 lastErrors.clear();
                 lastErrors.add(e.getMessage());

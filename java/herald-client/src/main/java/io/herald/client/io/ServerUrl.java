@@ -7,14 +7,26 @@ import java.util.List;
 
 /**
  * A server URL, as the Rust and Python clients read it:
- * {@code herald://host:port[,host2:port2…][?name=N&token=T]}. The servers are tried in order;
- * after a lost connection, the next ones (failover).
+ * <pre>
+ * herald://host:port[,host2:port2…][?name=N&amp;token=T]
+ * herald+tls://host:port[,host2:port2…][?name=N&amp;token=T&amp;ca=FILE&amp;cert=FILE&amp;key=FILE]
+ * </pre>
+ * The servers are tried in order; after a lost connection, the next ones (failover).
+ * {@code herald+tls} reaches every server over TLS, checking its certificate for the host name
+ * (or IP address) written in the URL; {@code ca} is a PEM file of the CAs it must chain to (the
+ * system's trust store without it); {@code cert} and {@code key} are the client's certificate
+ * chain and private key (PEM) for mutual TLS. Option values are taken as written.
  *
  * @param servers the servers, in the URL's order
  * @param name    the client name to announce, or null
  * @param token   the authentication token, or null
+ * @param tls     whether the scheme is {@code herald+tls}
+ * @param ca      the CA file ({@code ?ca=}), or null for the system's trust store
+ * @param cert    the client certificate file ({@code ?cert=}), or null
+ * @param key     the client key file ({@code ?key=}), or null
  */
-public record ServerUrl(List<InetSocketAddress> servers, String name, String token) {
+public record ServerUrl(List<InetSocketAddress> servers, String name, String token, boolean tls, String ca, String cert,
+        String key) {
     /** The port of a server named without one. */
     public static final int DEFAULT_PORT = 7400;
     /** The URL of a local server on the default port. */
@@ -30,16 +42,14 @@ public record ServerUrl(List<InetSocketAddress> servers, String name, String tok
             throw new UrlException("bad server URL ``: empty (expected herald://host:port)");
         }
         String rest = url;
+        boolean tls = false;
         int scheme = url.indexOf("://");
         if (scheme >= 0) {
             String name = url.substring(0, scheme);
-            if (name.equals("herald+tls")) {
-                throw new UrlException("bad server URL `" + url + "`: herald+tls:// is not supported by the Java client yet "
-                        + "(connect to a plain-TCP port with herald://)");
+            if (!name.equals("herald") && !name.equals("herald+tls")) {
+                throw new UrlException("bad server URL `" + url + "`: scheme `" + name + "` is not herald:// or herald+tls://");
             }
-            if (!name.equals("herald")) {
-                throw new UrlException("bad server URL `" + url + "`: scheme `" + name + "` is not herald://");
-            }
+            tls = name.equals("herald+tls");
             rest = url.substring(scheme + 3);
         }
         int question = rest.indexOf('?');
@@ -61,21 +71,36 @@ public record ServerUrl(List<InetSocketAddress> servers, String name, String tok
         }
         String name = null;
         String token = null;
+        String ca = null;
+        String cert = null;
+        String key = null;
         for (String pair : query.split("&")) {
             if (pair.isEmpty()) {
                 continue;
             }
             int eq = pair.indexOf('=');
-            String key = eq >= 0 ? pair.substring(0, eq) : pair;
+            String option = eq >= 0 ? pair.substring(0, eq) : pair;
             String value = eq >= 0 ? pair.substring(eq + 1) : "";
-            switch (key) {
+            if (!tls && (option.equals("ca") || option.equals("cert") || option.equals("key"))) {
+                throw new UrlException("bad server URL `" + url + "`: `" + option + "` needs herald+tls://");
+            }
+            switch (option) {
                 case "name" -> name = value;
                 case "token" -> token = value;
-                default -> throw new UrlException("bad server URL `" + url + "`: unknown option `" + key
-                        + "` (expected name or token)");
+                case "ca" -> ca = value;
+                case "cert" -> cert = value;
+                case "key" -> key = value;
+                default -> throw new UrlException("bad server URL `" + url + "`: unknown option `" + option
+                        + "` (expected name, token, ca, cert or key)");
             }
         }
-        return new ServerUrl(List.copyOf(servers), name, token);
+        if ((cert == null) != (key == null)) {
+            String given = cert != null ? "cert" : "key";
+            String missing = cert != null ? "key" : "cert";
+            throw new UrlException("bad server URL `" + url + "`: `" + given + "` without `" + missing
+                    + "` (mutual TLS needs both)");
+        }
+        return new ServerUrl(List.copyOf(servers), name, token, tls, ca, cert, key);
     }
 
     private static InetSocketAddress parseHost(String host) {
@@ -117,7 +142,7 @@ public record ServerUrl(List<InetSocketAddress> servers, String name, String tok
     /** Returns the scheme and servers, never the options (a token must not reach a log). */
     @Override
     public String toString() {
-        StringBuilder text = new StringBuilder("herald://");
+        StringBuilder text = new StringBuilder(tls ? "herald+tls://" : "herald://");
         for (int i = 0; i < servers.size(); i++) {
             InetSocketAddress server = servers.get(i);
             String host = server.getHostString();

@@ -1,6 +1,7 @@
 package io.herald.client.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,6 +44,24 @@ class ServerUrlTest {
         refused("herald://a:99999", "bad port `99999`");
         refused("herald://::1:7400", "needs brackets");
         refused("herald://a:1?colour=red", "unknown option `colour`");
-        refused("herald+tls://a:1", "herald+tls:// is not supported");
+        refused("herald://a:1?ca=ca.pem", "`ca` needs herald+tls://");
+        refused("herald+tls://a:1?cert=c.pem", "`cert` without `key`");
+        refused("herald+tls://a:1?key=k.pem", "`key` without `cert`");
+    }
+
+    @Test
+    void tlsUrlsCarryTheirFiles() {
+        ServerUrl url = ServerUrl.parse("herald+tls://a:7401,b?ca=/etc/ca.pem&cert=c.pem&key=k.pem&token=t");
+        assertTrue(url.tls());
+        assertEquals(2, url.servers().size());
+        assertEquals("/etc/ca.pem", url.ca());
+        assertEquals("c.pem", url.cert());
+        assertEquals("k.pem", url.key());
+        assertEquals("herald+tls://a:7401,b:7400", url.toString(), "never the options");
+        ServerUrl plain = ServerUrl.parse("herald+tls://localhost:7400");
+        assertTrue(plain.tls());
+        assertNull(plain.ca());
+        assertNull(plain.cert());
+        assertFalse(ServerUrl.parse("herald://a").tls());
     }
 }

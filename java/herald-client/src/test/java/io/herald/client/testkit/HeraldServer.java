@@ -46,6 +46,52 @@ public final class HeraldServer implements AutoCloseable {
 
     /** Starts a server listening on {@code listen} (a loopback {@code host:port}). */
     public static HeraldServer start(Map<String, String> settings, String listen) {
+        return start(settings, listen, List.of());
+    }
+
+    /**
+     * Starts a server speaking TLS with the certificates {@link #devCertificates} made in
+     * {@code certs} ({@code server.pem}, {@code server-key.pem}); with {@code clientAuth}
+     * ({@code optional} or {@code required}) it also takes client certificates signed by
+     * {@code ca.pem}, or null for none.
+     */
+    public static HeraldServer startTls(Path certs, String clientAuth, String listen) {
+        List<String> flags = new ArrayList<>(List.of("--tls-cert", certs.resolve("server.pem").toString(),
+                "--tls-key", certs.resolve("server-key.pem").toString()));
+        if (clientAuth != null) {
+            flags.addAll(List.of("--tls-client-ca", certs.resolve("ca.pem").toString(), "--tls-client-auth", clientAuth));
+        }
+        return start(Map.of(), listen, flags);
+    }
+
+    /**
+     * Makes a development CA, server certificate and one client certificate per name in
+     * {@code dir} with {@code herald cert dev} (files {@code ca.pem}, {@code server.pem},
+     * {@code server-key.pem}, {@code client-NAME.pem}, {@code client-NAME-key.pem}).
+     */
+    public static Path devCertificates(Path dir, String... clients) {
+        List<String> command = new ArrayList<>(List.of(binary(), "cert", "dev", dir.toString()));
+        for (String client : clients) {
+            command.addAll(List.of("--client", client));
+        }
+        try {
+            Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+                process.destroyForcibly();
+                throw new IllegalStateException(String.join(" ", command) + " failed:\n" + output);
+            }
+            return dir;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + String.join(" ", command) + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted making certificates", e);
+        }
+    }
+
+    private static String binary() {
         String binary = System.getProperty(BINARY_PROPERTY, "");
         if (binary.isBlank()) {
             throw new IllegalStateException("no server binary: run the integration tests with -D" + BINARY_PROPERTY
@@ -54,17 +100,24 @@ public final class HeraldServer implements AutoCloseable {
         if (!Files.isExecutable(Path.of(binary))) {
             throw new IllegalStateException(BINARY_PROPERTY + " `" + binary + "` is not an executable file");
         }
+        return binary;
+    }
+
+    private static HeraldServer start(Map<String, String> settings, String listen, List<String> flags) {
+        String binary = binary();
         try {
-            return new HeraldServer(binary, settings, listen);
+            return new HeraldServer(binary, settings, listen, flags);
         } catch (IOException e) {
             throw new IllegalStateException("cannot start `" + binary + " serve`: " + e.getMessage(), e);
         }
     }
 
-    private HeraldServer(String binary, Map<String, String> settings, String listen) throws IOException {
+    private HeraldServer(String binary, Map<String, String> settings, String listen, List<String> flags) throws IOException {
         dataDir = Files.createTempDirectory("herald-java-test-");
-        ProcessBuilder builder = new ProcessBuilder(binary, "serve", "--listen", listen, "--http", "127.0.0.1:0",
-                "--data-dir", dataDir.toString(), "--log-level", "warn");
+        List<String> command = new ArrayList<>(List.of(binary, "serve", "--listen", listen, "--http", "127.0.0.1:0",
+                "--data-dir", dataDir.toString(), "--log-level", "warn"));
+        command.addAll(flags);
+        ProcessBuilder builder = new ProcessBuilder(command);
         // The server reads every HERALD_* variable as a setting: only ours get through.
         builder.environment().keySet().removeIf(key -> key.startsWith("HERALD_"));
         settings.forEach((key, value) -> builder.environment().put("HERALD_" + key.toUpperCase(), value));
@@ -113,6 +166,11 @@ public final class HeraldServer implements AutoCloseable {
     /** Returns {@code herald://host:port}. */
     public String url() {
         return "herald://" + address;
+    }
+
+    /** Returns {@code herald+tls://host:port} with {@code query} (such as {@code ca=FILE}) after a {@code ?}. */
+    public String tlsUrl(String query) {
+        return "herald+tls://" + address + (query.isEmpty() ? "" : "?" + query);
     }
 
     /** Returns the process id. */

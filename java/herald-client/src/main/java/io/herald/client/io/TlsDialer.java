@@ -1,0 +1,119 @@
+package io.herald.client.io;
+
+import io.herald.client.errors.ConnectException;
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.util.List;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * TLS over a connected TCP socket, as a {@code herald+tls://} URL asks for: made once at
+ * connect from the URL (its files read then, so a bad file fails the connect, not each
+ * failover), and used by {@link Link} for every server of the URL. The server's certificate
+ * must chain to the URL's {@code ca} (only those CAs: not the system's as well) or, without
+ * it, to the system's trust store, and must be valid for the host name or address written in
+ * the URL (HTTPS rules). TLS 1.2 and 1.3, no ALPN, as the server.
+ */
+public final class TlsDialer {
+    private static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
+    private static final char[] NO_PASSWORD = new char[0];
+
+    private final SSLContext context;
+
+    private TlsDialer(SSLContext context) {
+        this.context = context;
+    }
+
+    /**
+     * Returns the dialer of a {@code herald+tls://} URL, or null for a plain {@code herald://} one.
+     *
+     * @throws ConnectException naming a file that cannot be read or is not what it should be
+     */
+    public static TlsDialer of(ServerUrl url) {
+        if (!url.tls()) {
+            return null;
+        }
+        try {
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(keyManagers(url), trustManagers(url), null);
+            return new TlsDialer(context);
+        } catch (GeneralSecurityException e) {
+            throw new ConnectException("cannot set up TLS: " + e.getMessage(), e);
+        }
+    }
+
+    private static TrustManager[] trustManagers(ServerUrl url) throws GeneralSecurityException {
+        if (url.ca() == null) {
+            return null; // the JDK's default: the system's trust store (cacerts)
+        }
+        List<X509Certificate> cas = PemFiles.readCertificates("TLS CA file", Path.of(url.ca()));
+        KeyStore store = emptyStore();
+        for (int i = 0; i < cas.size(); i++) {
+            store.setCertificateEntry("ca-" + i, cas.get(i));
+        }
+        TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        factory.init(store);
+        return factory.getTrustManagers();
+    }
+
+    private static KeyManager[] keyManagers(ServerUrl url) throws GeneralSecurityException {
+        if (url.cert() == null || url.key() == null) {
+            return null;
+        }
+        List<X509Certificate> chain = PemFiles.readCertificates("TLS client certificate", Path.of(url.cert()));
+        PrivateKey key = PemFiles.readPrivateKey("TLS client key", Path.of(url.key()));
+        KeyStore store = emptyStore();
+        try {
+            store.setKeyEntry("client", key, NO_PASSWORD, chain.toArray(new X509Certificate[0]));
+        } catch (GeneralSecurityException e) {
+            throw new ConnectException("TLS client key `" + url.key() + "` does not go with certificate `" + url.cert() + "`: "
+                    + e.getMessage(), e);
+        }
+        if (!chain.get(0).getPublicKey().getAlgorithm().equals(key.getAlgorithm())) {
+            throw new ConnectException("TLS client key `" + url.key() + "` (" + key.getAlgorithm() + ") does not go with certificate `"
+                    + url.cert() + "` (" + chain.get(0).getPublicKey().getAlgorithm() + ")");
+        }
+        KeyManagerFactory factory = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        factory.init(store, NO_PASSWORD);
+        return factory.getKeyManagers();
+    }
+
+    private static KeyStore emptyStore() throws GeneralSecurityException {
+        KeyStore store = KeyStore.getInstance("PKCS12");
+        try {
+            store.load(null, null);
+        } catch (IOException e) {
+            throw new IllegalStateException("an empty in-memory key store cannot fail to load", e);
+        }
+        return store;
+    }
+
+    /**
+     * Shakes hands over the connected {@code socket} with server {@code host} (the name or
+     * address its certificate must hold), within the socket's read timeout. Closing the
+     * returned socket closes {@code socket}.
+     *
+     * @throws IOException as the JDK reports it; {@link TlsFailure#describe} says what it means
+     */
+    SSLSocket handshake(Socket socket, String host, int port) throws IOException {
+        SSLSocket tls = (SSLSocket) context.getSocketFactory().createSocket(socket, host, port, true);
+        SSLParameters parameters = tls.getSSLParameters();
+        parameters.setEndpointIdentificationAlgorithm("HTTPS"); // the host name (or IP address) check
+        parameters.setProtocols(PROTOCOLS);
+        tls.setSSLParameters(parameters);
+        tls.setUseClientMode(true);
+        tls.startHandshake();
+        return tls;
+    }
+}
