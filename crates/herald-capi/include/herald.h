@@ -876,6 +876,16 @@ const char *herald_status_name(int status);
 // writable; `callback` a function that may be called on another thread with `user_data`.
 int herald_subscribe(const struct herald_client *c, const char *subject, const char *type, const char *priorities, herald_callback callback, void *user_data, struct herald_subscription **out);
 
+// As `herald_subscribe`, as a member of queue group `group`: each record the group's
+// members match goes to one of them (the one with the shortest queue on the server), so
+// several programs share the work; subscribers outside the group get their own copy.
+// `group` is 1 to 255 bytes without control characters (`HERALD_E_INVALID` names what is
+// wrong). See docs/protocol.md, "Queue groups".
+//
+// # Safety
+// As `herald_subscribe`; `group` is NULL or NUL-terminated.
+int herald_subscribe_group(const struct herald_client *c, const char *subject, const char *type, const char *priorities, const char *group, herald_callback callback, void *user_data, struct herald_subscription **out);
+
 // Waits at most `timeout_ms` (0: not at all) for the next event of a polling
 // subscription and stores it in `*out` (free it with `herald_event_free`).
 // `HERALD_E_TIMEOUT` when none came; `HERALD_E_CLOSED` once the connection is closed and

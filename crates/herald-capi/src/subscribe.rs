@@ -192,6 +192,44 @@ pub unsafe extern "C" fn herald_subscribe(
     })
 }
 
+/// As `herald_subscribe`, as a member of queue group `group`: each record the group's
+/// members match goes to one of them (the one with the shortest queue on the server), so
+/// several programs share the work; subscribers outside the group get their own copy.
+/// `group` is 1 to 255 bytes without control characters (`HERALD_E_INVALID` names what is
+/// wrong). See docs/protocol.md, "Queue groups".
+///
+/// # Safety
+/// As `herald_subscribe`; `group` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn herald_subscribe_group(
+    c: *const herald_client,
+    subject: *const c_char,
+    r#type: *const c_char,
+    priorities: *const c_char,
+    group: *const c_char,
+    callback: herald_callback,
+    user_data: *mut c_void,
+    out: *mut *mut herald_subscription,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let c = unsafe { borrow(c) }?;
+        let filter = filter(subject, r#type, priorities)?;
+        // SAFETY: the caller's contract.
+        let group = unsafe { optional(group, "group") }?
+            .ok_or_else(|| Failure::invalid("group is NULL"))?;
+        herald_proto::delivery_options::check_group(group)
+            .map_err(|why| Failure::invalid(format!("group: {why}")))?;
+        let options = herald_proto::DeliveryOptions {
+            group: Some(Arc::from(group)),
+            ..herald_proto::DeliveryOptions::default()
+        };
+        let subscribing = c.client.subscribe_with_options(filter, options);
+        // SAFETY: the caller's contract.
+        unsafe { subscribed(subscribing, callback, user_data, out) }
+    })
+}
+
 /// Waits at most `timeout_ms` (0: not at all) for the next event of a polling
 /// subscription and stores it in `*out` (free it with `herald_event_free`).
 /// `HERALD_E_TIMEOUT` when none came; `HERALD_E_CLOSED` once the connection is closed and

@@ -152,6 +152,7 @@ static void null_arguments(void) {
   EXPECT_INVALID(herald_request(NULL, NULL, 10, &r), "client is NULL");
   EXPECT_INVALID(herald_reply(NULL, NULL, NULL), "client is NULL");
   EXPECT_INVALID(herald_subscribe(NULL, "a", NULL, NULL, NULL, NULL, &s), "client is NULL");
+  EXPECT_INVALID(herald_subscribe_group(NULL, "a", NULL, NULL, "g", NULL, NULL, &s), "client is NULL");
   EXPECT_INVALID(herald_poll(NULL, 0, &e), "subscription is NULL");
   EXPECT_INVALID(herald_info_declare(NULL, "T", NULL, "a:bool"), "client is NULL");
   EXPECT_INVALID(herald_info_set(NULL, NULL, HERALD_INFO_UPSERT, NULL), "client is NULL");

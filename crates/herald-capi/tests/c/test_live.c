@@ -124,6 +124,41 @@ static void polling_and_threshold(void) {
   CHECK(herald_unsubscribe(sub));
 }
 
+/* --- a queue group ------------------------------------------------------------------ */
+
+/* Two polling members of one group share the records: each record reaches one of them. */
+static void queue_group(void) {
+  herald_subscription *first = NULL, *second = NULL;
+  herald_event *event = NULL;
+  char text[32];
+  int got[2] = {0, 0};
+  CHECK(herald_subscribe_group(client, "live.group", NULL, NULL, "workers", NULL, NULL, &first));
+  CHECK(herald_subscribe_group(client, "live.group", NULL, NULL, "workers", NULL, NULL, &second));
+  for (int i = 0; i < 100; i++) {
+    snprintf(text, sizeof text, "job %d", i);
+    CHECK(herald_publish_message(client, "live.group", "Job", text));
+  }
+  CHECK(herald_flush(client, HERALD_ACK_RECEIVED, 10000));
+  herald_subscription *members[2] = {first, second};
+  for (int m = 0; m < 2; m++) {
+    while (herald_poll(members[m], 500, &event) == 0) {
+      EXPECT(event->type == HERALD_EVENT_RECORD);
+      got[m]++;
+      herald_event_free(event);
+    }
+  }
+  EXPECT(got[0] + got[1] == 100);
+  EXPECT(got[0] > 0 && got[1] > 0);
+  EXPECT_STATUS(herald_subscribe_group(client, "live.group", NULL, NULL, "", NULL, NULL, &first),
+                HERALD_E_INVALID);
+  EXPECT(strstr(herald_last_error(), "a queue group needs a name") != NULL);
+  EXPECT_STATUS(herald_subscribe_group(client, "live.group", NULL, NULL, NULL, NULL, NULL, &first),
+                HERALD_E_INVALID);
+  EXPECT(strstr(herald_last_error(), "group is NULL") != NULL);
+  CHECK(herald_unsubscribe(members[0]));
+  CHECK(herald_unsubscribe(members[1]));
+}
+
 /* A call site is checked once, the first time, and keeps what it checked; a bad one is
  * refused, names what is wrong, and stays unchecked. */
 static void call_sites(void) {
@@ -352,6 +387,7 @@ int main(int argc, char **argv) {
   CHECK(herald_connect(url, "c-test-live", &client));
   callbacks_while_threads_log();
   polling_and_threshold();
+  queue_group();
   call_sites();
   request_and_reply();
   information_objects();
