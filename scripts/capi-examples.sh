@@ -154,12 +154,13 @@ echo "server pid $server_pid at $url"
 
 # logger → subscriber in one language: the subscriber waits for the logger's 4 records at
 # INFO and above (a DEBUG record the flight recorder might send is left out by the filter).
+# A fourth argument makes the subscriber join that queue group (alone in it, it gets all).
 check_logger_to_subscriber() {
-  local language="$1" dir="$2" subject_prefix="$3"
+  local language="$1" dir="$2" subject_prefix="$3" group=("${@:4}")
   local output="$work/$language-subscriber.out"
-  step "$language: logger → subscriber on $subject_prefix.*"
+  step "$language: logger → subscriber on $subject_prefix.*${group[*]:+ in queue group ${group[*]}}"
   ${runner[@]+"${runner[@]}"} "$dir/subscriber" "$url" "$subject_prefix.*" 4 \
-    "$((run_timeout_s - 10))" '>=INFO' >"$output" 2>&1 &
+    "$((run_timeout_s - 10))" '>=INFO' ${group[@]+"${group[@]}"} >"$output" 2>&1 &
   subscriber_pid=$!
   # It prints "subscribed" once the server has the subscription; only then may the logger run.
   until grep -q '^subscribed' "$output"; do
@@ -188,7 +189,7 @@ check_info_watcher() {
 }
 
 check_logger_to_subscriber C "$work/c" CI.C
-check_logger_to_subscriber C++ "$work/cpp" CI.CPP
+check_logger_to_subscriber C++ "$work/cpp" CI.CPP cpp-readers
 check_info_watcher C "$work/c" ci.valve_c
 check_info_watcher C++ "$work/cpp" ci.valve_cpp
 

@@ -4,9 +4,10 @@
 // Build (after `scripts/install-capi.sh PREFIX`), with the CMakeLists.txt beside it:
 //   cmake -S examples/cpp -B build -DCMAKE_PREFIX_PATH=PREFIX && cmake --build build
 // Run, with a server up (`herald serve`):
-//   ./subscriber [URL] [SUBJECT] [COUNT] [TIMEOUT_S] [PRIORITIES]
-//   defaults:    herald://127.0.0.1:7400 'DEMO.*' 4 10 (every priority)
-// SUBJECT is a glob (`*` any run of characters, `?` one); PRIORITIES e.g. '>=WARNING'.
+//   ./subscriber [URL] [SUBJECT] [COUNT] [TIMEOUT_S] [PRIORITIES] [GROUP]
+//   defaults:    herald://127.0.0.1:7400 'DEMO.*' 4 10 (every priority) (no group)
+// SUBJECT is a glob (`*` any run of characters, `?` one); PRIORITIES e.g. '>=WARNING'; with
+// GROUP it joins that queue group: several subscribers with one group share the records.
 // It prints "subscribed" once the server has the subscription, then each record. It exits 0
 // after COUNT records, 1 if TIMEOUT_S seconds pass first or anything fails. With COUNT 0 it
 // prints until the timeout and exits 0. As a CI check: start it, wait for "subscribed", run
@@ -117,6 +118,8 @@ int main(int argc, char **argv) {
                                               : kDefaultTimeoutSeconds);
   // nullptr leaves a filter dimension open: every priority.
   const char *priorities = argc > 5 ? argv[5] : nullptr;
+  // A queue group to join: running several subscribers with one group shares the records.
+  const char *group = argc > 6 ? argv[6] : nullptr;
   try {
     herald::Client client = herald::Client::connect(url, "demo-subscriber-cpp");
     Progress progress(wanted);
@@ -125,20 +128,22 @@ int main(int argc, char **argv) {
     // the views taken from it are valid until it returns (herald::Record::copy_of keeps a
     // record longer). It may call the client, even methods that wait. Declared after
     // `progress`, the subscription ends first: its destructor waits for the callback.
-    herald::Subscription subscription = client.subscribe(
-        subject, nullptr, priorities, [&progress](const herald::Event &event) {
-          if (event.is_record()) {
-            print_record(event.record());
-          } else if (event.is_gap()) {
-            print_gap(event);
-          } else if (event.is_interrupted()) {
-            std::cout << "INTERRUPTED: lost " << event.server_lost() << ", resumed on "
-                      << event.server_resumed() << " after " << event.down().count()
-                      << " ms (records meanwhile are lost)\n";
-          }
-          std::cout.flush();
-          if (event.is_record()) progress.count_record();
-        });
+    auto on_event = [&progress](const herald::Event &event) {
+      if (event.is_record()) {
+        print_record(event.record());
+      } else if (event.is_gap()) {
+        print_gap(event);
+      } else if (event.is_interrupted()) {
+        std::cout << "INTERRUPTED: lost " << event.server_lost() << ", resumed on "
+                  << event.server_resumed() << " after " << event.down().count()
+                  << " ms (records meanwhile are lost)\n";
+      }
+      std::cout.flush();
+      if (event.is_record()) progress.count_record();
+    };
+    herald::Subscription subscription =
+        group != nullptr ? client.subscribe_group(subject, nullptr, priorities, group, on_event)
+                         : client.subscribe(subject, nullptr, priorities, on_event);
     // subscribe returns once the server has the subscription: say so, for scripts.
     std::cout << "subscribed to " << subject << std::endl;
 

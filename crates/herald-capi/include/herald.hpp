@@ -735,6 +735,20 @@ class Client {
                    status);
     return made == nullptr ? Subscription() : Subscription(made, std::move(owned));
   }
+  /// As subscribe, as a member of queue group `group`: each record the group's members
+  /// match goes to one of them (the shortest queue), so several programs share the work;
+  /// subscribers outside the group get their own copy (docs/protocol.md, Queue groups).
+  Subscription subscribe_group(CStringArg subject, CStringArg type, CStringArg priorities,
+                               CStringArg group, EventHandler handler,
+                               Status *status = nullptr) const {
+    auto owned = std::make_unique<EventHandler>(std::move(handler));
+    herald_subscription *made = nullptr;
+    detail::report(herald_subscribe_group(client_, subject.c_str(), type.c_str(),
+                                          priorities.c_str(), group.c_str(),
+                                          &detail::deliver_event, owned.get(), &made),
+                   status);
+    return made == nullptr ? Subscription() : Subscription(made, std::move(owned));
+  }
   /// As subscribe, for events taken with Subscription::poll.
   Subscription subscribe_polling(CStringArg subject, CStringArg type, CStringArg priorities,
                                  Status *status = nullptr) const {
