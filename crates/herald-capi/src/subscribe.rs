@@ -188,8 +188,29 @@ pub unsafe extern "C" fn herald_subscribe(
         let c = unsafe { borrow(c) }?;
         let filter = filter(subject, r#type, priorities)?;
         // SAFETY: the caller's contract.
-        unsafe { subscribed(c.client.subscribe(filter), callback, user_data, out) }
+        unsafe { subscribe_with(c, filter, None, callback, user_data, out) }
     })
+}
+
+/// Subscribes `c` to `filter`, in queue group `group` if given.
+///
+/// # Safety
+/// As `herald_subscribe`.
+unsafe fn subscribe_with(
+    c: &herald_client,
+    filter: Filter,
+    group: Option<&str>,
+    callback: herald_callback,
+    user_data: *mut c_void,
+    out: *mut *mut herald_subscription,
+) -> Result<(), Failure> {
+    let options = herald_proto::DeliveryOptions {
+        group: group.map(Arc::from),
+        ..herald_proto::DeliveryOptions::default()
+    };
+    let subscribing = c.client.subscribe_with_options(filter, options);
+    // SAFETY: the caller's contract.
+    unsafe { subscribed(subscribing, callback, user_data, out) }
 }
 
 /// As `herald_subscribe`, as a member of queue group `group`: each record the group's
@@ -220,13 +241,8 @@ pub unsafe extern "C" fn herald_subscribe_group(
             .ok_or_else(|| Failure::invalid("group is NULL"))?;
         herald_proto::delivery_options::check_group(group)
             .map_err(|why| Failure::invalid(format!("group: {why}")))?;
-        let options = herald_proto::DeliveryOptions {
-            group: Some(Arc::from(group)),
-            ..herald_proto::DeliveryOptions::default()
-        };
-        let subscribing = c.client.subscribe_with_options(filter, options);
         // SAFETY: the caller's contract.
-        unsafe { subscribed(subscribing, callback, user_data, out) }
+        unsafe { subscribe_with(c, filter, Some(group), callback, user_data, out) }
     })
 }
 

@@ -309,6 +309,15 @@ impl Router {
                     o.seen.get(offset) == Some(&true),
                 )
             });
+            let delivery = || Delivery {
+                seq: first_seq + offset as u64,
+                received,
+                priority: meta.priority,
+                record: record.bytes.clone(),
+                subject: meta.subject,
+                producer,
+                pseq,
+            };
             for subscription in &matched.channels[meta.priority as usize] {
                 if seen && !subscription.route {
                     continue;
@@ -337,29 +346,11 @@ impl Router {
                     context.grouped.push(Arc::clone(subscription));
                     continue;
                 }
-                let delivery = Delivery {
-                    seq: first_seq + offset as u64,
-                    received,
-                    priority: meta.priority,
-                    record: record.bytes.clone(),
-                    subject: meta.subject,
-                    producer,
-                    pseq,
-                };
-                context.pending_for(&subscription.queue).push(delivery);
+                context.pending_for(&subscription.queue).push(delivery());
                 stats.deliveries += 1;
             }
             while let Some(member) = self.take_group_member(context) {
-                let delivery = Delivery {
-                    seq: first_seq + offset as u64,
-                    received,
-                    priority: meta.priority,
-                    record: record.bytes.clone(),
-                    subject: meta.subject,
-                    producer,
-                    pseq,
-                };
-                context.pending_for(&member.queue).push(delivery);
+                context.pending_for(&member.queue).push(delivery());
                 stats.deliveries += 1;
             }
         }
