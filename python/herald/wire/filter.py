@@ -240,9 +240,8 @@ class DeliveryOptions:
             "block_timeout_ms": self.block_timeout_ms,
             "protected": None if self.protected is None else Priority(self.protected).name,
             "latest_per_second": self.latest_per_second,
+            "group": self.group,
         }
-        if self.group is not None:
-            meaning["group"] = self.group
         return meaning
 
     @classmethod

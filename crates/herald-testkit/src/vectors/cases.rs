@@ -591,6 +591,20 @@ fn subscribe() -> Vec<Json> {
             }),
         ),
         case(
+            "subscribe_group",
+            "SUBSCRIBE as a member of queue group `workers`: each record the group's members \
+             match goes to one of them",
+            &Frame::Subscribe(Subscribe {
+                cid: 6,
+                subscription: 6,
+                filter: Filter::subject("job.*").expect("the vector's filter parses"),
+                options: DeliveryOptions {
+                    group: Some("workers".into()),
+                    ..DeliveryOptions::default()
+                },
+            }),
+        ),
+        case(
             "subscribe_inbox",
             "SUBSCRIBE to a client's inbox, where replies to its requests arrive",
             &subscribe(3, 3, inbox),

@@ -188,6 +188,7 @@ pub fn options_to_json(options: &DeliveryOptions) -> Json {
         "block_timeout_ms": options.block_timeout_ms,
         "protected": options.protected.map(|p| p.name()),
         "latest_per_second": options.latest_per_second,
+        "group": options.group.as_deref(),
     })
 }
 

@@ -165,7 +165,7 @@ final class FromMeaning {
         return new DeliveryOptions(DeliveryOptions.Policy.valueOf(policy.toUpperCase().replace('-', '_')),
                 optNum(m.get("max_records")), optNum(m.get("max_bytes")), optNum(m.get("block_timeout_ms")),
                 m.get("protected") == null ? null : Priority.parse((String) m.get("protected")),
-                latest == null ? null : ((Number) latest).doubleValue());
+                latest == null ? null : ((Number) latest).doubleValue(), (String) m.get("group"));
     }
 
     static Selection selection(Map<String, Object> m) {

@@ -237,6 +237,7 @@ final class Meaning {
         m.put("block_timeout_ms", o.blockTimeoutMs());
         m.put("protected", o.protectedFrom() == null ? null : o.protectedFrom().name());
         m.put("latest_per_second", o.latestPerSecond());
+        m.put("group", o.group());
         return m;
     }
 
