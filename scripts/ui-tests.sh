@@ -20,4 +20,6 @@ if [ ! -x "$binary" ] || [ -n "$newer" ]; then
 fi
 
 # Firefox was just installed: a missing one fails the smoke test instead of skipping it
-UI_TEST_REQUIRE_FIREFOX=1 UI_TEST_HERALD="$binary" python3 -m pytest -q tests/ui "$@"
+# pytest's temporary directories are kept only for failed tests.
+UI_TEST_REQUIRE_FIREFOX=1 UI_TEST_HERALD="$binary" python3 -m pytest -q \
+  -o tmp_path_retention_policy=failed tests/ui "$@"
