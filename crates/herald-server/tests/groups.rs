@@ -5,12 +5,13 @@
 mod common;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::{connect, log, WAIT};
 use herald_client::{ClientError, Event, Subscription};
-use herald_proto::{DeliveryOptions, Filter, Priority};
+use herald_proto::{DeliveryOptions, Filter, Kind, Priority, Record};
 use herald_testkit::TestServer;
 
 const RECORDS: u64 = 20_000;
@@ -90,6 +91,51 @@ async fn a_group_of_three_shares_every_record_exactly_once_under_load() {
     );
     let all: HashSet<u64> = watching.await.unwrap().into_iter().collect();
     assert_eq!(all, seen, "a subscriber outside the group got every record");
+}
+
+#[tokio::test]
+async fn responders_in_a_group_answer_each_request_once() {
+    let server = TestServer::start().await;
+    let answered = Arc::new(AtomicU64::new(0));
+    let mut counts = Vec::new();
+    let mut responders = Vec::new();
+    for n in 0..2 {
+        let responder = connect(&server, &format!("responder-{n}")).await;
+        let mut requests = responder
+            .subscribe_with_options(Filter::subject("svc.add").unwrap(), grouped("responders"))
+            .await
+            .unwrap();
+        let (mine, all) = (Arc::new(AtomicU64::new(0)), Arc::clone(&answered));
+        counts.push(Arc::clone(&mine));
+        responders.push(tokio::spawn(async move {
+            while let Some(request) = requests.next_record().await {
+                let request = request.into_record();
+                mine.fetch_add(1, Ordering::Relaxed);
+                all.fetch_add(1, Ordering::Relaxed);
+                let reply = Record::new(Kind::Message, "unused.subject");
+                responder.reply(&request, reply).await.unwrap();
+            }
+        }));
+    }
+    let requester = connect(&server, "requester").await;
+    for _ in 0..20 {
+        let request = Record::new(Kind::Message, "svc.add");
+        requester.request(request, WAIT).await.unwrap();
+    }
+    // A second answer would come after the first: give it the time to.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        answered.load(Ordering::Relaxed),
+        20,
+        "each request answered once"
+    );
+    let shares: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+    assert!(
+        shares.iter().all(|n| *n > 0),
+        "both responders answer: {shares:?}"
+    );
+    responders.iter().for_each(|r| r.abort());
+    server.stop().await;
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@
 mod common;
 
 use common::{connect, settle, take_records, wait_until, WAIT};
+use herald_client::{Client, Subscription};
 use herald_proto::storm::{StormRule, REPEATED_FIELD, STORM_FIELD, TOTAL_FIELD};
 use herald_proto::{Filter, Kind, Priority, Record, Value};
 use herald_server::Config;
@@ -48,22 +49,29 @@ fn int(record: &Record, name: &str) -> i64 {
     }
 }
 
-#[tokio::test]
-async fn a_storm_collapses_into_summaries_that_count_every_record() {
+/// A server collapsing after 3 repeats within `window_ns`, a watcher subscribed to `PLC.*`
+/// and a device to publish.
+async fn storm_server(window_ns: i64) -> (TestServer, Client, Subscription, Client) {
     let config = Config {
         storm: StormRule {
-            window_ns: SECOND,
+            window_ns,
             repeats: 3,
         },
         ..Config::default()
     };
     let server = TestServer::start_with(config).await;
     let watcher = connect(&server, "watcher").await;
-    let mut sub = watcher
+    let sub = watcher
         .subscribe(Filter::subject("PLC.*").unwrap())
         .await
         .unwrap();
     let device = connect(&server, "device").await;
+    (server, watcher, sub, device)
+}
+
+#[tokio::test]
+async fn a_storm_collapses_into_summaries_that_count_every_record() {
+    let (server, watcher, mut sub, device) = storm_server(SECOND).await;
     for n in 0..1_000 {
         device
             .publish(&record("plc7", "valve stuck", n))
@@ -216,20 +224,7 @@ async fn a_source_over_its_quota_is_refused_counted_and_reported() {
 
 #[tokio::test]
 async fn a_clients_storm_summary_passes_with_its_count_and_stored_batches_never_collapse() {
-    let config = Config {
-        storm: StormRule {
-            window_ns: 60 * SECOND,
-            repeats: 3,
-        },
-        ..Config::default()
-    };
-    let server = TestServer::start_with(config).await;
-    let watcher = connect(&server, "watcher").await;
-    let mut sub = watcher
-        .subscribe(Filter::subject("PLC.*").unwrap())
-        .await
-        .unwrap();
-    let device = connect(&server, "device").await;
+    let (server, watcher, mut sub, device) = storm_server(60 * SECOND).await;
     for n in 0..10 {
         device
             .publish(&record("plc7", "valve stuck", n))
@@ -247,7 +242,9 @@ async fn a_clients_storm_summary_passes_with_its_count_and_stored_batches_never_
     device.publish(&summary).await.unwrap();
     device.flush(WAIT).await.unwrap();
     let got = take_records(&watcher, &mut sub).await;
-    let passed = got.iter().find(|r| int_or(r, REPEATED_FIELD) == 500);
+    let passed = got
+        .iter()
+        .find(|r| field(r, REPEATED_FIELD) == Some(&Value::Int(500)));
     assert!(
         passed.is_some(),
         "the client's summary arrives as sent: {got:?}"
@@ -267,11 +264,4 @@ async fn a_clients_storm_summary_passes_with_its_count_and_stored_batches_never_
     assert_eq!(stored.len(), 10, "{stored:?}");
     assert!(stored.iter().all(|r| storm(r).is_none()));
     server.stop().await;
-}
-
-fn int_or(record: &Record, name: &str) -> i64 {
-    match field(record, name) {
-        Some(Value::Int(n)) => *n,
-        _ => -1,
-    }
 }
