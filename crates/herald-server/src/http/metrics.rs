@@ -303,26 +303,49 @@ fn subscriptions(e: &mut Exposition, data: &[Field]) {
             family.sample(&labels, num(row.3, key));
         }
     }
-    for (metric, key, by, help) in [
-        (
-            "herald_subscription_dropped_records_total",
-            "drops",
-            "reason",
-            "Records a subscription lost, by reason.",
-        ),
-        (
-            "herald_subscription_lost_records_by_priority_total",
-            "dropped_priorities",
-            "priority",
-            "Records a subscription lost, by the records' priority (superseded records are no loss).",
-        ),
-    ] {
+    let owned: Vec<_> = rows.iter().map(|row| (label(row), row.3)).collect();
+    let labelled: Vec<Row<'_>> = owned
+        .iter()
+        .map(|(labels, fields)| {
+            let labels = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            (labels, fields.as_slice())
+        })
+        .collect();
+    counts_by(
+        e,
+        &labelled,
+        [
+            (
+                "herald_subscription_dropped_records_total",
+                "drops",
+                "reason",
+                "Records a subscription lost, by reason.",
+            ),
+            (
+                "herald_subscription_lost_records_by_priority_total",
+                "dropped_priorities",
+                "priority",
+                "Records a subscription lost, by the records' priority (superseded records are no loss).",
+            ),
+        ],
+    );
+}
+
+/// One labelled row of a table (a subscription, a route): its labels and its fields.
+type Row<'a> = (Vec<(&'a str, &'a str)>, &'a [Field]);
+
+/// Writes counters with a sample per row and entry of the row's map `key`, labelled with the
+/// row's labels and `by` = the entry's name (losses by reason, by priority).
+fn counts_by(
+    e: &mut Exposition,
+    rows: &[Row<'_>],
+    metrics: [(&'static str, &str, &'static str, &'static str); 2],
+) {
+    for (metric, key, by, help) in metrics {
         let mut family = e.family(metric, "counter", help);
-        for row in &rows {
-            let labels = label(row);
-            for (name, count) in map(row.3, key) {
-                let mut all: Vec<(&str, &str)> =
-                    labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        for (labels, fields) in rows {
+            for (name, count) in map(fields, key) {
+                let mut all = labels.clone();
                 all.push((by, name));
                 family.sample(&all, float(count));
             }
@@ -361,30 +384,28 @@ fn routes(e: &mut Exposition, data: &[Field]) {
             family.sample(&[("member", text(link, "member"))], num(link, key));
         }
     }
-    for (metric, key, label, help) in [
-        (
-            "herald_route_dropped_records_by_reason_total",
-            "drops",
-            "reason",
-            "Records a cluster route's queue lost, by reason.",
-        ),
-        (
-            "herald_route_lost_records_by_priority_total",
-            "dropped_priorities",
-            "priority",
-            "Records a cluster route's queue lost, by the records' priority.",
-        ),
-    ] {
-        let mut family = e.family(metric, "counter", help);
-        for link in &links {
-            for (name, count) in map(link, key) {
-                family.sample(
-                    &[("member", text(link, "member")), (label, name)],
-                    float(count),
-                );
-            }
-        }
-    }
+    let labelled: Vec<Row<'_>> = links
+        .iter()
+        .map(|link| (vec![("member", text(link, "member"))], link.as_slice()))
+        .collect();
+    counts_by(
+        e,
+        &labelled,
+        [
+            (
+                "herald_route_dropped_records_by_reason_total",
+                "drops",
+                "reason",
+                "Records a cluster route's queue lost, by reason.",
+            ),
+            (
+                "herald_route_lost_records_by_priority_total",
+                "dropped_priorities",
+                "priority",
+                "Records a cluster route's queue lost, by the records' priority.",
+            ),
+        ],
+    );
 }
 
 /// The archive: written, backlog, drops by priority, errors.
@@ -574,5 +595,25 @@ mod tests {
             !text.contains("herald_archive"),
             "no archive, no archive metrics"
         );
+    }
+
+    #[test]
+    fn a_routes_losses_by_reason_and_by_priority_are_labelled_with_its_member() {
+        let counts = |name: &str, n| Value::Map(vec![(name.into(), Value::Int(n))]);
+        let link = Value::Map(vec![
+            ("member".into(), Value::Str("b".into())),
+            ("queue".into(), Value::Int(1)),
+            ("dropped".into(), Value::Int(4)),
+            ("drops".into(), counts("queue_full", 4)),
+            ("dropped_priorities".into(), counts("DEBUG", 4)),
+        ]);
+        let cluster = Value::Map(vec![("members".into(), Value::Array(vec![link]))]);
+        let text = exposition(&[("cluster".into(), cluster)], 0);
+        for line in [
+            "herald_route_dropped_records_by_reason_total{member=\"b\",reason=\"queue_full\"} 4\n",
+            "herald_route_lost_records_by_priority_total{member=\"b\",priority=\"DEBUG\"} 4\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
     }
 }
