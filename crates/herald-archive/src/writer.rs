@@ -170,6 +170,8 @@ impl Counters {
 struct Inner {
     backend: Arc<dyn Backend>,
     options: ArchiveOptions,
+    /// The rules in force: `options.rules` until a reload replaces them.
+    rules: arc_swap::ArcSwap<Rules>,
     buffer: Mutex<Buffer>,
     ready: Condvar,
     durable: watch::Sender<u64>,
@@ -216,6 +218,7 @@ impl Archive {
         };
         let inner = Arc::new(Inner {
             backend,
+            rules: arc_swap::ArcSwap::from_pointee(options.rules.clone()),
             options,
             buffer: Mutex::new(Buffer::default()),
             ready: Condvar::new(),
@@ -241,16 +244,22 @@ impl Archive {
         &self.inner.backend
     }
 
-    /// Returns the rules.
-    pub fn rules(&self) -> &Rules {
-        &self.inner.options.rules
+    /// Returns the rules in force.
+    pub fn rules(&self) -> Arc<Rules> {
+        self.inner.rules.load_full()
+    }
+
+    /// Puts `rules` in force for the records offered from now on; what is archived keeps
+    /// the retention it was taken with.
+    pub fn set_rules(&self, rules: Rules) {
+        self.inner.rules.store(Arc::new(rules));
     }
 
     /// Returns the subject of the first of `records` no rule archives, if any.
     pub fn unarchived<'a>(&self, records: &'a [RawRecord]) -> Option<&'a str> {
         records
             .iter()
-            .find(|record| self.inner.options.rules.keep_for(record).is_none())
+            .find(|record| self.inner.rules.load().keep_for(record).is_none())
             .map(RawRecord::subject)
     }
 
@@ -264,7 +273,7 @@ impl Archive {
         received: i64,
         stored: bool,
     ) -> Offer {
-        let rules = &self.inner.options.rules;
+        let rules = self.inner.rules.load();
         let mut offer = Offer::default();
         // Records over their priority's share, for the spill files' thread.
         let mut overflow = Vec::new();

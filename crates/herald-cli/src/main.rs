@@ -54,6 +54,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Work on the archive's files with the server stopped: `migrate` (SQLite to blocks).
     Archive(cmd::archive::Args),
+    /// Administer the running server: `reload` its configuration.
+    Admin(cmd::admin::Args),
     /// Simulate a radio telescope (logs, storms, commands, info objects) against a server.
     Demo(cmd::demo::Args),
 }
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
         Command::Cert(args) => cmd::cert::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Archive(args) => cmd::archive::run(args),
+        Command::Admin(args) => cmd::client_runtime(cmd::admin::run(args)),
         Command::Demo(args) => cmd::client_runtime(cmd::demo::run(args)),
     };
     match result {

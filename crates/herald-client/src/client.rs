@@ -450,6 +450,21 @@ impl Client {
         }
     }
 
+    /// Asks the server to read its configuration again and put in force what can change
+    /// live (the `admin` permission): the answer's `applied` and `restart` name the settings
+    /// changed now and those waiting for a restart (docs/configuration.md, Reload).
+    ///
+    /// # Errors
+    /// [`ClientError::Server`] with code `bad_config` when the new configuration is refused
+    /// (the old one stays in force), `denied` without the permission; a timeout or the
+    /// connection's error.
+    pub async fn reload(&self) -> Result<Vec<Field>, ClientError> {
+        match self.handle.control(|cid| Frame::Reload { cid }).await? {
+            Frame::ReloadReply { data, .. } => Ok(data),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     /// Flushes (waiting at most `timeout`) and closes the connection.
     ///
     /// # Errors

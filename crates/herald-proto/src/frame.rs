@@ -44,6 +44,10 @@ pub enum FrameType {
     Monitor = 0x30,
     /// Server → client: monitor data.
     MonitorReply = 0x31,
+    /// Client → server: read the configuration again and apply what can change live.
+    Reload = 0x32,
+    /// Server → client: what a `RELOAD` changed, and what waits for a restart.
+    ReloadReply = 0x33,
     /// Client → server: an information-service request.
     Info = 0x50,
     /// Server → client: the answer to an `INFO` request.
@@ -90,6 +94,8 @@ impl FrameType {
             Ok,
             Monitor,
             MonitorReply,
+            Reload,
+            ReloadReply,
             Info,
             InfoReply,
             InfoSubscribe,
@@ -121,6 +127,8 @@ impl FrameType {
             FrameType::Ok => "OK",
             FrameType::Monitor => "MONITOR",
             FrameType::MonitorReply => "MONITOR_REPLY",
+            FrameType::Reload => "RELOAD",
+            FrameType::ReloadReply => "RELOAD_REPLY",
             FrameType::Info => "INFO",
             FrameType::InfoReply => "INFO_REPLY",
             FrameType::InfoSubscribe => "INFO_SUBSCRIBE",
@@ -373,12 +381,14 @@ pub enum ErrorCode {
     Unavailable,
     /// A publish or change of a subject or object this server mirrors read-only.
     ReadOnly,
+    /// A `RELOAD` found the new configuration invalid; the old one stays in force.
+    BadConfig,
     /// A code this version does not know.
     Other,
 }
 
 impl ErrorCode {
-    const ALL: [(ErrorCode, &'static str); 19] = [
+    const ALL: [(ErrorCode, &'static str); 20] = [
         (ErrorCode::BadFrame, "bad_frame"),
         (ErrorCode::FrameTooLarge, "frame_too_large"),
         (ErrorCode::Handshake, "handshake"),
@@ -398,6 +408,7 @@ impl ErrorCode {
         (ErrorCode::BadRequest, "bad_request"),
         (ErrorCode::Unavailable, "unavailable"),
         (ErrorCode::ReadOnly, "read_only"),
+        (ErrorCode::BadConfig, "bad_config"),
     ];
 
     /// Returns the wire string (`bad_frame`).
@@ -465,6 +476,18 @@ pub enum Frame {
     },
     /// Monitor data: named values (see docs/protocol.md for the names).
     MonitorReply {
+        /// Correlation id.
+        cid: u64,
+        /// The data.
+        data: Vec<Field>,
+    },
+    /// Read the configuration again (admin only).
+    Reload {
+        /// Correlation id.
+        cid: u64,
+    },
+    /// What a reload did: named values (see docs/protocol.md for the names).
+    ReloadReply {
         /// Correlation id.
         cid: u64,
         /// The data.
@@ -647,6 +670,8 @@ impl Frame {
             Frame::Ok { .. } => FrameType::Ok,
             Frame::Monitor { .. } => FrameType::Monitor,
             Frame::MonitorReply { .. } => FrameType::MonitorReply,
+            Frame::Reload { .. } => FrameType::Reload,
+            Frame::ReloadReply { .. } => FrameType::ReloadReply,
             Frame::Info { .. } => FrameType::Info,
             Frame::InfoReply { .. } => FrameType::InfoReply,
             Frame::InfoSubscribe { .. } => FrameType::InfoSubscribe,

@@ -86,11 +86,11 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
             msgpack::write_uint(out, *cid);
             msgpack::write_uint(out, *subscription);
         }
-        Frame::Ok { cid } | Frame::Monitor { cid } => {
+        Frame::Ok { cid } | Frame::Monitor { cid } | Frame::Reload { cid } => {
             msgpack::write_array_len(out, 1);
             msgpack::write_uint(out, *cid);
         }
-        Frame::MonitorReply { cid, data } => {
+        Frame::MonitorReply { cid, data } | Frame::ReloadReply { cid, data } => {
             msgpack::write_array_len(out, 2);
             msgpack::write_uint(out, *cid);
             value::encode_fields(out, data);
@@ -216,6 +216,19 @@ pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, 
         FrameType::MonitorReply => {
             expect_array(&mut reader, "MONITOR_REPLY", 2)?;
             Frame::MonitorReply {
+                cid: reader.read_uint()?,
+                data: frame::read_fields(&mut reader)?,
+            }
+        }
+        FrameType::Reload => {
+            expect_array(&mut reader, "RELOAD", 1)?;
+            Frame::Reload {
+                cid: read_request_cid(&mut reader)?,
+            }
+        }
+        FrameType::ReloadReply => {
+            expect_array(&mut reader, "RELOAD_REPLY", 2)?;
+            Frame::ReloadReply {
                 cid: reader.read_uint()?,
                 data: frame::read_fields(&mut reader)?,
             }
@@ -681,6 +694,11 @@ mod tests {
             Frame::MonitorReply {
                 cid: 4,
                 data: vec![("clients".into(), value::Value::Int(2))],
+            },
+            Frame::Reload { cid: 5 },
+            Frame::ReloadReply {
+                cid: 5,
+                data: vec![("applied".into(), value::Value::Array(vec![]))],
             },
             Frame::Ping,
             Frame::Pong,

@@ -1,16 +1,18 @@
 //! [`ConnectionLimit`]: how many connections may be open at once, in all and from one IP
 //! address. The native listener and the HTTP front door each have one; a connection holds
-//! a [`ConnectionPermit`] for its life.
+//! a [`ConnectionPermit`] for its life. A reload may change the limits; connections already
+//! open stay open.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Counts open connections against a total and a per-address limit.
 #[derive(Debug)]
 pub struct ConnectionLimit {
-    max_total: usize,
-    max_per_address: usize,
+    max_total: AtomicUsize,
+    max_per_address: AtomicUsize,
     open: Mutex<Open>,
 }
 
@@ -52,10 +54,17 @@ impl ConnectionLimit {
     /// A limit of `max_total` connections, `max_per_address` of them from one address.
     pub fn new(max_total: usize, max_per_address: usize) -> Arc<ConnectionLimit> {
         Arc::new(ConnectionLimit {
-            max_total,
-            max_per_address,
+            max_total: AtomicUsize::new(max_total),
+            max_per_address: AtomicUsize::new(max_per_address),
             open: Mutex::new(Open::default()),
         })
+    }
+
+    /// Sets new limits for the connections that come next.
+    pub fn set_limits(&self, max_total: usize, max_per_address: usize) {
+        self.max_total.store(max_total, Ordering::Relaxed);
+        self.max_per_address
+            .store(max_per_address, Ordering::Relaxed);
     }
 
     /// Takes a place for a connection from `ip`.
@@ -63,13 +72,15 @@ impl ConnectionLimit {
     /// # Errors
     /// [`Refusal`] saying which limit is reached.
     pub fn try_acquire(self: &Arc<Self>, ip: IpAddr) -> Result<ConnectionPermit, Refusal> {
+        let max_total = self.max_total.load(Ordering::Relaxed);
+        let max_per_address = self.max_per_address.load(Ordering::Relaxed);
         let mut open = self.lock();
-        if open.total >= self.max_total {
-            return Err(Refusal::Total(self.max_total));
+        if open.total >= max_total {
+            return Err(Refusal::Total(max_total));
         }
         let from_ip = open.by_address.entry(ip).or_insert(0);
-        if *from_ip >= self.max_per_address {
-            return Err(Refusal::Address(ip, self.max_per_address));
+        if *from_ip >= max_per_address {
+            return Err(Refusal::Address(ip, max_per_address));
         }
         *from_ip += 1;
         open.total += 1;

@@ -16,6 +16,8 @@
 //! - [`producers`]: numbered producers' records seen here, to drop what a failover resends;
 //!   [`acks`]: a connection's acknowledgements in order while some wait for routes;
 //!   [`relay`]: records from another server (a route, a mirror's source) routed here.
+//! - [`reload`]: SIGHUP and `RELOAD` read the configuration again and put in force what
+//!   can change live ([`reload::diff`] says which); `config::Source` is where it came from.
 //! - [`info`]: the information service (store, info subscribers, change records).
 //! - [`http`]: the HTTP front door (`GET`/`PUT`/`DELETE /info/{name}`, `GET /info`,
 //!   `GET /info-types`, the archive, `GET /monitor`, the WebSockets `/ws/records` and
@@ -61,6 +63,7 @@ pub mod monitor;
 pub mod otlp;
 pub mod producers;
 pub mod relay;
+pub mod reload;
 pub mod revoke;
 pub mod round_trip;
 pub mod server;

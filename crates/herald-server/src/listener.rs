@@ -9,7 +9,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
-use crate::connection_limit::{ConnectionLimit, Refusal};
+use crate::connection_limit::Refusal;
 use crate::events::{self, CloseReason};
 use crate::server::Shared;
 use crate::shutdown::Shutdown;
@@ -25,8 +25,7 @@ pub async fn run(
     mut shutdown: Shutdown,
     done: mpsc::Sender<()>,
 ) {
-    let config = &shared.config;
-    let limit = ConnectionLimit::new(config.max_connections, config.max_connections_per_address);
+    let limit = Arc::clone(&shared.connections);
     let mut backoff = Duration::from_millis(1);
     loop {
         let accepted = tokio::select! {

@@ -34,8 +34,15 @@ const HTTP_CUT_WAIT: Duration = Duration::from_secs(1);
 /// What every session shares.
 #[derive(Debug)]
 pub struct Shared {
-    /// The validated configuration.
-    pub config: Config,
+    /// The validated configuration in force: a reload replaces it ([`Shared::config`]).
+    config: arc_swap::ArcSwap<Config>,
+    /// How live reloads are made: where the configuration comes from, one at a time.
+    pub reloader: crate::reload::Reloader,
+    /// The native port's open connections, against its limits.
+    pub connections: Arc<ConnectionLimit>,
+    /// The syslog TCP connections, against limits of their own (as many as the native
+    /// port's).
+    pub syslog_connections: Arc<ConnectionLimit>,
     /// The router.
     pub router: Router,
     /// Counters and connections.
@@ -60,8 +67,10 @@ pub struct Shared {
     pub mirrored: crate::mirror::Mirrored,
     /// The mirrors this server feeds.
     pub mirrors: std::sync::OnceLock<Vec<Arc<crate::mirror::source::MirrorLink>>>,
-    /// The syslog listeners' counters, if `[syslog]` names any.
-    pub syslog: Option<Arc<crate::syslog::SyslogStats>>,
+    /// The syslog listeners' counters (and addresses, while any runs).
+    pub syslog: Arc<crate::syslog::SyslogStats>,
+    /// The syslog listeners running.
+    pub syslog_doors: crate::syslog::door::Doors,
     /// What `POST /v1/logs` (OpenTelemetry) counted.
     pub otlp: crate::otlp::OtlpStats,
     /// Log storms collapsed and source quotas.
@@ -72,6 +81,16 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Returns the configuration in force.
+    pub fn config(&self) -> Arc<Config> {
+        self.config.load_full()
+    }
+
+    /// Puts `config` in force (a reload, which has applied what it changes).
+    pub(crate) fn put_config(&self, config: Config) {
+        self.config.store(Arc::new(config));
+    }
+
     /// Returns a new connection id.
     pub fn next_connection_id(&self) -> u64 {
         self.next_connection.fetch_add(1, Ordering::Relaxed)
@@ -103,8 +122,8 @@ impl Shared {
         if let Some(cluster) = self.cluster.get() {
             data.push(("cluster".into(), cluster.snapshot()));
         }
-        if let Some(syslog) = &self.syslog {
-            data.push(("syslog".into(), syslog.snapshot()));
+        if self.syslog.is_on() {
+            data.push(("syslog".into(), self.syslog.snapshot()));
         }
         if let Some(otlp) = self.otlp.snapshot() {
             data.push(("otlp".into(), otlp));
@@ -196,9 +215,6 @@ impl Server {
             Some(syslog) => Some(crate::syslog::listen::bind(syslog).await?),
             None => None,
         };
-        let syslog = syslog_sockets
-            .as_ref()
-            .map(|s| Arc::new(crate::syslog::listen::stats_of(s)));
         // Before anything in the data directory is opened; after binding, so a server that
         // cannot have its ports leaves no directory behind.
         let data_lock = DataDirGuard::acquire(&config.data_dir)?;
@@ -220,18 +236,28 @@ impl Server {
                 http_limits.max_connections,
                 http_limits.max_connections_per_address,
             ),
+            connections: ConnectionLimit::new(
+                config.max_connections,
+                config.max_connections_per_address,
+            ),
+            syslog_connections: ConnectionLimit::new(
+                config.max_connections,
+                config.max_connections_per_address,
+            ),
+            reloader: crate::reload::Reloader::default(),
+            syslog_doors: crate::syslog::door::Doors::default(),
             guard,
             tls: tls.clone(),
             cluster: std::sync::OnceLock::new(),
             producers: crate::producers::Producers::default(),
             mirrored: crate::mirror::Mirrored::default(),
             mirrors: std::sync::OnceLock::new(),
-            syslog: syslog.clone(),
+            syslog: Arc::default(),
             otlp: crate::otlp::OtlpStats::default(),
             storms: crate::storm::Storms::new(&config),
             monitor: Monitor::new(&config.name),
             router: Router::new(),
-            config,
+            config: arc_swap::ArcSwap::from_pointee(config),
             next_connection: AtomicU64::new(1),
             stopping: receiver.clone(),
         });
@@ -270,13 +296,14 @@ impl Server {
             Shutdown::new(receiver.clone()),
         ));
         let mut tasks = vec![accept, sampler, watcher];
-        if let (Some(sockets), Some(stats)) = (syslog_sockets, &syslog) {
-            let shutdown = Shutdown::new(receiver.clone());
-            tasks.extend(crate::syslog::listen::start(
-                sockets, &shared, stats, &shutdown,
-            ));
+        if let (Some(sockets), Some(syslog)) = (syslog_sockets, &shared.config().syslog) {
+            shared.syslog_doors.start(&shared, syslog, sockets).await;
         }
-        if let Some(config) = shared.config.cluster.clone() {
+        tasks.push(tokio::spawn(crate::reload::on_hangup(
+            Arc::clone(&shared),
+            Shutdown::new(receiver.clone()),
+        )));
+        if let Some(config) = shared.config().cluster.clone() {
             let (cluster, started) = crate::cluster::start(&shared, &config).await?;
             let _ = shared.cluster.set(cluster);
             tasks.extend(started);
@@ -332,10 +359,47 @@ impl Server {
 
     /// Returns the syslog listeners' UDP and TCP addresses (useful with port 0).
     pub fn syslog_addrs(&self) -> (Option<SocketAddr>, Option<SocketAddr>) {
-        self.shared
-            .syslog
-            .as_ref()
-            .map_or((None, None), |s| (s.udp, s.tcp))
+        let addresses = self.shared.syslog.addresses();
+        (addresses.udp, addresses.tcp)
+    }
+
+    /// Reads the configuration again from where it came from ([`Server::set_config_source`])
+    /// and applies what can change live, as SIGHUP and `RELOAD` do.
+    ///
+    /// # Errors
+    /// [`crate::reload::ReloadError`]: no source, or the new configuration is refused (the
+    /// old one stays in force).
+    pub async fn reload(&self) -> Result<crate::reload::Outcome, crate::reload::ReloadError> {
+        crate::reload::reload(&self.shared).await
+    }
+
+    /// Applies `config` as a reload would (what cannot change live is named, not applied).
+    ///
+    /// # Errors
+    /// [`crate::reload::ReloadError`] when part of it cannot be put in force; then nothing
+    /// changed.
+    pub async fn reload_with(
+        &self,
+        config: Config,
+    ) -> Result<crate::reload::Outcome, crate::reload::ReloadError> {
+        crate::reload::apply(&self.shared, config, Vec::new()).await
+    }
+
+    /// Returns the configuration in force (what a reload last put in force).
+    pub fn config_in_force(&self) -> Arc<Config> {
+        self.shared.config()
+    }
+
+    /// Says where the configuration comes from, for SIGHUP and `RELOAD`.
+    pub fn set_config_source(&self, source: crate::config::Source) {
+        self.shared.reloader.set_source(source);
+    }
+
+    /// Says how the server's own diagnostics change level when a reload changes
+    /// `log_level` (the program set up the diagnostics; without this, a new level waits for
+    /// a restart).
+    pub fn set_log_level_hook(&self, hook: crate::reload::LogLevelHook) {
+        self.shared.reloader.set_log_level_hook(hook);
     }
 
     /// Returns the server's identities.
@@ -370,6 +434,7 @@ impl Server {
         for task in self.tasks.drain(..) {
             let _ = task.await;
         }
+        self.shared.syslog_doors.stop_all().await;
         let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
         let _ = tokio::time::timeout_at(deadline, self.sessions_done.recv()).await;
         if tokio::time::timeout_at(deadline, &mut self.http)

@@ -106,8 +106,8 @@ pub async fn run(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, shutd
             let (read, write) = stream.into_split();
             return serve(read, write, None, peer, id, shared, shutdown).await;
         };
-        let timeout = shared.config.handshake_timeout;
-        let answer = not_tls_answer(&shared.config.name);
+        let timeout = shared.config().handshake_timeout;
+        let answer = not_tls_answer(&shared.config().name);
         match crate::tls::session::accept(tls.acceptor(), stream, |s| s, &answer, timeout).await {
             Ok((stream, certificate)) => {
                 let (read, write) = tokio::io::split(stream);
@@ -141,7 +141,7 @@ async fn serve<R, W>(
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let mut reader = FrameReader::new(read, shared.config.max_frame_bytes);
+    let mut reader = FrameReader::new(read, shared.config().max_frame_bytes);
     let state = Arc::new(ConnectionState::new(id, peer));
     let (hello, access) = match handshake(&mut reader, &shared, certificate.as_deref()).await {
         Ok(handshaken) => handshaken,
@@ -162,9 +162,9 @@ async fn serve<R, W>(
     tracing::debug!(client = %hello.name, "handshake complete");
     let welcome = Welcome {
         version: PROTOCOL_VERSION,
-        server: shared.config.name.clone(),
-        heartbeat_ms: shared.config.heartbeat_interval.as_millis() as u64,
-        max_frame_bytes: u64::from(shared.config.max_frame_bytes),
+        server: shared.config().name.clone(),
+        heartbeat_ms: shared.config().heartbeat_interval.as_millis() as u64,
+        max_frame_bytes: u64::from(shared.config().max_frame_bytes),
         connection: id,
     };
     if write
@@ -192,8 +192,8 @@ async fn serve<R, W>(
         write,
         Arc::clone(&state),
         control,
-        shared.config.heartbeat_interval,
-        shared.config.max_frame_bytes,
+        shared.config().heartbeat_interval,
+        shared.config().max_frame_bytes,
         false,
     ));
     let mut session = Session {
@@ -208,7 +208,7 @@ async fn serve<R, W>(
         fates: Vec::new(),
         feed: None,
     };
-    let timeout = heartbeat_timeout(&shared.config, &hello);
+    let timeout = heartbeat_timeout(&shared.config(), &hello);
     let close = read_loop(&mut session, &mut reader, &mut shutdown, timeout).await;
     if let Some(error) = &close.error {
         if close.reason != CloseReason::ServerShutdown {
@@ -287,7 +287,7 @@ async fn handshake<R>(
 where
     R: tokio::io::AsyncRead + Unpin,
 {
-    let timeout = shared.config.handshake_timeout;
+    let timeout = shared.config().handshake_timeout;
     let frame = match tokio::time::timeout(timeout, reader.read_frame()).await {
         Err(_) => {
             let message = format!("no HELLO within {} ms", timeout.as_millis());
@@ -353,7 +353,7 @@ async fn read_loop<R>(
 where
     R: tokio::io::AsyncRead + Unpin,
 {
-    let mut check = tokio::time::interval(session.shared.config.heartbeat_interval);
+    let mut check = tokio::time::interval(session.shared.config().heartbeat_interval);
     let mut last_heard = Instant::now();
     loop {
         tokio::select! {

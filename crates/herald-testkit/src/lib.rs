@@ -137,6 +137,11 @@ impl TestServer {
         }
     }
 
+    /// Returns the server itself (to reload it, for one).
+    pub fn server(&self) -> &Server {
+        self.running()
+    }
+
     fn running(&self) -> &Server {
         self.server
             .as_ref()

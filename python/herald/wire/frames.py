@@ -37,6 +37,8 @@ class FrameType(IntEnum):
     OK = 0x22
     MONITOR = 0x30
     MONITOR_REPLY = 0x31
+    RELOAD = 0x32
+    RELOAD_REPLY = 0x33
     PING = 0x40
     PONG = 0x41
     INFO = 0x50
@@ -165,6 +167,17 @@ class MonitorReply:
 
 
 @dataclass
+class Reload:
+    cid: int
+
+
+@dataclass
+class ReloadReply:
+    cid: int
+    data: Fields = field(default_factory=dict)
+
+
+@dataclass
 class Info:
     cid: int
     request: InfoRequest
@@ -233,6 +246,8 @@ Frame = Union[
     Ok,
     Monitor,
     MonitorReply,
+    Reload,
+    ReloadReply,
     Info,
     InfoReplyFrame,
     InfoSubscribe,
@@ -255,6 +270,8 @@ FRAME_TYPES = {
     Ok: FrameType.OK,
     Monitor: FrameType.MONITOR,
     MonitorReply: FrameType.MONITOR_REPLY,
+    Reload: FrameType.RELOAD,
+    ReloadReply: FrameType.RELOAD_REPLY,
     Info: FrameType.INFO,
     InfoReplyFrame: FrameType.INFO_REPLY,
     InfoSubscribe: FrameType.INFO_SUBSCRIBE,
@@ -347,9 +364,9 @@ def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per fr
         f.options.encode(w)
     elif isinstance(f, Unsubscribe):
         _uints(w, f.cid, f.subscription)
-    elif isinstance(f, (Ok, Monitor)):
+    elif isinstance(f, (Ok, Monitor, Reload)):
         _uints(w, f.cid)
-    elif isinstance(f, MonitorReply):
+    elif isinstance(f, (MonitorReply, ReloadReply)):
         w.array_len(2)
         w.uint(f.cid)
         encode_fields(w, f.data)
@@ -499,6 +516,12 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
     elif ft == FrameType.MONITOR_REPLY:
         r.expect_array("MONITOR_REPLY", 2)
         f = MonitorReply(r.read_uint(), decode_fields(r))
+    elif ft == FrameType.RELOAD:
+        r.expect_array("RELOAD", 1)
+        f = Reload(_request_cid(r))
+    elif ft == FrameType.RELOAD_REPLY:
+        r.expect_array("RELOAD_REPLY", 2)
+        f = ReloadReply(r.read_uint(), decode_fields(r))
     elif ft == FrameType.INFO:
         r.expect_array("INFO", 2)
         f = Info(_request_cid(r), decode_info_request(r))

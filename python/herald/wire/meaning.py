@@ -90,9 +90,9 @@ def frame_to_json(f: fr.Frame) -> Json:  # noqa: C901 - one branch per frame typ
         }
     elif isinstance(f, fr.Unsubscribe):
         body = {"cid": f.cid, "subscription": f.subscription}
-    elif isinstance(f, (fr.Ok, fr.Monitor)):
+    elif isinstance(f, (fr.Ok, fr.Monitor, fr.Reload)):
         body = {"cid": f.cid}
-    elif isinstance(f, fr.MonitorReply):
+    elif isinstance(f, (fr.MonitorReply, fr.ReloadReply)):
         body = {"cid": f.cid, "data": fields_to_json(f.data)}
     elif isinstance(f, fr.Info):
         body = {"cid": f.cid, "request": info_request_to_json(f.request)}
@@ -187,6 +187,10 @@ def frame_from_json(m: Json) -> fr.Frame:  # noqa: C901
         return fr.Monitor(m["cid"])
     if kind == "MONITOR_REPLY":
         return fr.MonitorReply(m["cid"], fields_from_json(m["data"]))
+    if kind == "RELOAD":
+        return fr.Reload(m["cid"])
+    if kind == "RELOAD_REPLY":
+        return fr.ReloadReply(m["cid"], fields_from_json(m["data"]))
     if kind == "INFO":
         return fr.Info(m["cid"], info_request_from_json(m["request"]))
     if kind == "INFO_REPLY":

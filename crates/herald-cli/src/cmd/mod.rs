@@ -1,5 +1,6 @@
 //! One module per subcommand, plus options they share.
 
+pub mod admin;
 pub mod archive;
 pub mod bench;
 pub mod cert;

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use herald_server::config::{Loaded, ENV_CONFIG_FILE};
+use herald_server::config::{Loaded, Source, ENV_CONFIG_FILE};
+use herald_server::reload::LogLevelHook;
 use herald_server::{Config, Server};
 
 use crate::demo::{self, DemoHandle, Simulation};
@@ -76,7 +77,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let Loaded { config, warnings } = load(&args)?;
+    let source = source(&args);
+    let Loaded { config, warnings } = source.load()?;
     if args.check_config {
         for warning in &warnings {
             eprintln!("warning: {warning}");
@@ -89,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    init_tracing(&config.log_level);
+    let log_level = init_tracing(&config.log_level);
     for warning in &warnings {
         tracing::warn!("{warning}");
     }
@@ -98,11 +100,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting runtime")?;
     let demo_seed = args.demo.then_some(args.demo_seed);
-    runtime.block_on(serve(config, demo_seed))?;
+    runtime.block_on(serve(config, source, log_level, demo_seed))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn load(args: &Args) -> anyhow::Result<Loaded> {
+/// Returns where the configuration comes from: the file, the variables, the flags (read
+/// again, with the same variables and flags, on a reload).
+fn source(args: &Args) -> Source {
     let path = args
         .config
         .clone()
@@ -145,24 +149,49 @@ fn load(args: &Args) -> anyhow::Result<Loaded> {
     if args.insecure_open {
         flags.insert("insecure_open".to_string(), toml::Value::Boolean(true));
     }
-    Ok(Config::load(path.as_deref(), std::env::vars(), flags)?)
+    Source {
+        path,
+        env: std::env::vars().collect(),
+        flags,
+    }
 }
 
-fn init_tracing(level: &str) {
-    let level: tracing::Level = level.parse().unwrap_or(tracing::Level::INFO);
+/// Sets up the server's diagnostics on stderr; returns how a reload changes their level.
+fn init_tracing(level: &str) -> LogLevelHook {
     use std::io::IsTerminal;
+    use tracing_subscriber::filter::LevelFilter;
+    use tracing_subscriber::prelude::*;
+    let level: tracing::Level = level.parse().unwrap_or(tracing::Level::INFO);
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(LevelFilter::from_level(level));
     let ansi = std::io::stderr().is_terminal();
-    tracing_subscriber::fmt()
-        .with_max_level(level)
+    let output = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_target(false)
-        .with_ansi(ansi)
+        .with_ansi(ansi);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(output)
         .init();
+    Box::new(move |level: &str| {
+        let level: tracing::Level = level
+            .parse()
+            .map_err(|_| format!("`{level}` is not a log level"))?;
+        handle
+            .reload(LevelFilter::from_level(level))
+            .map_err(|err| err.to_string())
+    })
 }
 
-async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
+async fn serve(
+    config: Config,
+    source: Source,
+    log_level: LogLevelHook,
+    demo_seed: Option<u64>,
+) -> anyhow::Result<()> {
     let open_files = raise_open_file_limit();
     let server = Server::start(config).await?;
+    server.set_config_source(source);
+    server.set_log_level_hook(log_level);
     let addr = server.local_addr();
     // Tests and scripts read these two lines to learn the ports: keep them first.
     eprintln!("herald serving on {addr}");
@@ -209,6 +238,10 @@ async fn serve(config: Config, demo_seed: Option<u64>) -> anyhow::Result<()> {
         eprintln!("          {}", simulation.summary());
         DemoHandle::spawn(format!("herald://{}", reachable(addr)), seed)
     });
+    eprintln!(
+        "  reload: kill -HUP {} (or herald admin reload)",
+        std::process::id()
+    );
     eprintln!("  stop:   Ctrl-C");
     shutdown_signal().await;
     eprintln!("herald: shutting down");

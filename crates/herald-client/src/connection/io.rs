@@ -285,7 +285,9 @@ async fn dispatch(inner: &Inner, frame: Bytes) -> Result<(), ClientError> {
             answer(inner, ack.ack_id, Ok(Frame::Ack(ack)));
         }
         Frame::Ok { cid } => answer(inner, cid, Ok(Frame::Ok { cid })),
-        frame @ Frame::MonitorReply { cid, .. } => answer(inner, cid, Ok(frame)),
+        frame @ (Frame::MonitorReply { cid, .. } | Frame::ReloadReply { cid, .. }) => {
+            answer(inner, cid, Ok(frame))
+        }
         Frame::InfoReply { cid, reply, more } => {
             let whole = Frame::InfoReply {
                 cid,

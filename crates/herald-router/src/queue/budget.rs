@@ -16,7 +16,7 @@ use super::{DropReason, Drops, Queue};
 /// The shared bound, what the queues hold now, and the queues, to find the largest.
 #[derive(Debug)]
 pub struct QueueBudget {
-    max_bytes: usize,
+    max_bytes: AtomicUsize,
     used: AtomicUsize,
     queues: Mutex<Vec<Weak<Queue>>>,
 }
@@ -25,7 +25,7 @@ impl QueueBudget {
     /// A budget of `max_bytes` of queued records in all.
     pub fn new(max_bytes: usize) -> QueueBudget {
         QueueBudget {
-            max_bytes,
+            max_bytes: AtomicUsize::new(max_bytes),
             used: AtomicUsize::new(0),
             queues: Mutex::new(Vec::new()),
         }
@@ -33,7 +33,12 @@ impl QueueBudget {
 
     /// Returns the bound.
     pub fn max_bytes(&self) -> usize {
-        self.max_bytes
+        self.max_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Sets a new bound (a reload); queues over it shed at their next push.
+    pub fn set_max_bytes(&self, max_bytes: usize) {
+        self.max_bytes.store(max_bytes, Ordering::Relaxed);
     }
 
     /// Returns the bytes queued in all queues of this budget.
@@ -64,7 +69,7 @@ impl QueueBudget {
         let mut drops = Drops::default();
         // Bounded: each round sheds the largest queue down to the next, or ends.
         for _ in 0..64 {
-            let over = self.used().saturating_sub(self.max_bytes);
+            let over = self.used().saturating_sub(self.max_bytes());
             if over == 0 {
                 break;
             }

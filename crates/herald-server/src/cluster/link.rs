@@ -74,7 +74,7 @@ impl Link {
         let state = Arc::new(ConnectionState::new(connection, peer));
         *state.name.lock().unwrap_or_else(|p| p.into_inner()) = format!("route:{}", member.name);
         let queue = Queue::numbered(
-            shared.config.queue,
+            shared.config().queue,
             Arc::clone(&state.writer),
             Arc::clone(&shared.queue_budget),
         );

@@ -337,7 +337,7 @@ pub async fn start(
         .advertise
         .clone()
         .unwrap_or_else(|| bound.to_string());
-    let (cluster, mut requests) = Cluster::new(config, &shared.config.name, address);
+    let (cluster, mut requests) = Cluster::new(config, &shared.config().name, address);
     let cluster = Arc::new(cluster);
     shared
         .router
@@ -413,7 +413,7 @@ fn leases(
         contact_points,
         keyspace,
         replication_factor,
-    } = shared.config.archive.backend.clone()
+    } = shared.config().archive.backend.clone()
     else {
         return Err(std::io::Error::other(
             "leased namespaces need the archive on Cassandra (archive.backend = \"cassandra\")",

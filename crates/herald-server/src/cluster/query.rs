@@ -53,7 +53,7 @@ impl Asked {
 /// archives of their own, and the query is merged (pages and instants).
 pub fn merged(shared: &Shared, request: &ArchiveRequest) -> bool {
     let embedded = !matches!(
-        shared.config.archive.backend,
+        shared.config().archive.backend,
         crate::config::ArchiveBackendConfig::Cassandra { .. }
     );
     embedded
@@ -116,7 +116,7 @@ pub fn answer_far(shared: &Arc<Shared>, link: &Arc<Link>, cid: u64, request: Arc
         }));
         return;
     };
-    let max_bytes = shared.config.max_frame_bytes as usize / 2;
+    let max_bytes = shared.config().max_frame_bytes as usize / 2;
     let link = Arc::clone(link);
     tokio::spawn(async move {
         let frame = match crate::archive::query(&archive, request, max_bytes).await {

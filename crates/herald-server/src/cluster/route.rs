@@ -51,7 +51,7 @@ pub async fn run(
 ) -> Ended {
     let _ = stream.set_nodelay(true);
     let (read, mut write) = stream.into_split();
-    let mut reader = FrameReader::new(read, shared.config.max_frame_bytes);
+    let mut reader = FrameReader::new(read, shared.config().max_frame_bytes);
     if write
         .write_all(&cluster.members_frame().to_bytes())
         .await
@@ -59,7 +59,7 @@ pub async fn run(
     {
         return Ended::Refused("the connection closed before MEMBERS".into());
     }
-    let timeout = shared.config.handshake_timeout;
+    let timeout = shared.config().handshake_timeout;
     let first = match tokio::time::timeout(timeout, reader.read_frame()).await {
         Ok(Ok(Some(frame))) => Frame::decode(frame).ok(),
         _ => None,
@@ -122,7 +122,7 @@ pub async fn run(
             control_rx,
             // The reader pings (timing the answers), not the writer.
             ROUTE_WRITER_PING,
-            shared.config.max_frame_bytes,
+            shared.config().max_frame_bytes,
             true,
         );
         async move {
@@ -146,8 +146,8 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
     reader: &mut FrameReader<R>,
     shutdown: &mut Shutdown,
 ) -> &'static str {
-    let timeout = shared.config.heartbeat_timeout;
-    let mut check = tokio::time::interval(shared.config.heartbeat_interval);
+    let timeout = shared.config().heartbeat_timeout;
+    let mut check = tokio::time::interval(shared.config().heartbeat_interval);
     let mut last_heard = Instant::now();
     let mut context = RouteContext::from_route();
     // The far side announces its interests, then sends `MEMBERS`: interests of an earlier

@@ -84,7 +84,7 @@ async fn answer_with(
     };
     // No frame larger than the client was told (WELCOME's max_frame_bytes): a list of
     // 100,000 objects goes as several parts under one cid.
-    let max_bytes = (shared.config.max_frame_bytes as usize).saturating_sub(REPLY_OVERHEAD_BYTES);
+    let max_bytes = (shared.config().max_frame_bytes as usize).saturating_sub(REPLY_OVERHEAD_BYTES);
     let parts = reply.split(max_bytes.max(1024));
     let last = parts.len() - 1;
     for (index, part) in parts.into_iter().enumerate() {
@@ -147,7 +147,7 @@ fn add(
     id: u64,
     selection: &SelectionData,
 ) -> Result<(), crate::info::InfoFailure> {
-    let config = session.shared.config.queue;
+    let config = session.shared.config().queue;
     let queue = super::subscribe::reserve(session, id, describe(selection), config, None)?;
     let shared = &session.shared;
     if let Err(failure) = shared.info.subscribe(

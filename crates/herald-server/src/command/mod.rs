@@ -5,6 +5,7 @@ pub(crate) mod info;
 mod monitor;
 mod publish;
 mod query;
+mod reload;
 pub(crate) mod subscribe;
 mod unsubscribe;
 
@@ -80,7 +81,9 @@ fn refusal_code(frame_type: FrameType) -> Option<ErrorCode> {
         FrameType::Subscribe => Some(ErrorCode::BadFilter),
         FrameType::Info | FrameType::InfoSubscribe => Some(ErrorCode::BadInfo),
         FrameType::Query => Some(ErrorCode::BadQuery),
-        FrameType::Unsubscribe | FrameType::Monitor => Some(ErrorCode::BadRequest),
+        FrameType::Unsubscribe | FrameType::Monitor | FrameType::Reload => {
+            Some(ErrorCode::BadRequest)
+        }
         _ => None,
     }
 }
@@ -102,6 +105,7 @@ pub async fn apply(session: &mut Session, request: Request) -> Result<(), Close>
             unsubscribe::apply(session, cid, subscription).await
         }
         Frame::Monitor { cid } => monitor::apply(session, cid).await,
+        Frame::Reload { cid } => reload::apply(session, cid).await,
         Frame::Info { cid, request } => info::apply(session, cid, request).await,
         Frame::InfoSubscribe {
             cid,

@@ -32,7 +32,7 @@ pub(super) async fn apply(
         session.reply(Frame::Error(error)).await;
         return Ok(());
     };
-    let max_bytes = (session.shared.config.max_frame_bytes as usize)
+    let max_bytes = (session.shared.config().max_frame_bytes as usize)
         .saturating_sub(REPLY_OVERHEAD_BYTES)
         .max(1024);
     let replies = session.replies.clone();

@@ -33,7 +33,7 @@ pub(super) async fn apply(session: &mut Session, subscribe: Subscribe) -> Result
 }
 
 fn add(session: &Session, subscribe: &Subscribe) -> Result<(), (ErrorCode, String)> {
-    let queue_config = queue_config(&session.shared.config, &subscribe.options);
+    let queue_config = queue_config(&session.shared.config(), &subscribe.options);
     let mut description = describe(&subscribe.filter, &queue_config);
     let group = subscribe.options.group.clone();
     if let Some(group) = &group {
@@ -69,7 +69,7 @@ pub(super) fn reserve(
     queue_config: QueueConfig,
     group: Option<Arc<str>>,
 ) -> Result<Arc<Queue>, (ErrorCode, String)> {
-    let config = &session.shared.config;
+    let config = &session.shared.config();
     let mut subscriptions = session.state.subscriptions();
     if subscriptions.iter().any(|s| s.id == id) {
         let message = format!("subscription id {id} is already in use on this connection");

@@ -25,6 +25,7 @@ mod env;
 pub mod limits;
 pub mod mirror;
 pub mod security;
+pub mod source;
 pub mod syslog;
 pub mod tls;
 
@@ -33,6 +34,7 @@ pub use cluster::{ClusterConfig, NamespaceConfig, RawClusterConfig, CLUSTER_KEYS
 pub use limits::HttpLimits;
 pub use mirror::MirrorConfig;
 pub use security::SecurityConfig;
+pub use source::Source;
 pub use syslog::{RawSyslogConfig, SyslogConfig, SYSLOG_KEYS};
 pub use tls::{ClientAuth, TlsConfig};
 

@@ -75,7 +75,7 @@ pub const HTTP_CONNECTION_ID: u64 = 0;
 
 /// Returns the routes, sharing `shared` with the native protocol.
 pub fn router(shared: Arc<Shared>) -> axum::Router {
-    let body_limit = shared.config.max_frame_bytes as usize;
+    let body_limit = shared.config().max_frame_bytes as usize;
     axum::Router::new()
         .route("/info", get(info::list))
         .route(

@@ -130,7 +130,7 @@ impl Connection {
         stop: watch::Receiver<bool>,
         cut: watch::Receiver<bool>,
     ) {
-        let timeout = self.shared.config.http_limits.header_timeout;
+        let timeout = self.shared.config().http_limits.header_timeout;
         let wrap = |stream| CuttableStream::new(stream, cut);
         let answer = super::error::plain_bad_request(NOT_TLS_ANSWER);
         let acceptor = match self.protocol {
@@ -175,7 +175,7 @@ impl Connection {
             Protocol::Http1 => {
                 let connection = http1::Builder::new()
                     .timer(TokioTimer::new())
-                    .header_read_timeout(self.shared.config.http_limits.header_timeout)
+                    .header_read_timeout(self.shared.config().http_limits.header_timeout)
                     .serve_connection(io, service)
                     .with_upgrades();
                 tokio::pin!(connection);
@@ -195,7 +195,7 @@ impl Connection {
                     .serve_connection(io, service);
                 tokio::pin!(connection);
                 // The head deadline's counterpart: the first request within it.
-                let first = tokio::time::sleep(self.shared.config.http_limits.header_timeout);
+                let first = tokio::time::sleep(self.shared.config().http_limits.header_timeout);
                 tokio::pin!(first);
                 let mut waited = false;
                 let asked = || asked.load(std::sync::atomic::Ordering::Relaxed);

@@ -128,7 +128,7 @@ pub fn queue_config(shared: &Shared) -> QueueConfig {
     QueueConfig {
         policy: Policy::DropNew,
         latest_interval: None,
-        ..shared.config.queue
+        ..shared.config().queue
     }
 }
 
@@ -202,7 +202,7 @@ async fn write(
 ) -> CloseReason {
     let hello = json!({
         "type": "hello",
-        "server": browser.shared.config.name,
+        "server": browser.shared.config().name,
         "time_ns": now_nanos(),
     });
     let mut messages = vec![Message::Text(hello.to_string().into())];

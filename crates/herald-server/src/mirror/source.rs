@@ -58,7 +58,7 @@ impl MirrorLink {
         let state = Arc::new(ConnectionState::new(connection, peer));
         *state.name.lock().unwrap_or_else(|p| p.into_inner()) = format!("mirror:{}", config.to);
         let queue = Queue::with_budget(
-            shared.config.queue,
+            shared.config().queue,
             Arc::clone(&state.writer),
             Arc::clone(&shared.queue_budget),
         );
@@ -139,7 +139,7 @@ impl ChangeListener for MirrorLink {
 pub fn start(shared: &Arc<Shared>) -> (Vec<Arc<MirrorLink>>, Vec<tokio::task::JoinHandle<()>>) {
     let mut links = Vec::new();
     let mut tasks = Vec::new();
-    for config in &shared.config.mirrors {
+    for config in &shared.config().mirrors {
         let link = MirrorLink::new(shared, config.clone());
         shared
             .info
@@ -188,20 +188,20 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
         .map_err(|err| format!("connecting: {err}"))?;
     let _ = stream.set_nodelay(true);
     let (read, mut write) = stream.into_split();
-    let mut reader = FrameReader::new(read, shared.config.max_frame_bytes);
+    let mut reader = FrameReader::new(read, shared.config().max_frame_bytes);
     let hello = Frame::Hello(Hello {
         version: PROTOCOL_VERSION,
-        name: shared.config.name.clone(),
+        name: shared.config().name.clone(),
         token: link.config.token.clone(),
         capabilities: vec!["mirror".to_string()],
-        heartbeat_ms: shared.config.heartbeat_interval.as_millis() as u64,
+        heartbeat_ms: shared.config().heartbeat_interval.as_millis() as u64,
         producer: 0,
     });
     write
         .write_all(&hello.to_bytes())
         .await
         .map_err(|err| format!("writing HELLO: {err}"))?;
-    let answer = tokio::time::timeout(shared.config.handshake_timeout, reader.read_frame()).await;
+    let answer = tokio::time::timeout(shared.config().handshake_timeout, reader.read_frame()).await;
     let welcome = match answer {
         Ok(Ok(Some(frame))) => match Frame::decode(frame) {
             Ok(Frame::Welcome(welcome)) => welcome,
@@ -211,7 +211,7 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
         _ => return Err("no WELCOME from the mirror".into()),
     };
     let feed = Frame::Mirror(MirrorFeed {
-        source: shared.config.name.clone(),
+        source: shared.config().name.clone(),
         subjects: link.config.subjects.iter().map(|g| g.to_string()).collect(),
         objects: link.config.objects.iter().map(|g| g.to_string()).collect(),
     });
@@ -253,7 +253,7 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
         Arc::clone(&link.state),
         control_rx,
         WRITER_PING,
-        max_frame.min(shared.config.max_frame_bytes),
+        max_frame.min(shared.config().max_frame_bytes),
         true,
     ));
     let ended = read_loop(shared, link, &mut reader, &mut writer).await;
@@ -268,7 +268,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
     reader: &mut FrameReader<R>,
     writer: &mut tokio::task::JoinHandle<std::io::Result<()>>,
 ) -> &'static str {
-    let mut check = tokio::time::interval(shared.config.heartbeat_interval);
+    let mut check = tokio::time::interval(shared.config().heartbeat_interval);
     let mut last_heard = Instant::now();
     loop {
         let frame = tokio::select! {
@@ -278,7 +278,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 Err(_) => return "read failed",
             },
             _ = check.tick() => {
-                if last_heard.elapsed() > shared.config.heartbeat_timeout {
+                if last_heard.elapsed() > shared.config().heartbeat_timeout {
                     return "the mirror stopped answering (heartbeat timeout)";
                 }
                 link.round_trip.sent();

@@ -97,7 +97,7 @@ async fn export(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Ok(access) => access,
         Err(message) => return failure(Status::Unauthenticated, &message),
     };
-    let limit = shared.config.max_frame_bytes as usize;
+    let limit = shared.config().max_frame_bytes as usize;
     let body = match axum::body::to_bytes(request.into_body(), limit + 5).await {
         Ok(body) => body,
         Err(_) => {

@@ -9,12 +9,18 @@
 //! `source_quota` records per second ([`quota`]); records past it are refused, counted as
 //! dropped (reason `quota`) and reported in a `herald.quota` record per window. Records at
 //! or above the protected priority are never held back by the quota.
+//!
+//! A reload that changes the rule, the quota or the protected priority puts new state in
+//! place ([`Storms::reconfigure`]); the old state's storms end at the sampler's next tick,
+//! so what they held back still comes out as summaries.
 
 pub mod mark;
 pub mod quota;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
 
 use herald_proto::frame::RawRecord;
 use herald_proto::storm::{self, Collapser, StormRule, Summary, Verdict};
@@ -57,26 +63,50 @@ pub struct Outcome {
 /// The server's storm and quota state.
 #[derive(Debug)]
 pub struct Storms {
-    collapser: Option<Mutex<Collapser<RawRecord>>>,
-    quotas: Option<Mutex<Quotas>>,
-    protected: Priority,
-    window_ns: i64,
+    active: ArcSwap<Active>,
+    /// State a reload replaced, ended at the next tick.
+    retired: Mutex<Vec<Arc<Active>>>,
     /// The counters.
     pub stats: StormStats,
 }
 
-impl Storms {
-    /// The rule and quota `config` sets.
-    pub fn new(config: &Config) -> Storms {
+/// The state of one configuration: open storms and quota windows.
+#[derive(Debug)]
+struct Active {
+    collapser: Option<Mutex<Collapser<RawRecord>>>,
+    quotas: Option<Mutex<Quotas>>,
+    protected: Priority,
+    window_ns: i64,
+}
+
+impl Active {
+    fn new(config: &Config) -> Active {
         let rule: StormRule = config.storm;
-        Storms {
+        Active {
             collapser: rule.is_on().then(|| Mutex::new(Collapser::new(rule))),
             quotas: (config.source_quota > 0)
                 .then(|| Mutex::new(Quotas::new(config.source_quota, rule.window_ns))),
             protected: config.queue.protected,
             window_ns: rule.window_ns,
+        }
+    }
+}
+
+impl Storms {
+    /// The rule and quota `config` sets.
+    pub fn new(config: &Config) -> Storms {
+        Storms {
+            active: ArcSwap::from_pointee(Active::new(config)),
+            retired: Mutex::new(Vec::new()),
             stats: StormStats::default(),
         }
+    }
+
+    /// Puts the rule, quota and protected priority of `config` in force for the batches
+    /// that come next; the storms and windows open now end at the next [`Storms::tick`].
+    pub fn reconfigure(&self, config: &Config) {
+        let old = self.active.swap(Arc::new(Active::new(config)));
+        lock(&self.retired).push(old);
     }
 
     /// Applies the rule and the quotas to a batch published by `connection` at `now`; with
@@ -90,8 +120,9 @@ impl Storms {
         collapse: bool,
     ) -> Outcome {
         let mut outcome = Outcome::default();
-        let collapsing = collapse && self.collapser.is_some();
-        if !collapsing && self.quotas.is_none() {
+        let active = self.active.load();
+        let collapsing = collapse && active.collapser.is_some();
+        if !collapsing && active.quotas.is_none() {
             return outcome;
         }
         // Read before the locks are taken: other connections' batches wait only for the
@@ -100,16 +131,16 @@ impl Storms {
         let keys: Vec<Option<storm::Keys>> = records
             .iter()
             .map(|record| {
-                let wanted = self.quotas.is_some() || record.meta.kind == Kind::Log;
+                let wanted = active.quotas.is_some() || record.meta.kind == Kind::Log;
                 wanted.then(|| storm::raw_keys(record).ok()).flatten()
             })
             .collect();
-        let mut collapser = self
+        let mut collapser = active
             .collapser
             .as_ref()
             .filter(|_| collapse)
             .map(|c| lock(c));
-        let mut quotas = self.quotas.as_ref().map(|q| lock(q));
+        let mut quotas = active.quotas.as_ref().map(|q| lock(q));
         for (index, (record, keys)) in records.iter().zip(keys).enumerate() {
             let is_log = record.meta.kind == Kind::Log;
             let Some(keys) = keys else {
@@ -117,7 +148,7 @@ impl Storms {
             };
             if let Some(quotas) = quotas.as_mut() {
                 let source = keys.source.unwrap_or(connection ^ quota::CONNECTION_SOURCE);
-                let exempt = record.meta.priority >= self.protected;
+                let exempt = record.meta.priority >= active.protected;
                 if !exempt && !quotas.take(source, connection, now, record) {
                     outcome.refused += 1;
                     if outcome.refusal.is_none() {
@@ -138,7 +169,7 @@ impl Storms {
                     self.stats.started.fetch_add(1, Ordering::Relaxed);
                     outcome
                         .marked
-                        .push(mark::collapsing(record, self.window_ns));
+                        .push(mark::collapsing(record, active.window_ns));
                     refuse(&mut outcome, records.len(), index);
                 }
                 Verdict::Held => {
@@ -155,10 +186,12 @@ impl Storms {
         outcome
     }
 
-    /// Ends the windows over at `now`: the summaries and quota reports to route.
+    /// Ends the windows over at `now`: the summaries and quota reports to route (and every
+    /// window of state a reload replaced).
     pub fn tick(&self, now: i64) -> Vec<RawRecord> {
-        let mut out = Vec::new();
-        if let Some(collapser) = &self.collapser {
+        let mut out = self.finish_retired();
+        let active = self.active.load();
+        if let Some(collapser) = &active.collapser {
             let mut summaries: Vec<Summary<RawRecord>> = Vec::new();
             lock(collapser).tick(now, &mut summaries);
             self.stats
@@ -166,7 +199,7 @@ impl Storms {
                 .fetch_add(summaries.len() as u64, Ordering::Relaxed);
             out.extend(summaries.iter().map(mark::summary));
         }
-        if let Some(quotas) = &self.quotas {
+        if let Some(quotas) = &active.quotas {
             let reports = lock(quotas).tick(now);
             self.stats
                 .quota_reports
@@ -179,8 +212,22 @@ impl Storms {
     /// Ends every storm and quota window now (the server stops): their last summaries and
     /// reports, so that what was held back is counted somewhere.
     pub fn finish(&self) -> Vec<RawRecord> {
+        let mut out = self.finish_retired();
+        self.finish_state(&self.active.load(), &mut out);
+        out
+    }
+
+    fn finish_retired(&self) -> Vec<RawRecord> {
+        let retired = std::mem::take(&mut *lock(&self.retired));
         let mut out = Vec::new();
-        if let Some(collapser) = &self.collapser {
+        for state in &retired {
+            self.finish_state(state, &mut out);
+        }
+        out
+    }
+
+    fn finish_state(&self, state: &Active, out: &mut Vec<RawRecord>) {
+        if let Some(collapser) = &state.collapser {
             let mut summaries: Vec<Summary<RawRecord>> = Vec::new();
             lock(collapser).finish(&mut summaries);
             self.stats
@@ -188,14 +235,13 @@ impl Storms {
                 .fetch_add(summaries.len() as u64, Ordering::Relaxed);
             out.extend(summaries.iter().map(mark::summary));
         }
-        if let Some(quotas) = &self.quotas {
+        if let Some(quotas) = &state.quotas {
             let reports = lock(quotas).tick(i64::MAX);
             self.stats
                 .quota_reports
                 .fetch_add(reports.len() as u64, Ordering::Relaxed);
             out.extend(reports);
         }
-        out
     }
 
     /// The monitor's `storms` section.
@@ -203,11 +249,12 @@ impl Storms {
         let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
         let load = |counter: &AtomicU64| int(counter.load(Ordering::Relaxed));
         let s = &self.stats;
-        let (storms, untracked) = self.collapser.as_ref().map_or((0, 0), |c| {
+        let active = self.active.load();
+        let (storms, untracked) = active.collapser.as_ref().map_or((0, 0), |c| {
             let c = lock(c);
             (c.storms() as u64, c.untracked)
         });
-        let over = self.quotas.as_ref().map_or(0, |q| lock(q).over() as u64);
+        let over = active.quotas.as_ref().map_or(0, |q| lock(q).over() as u64);
         let fields: Vec<Field> = vec![
             ("storms".into(), int(storms)),
             ("started".into(), load(&s.started)),

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use bytes::{Buf, BytesMut};
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
-use tokio::task::JoinHandle;
 
 use super::{Ingest, SyslogStats};
 use crate::config::SyslogConfig;
@@ -68,69 +67,27 @@ pub async fn bind(config: &SyslogConfig) -> std::io::Result<Sockets> {
     Ok(Sockets { udp, tcp })
 }
 
-/// Returns the counters of `sockets` (with their addresses).
-pub fn stats_of(sockets: &Sockets) -> SyslogStats {
-    SyslogStats {
+/// Returns the addresses of `sockets`, for the counters.
+pub fn addresses_of(sockets: &Sockets) -> super::Addresses {
+    super::Addresses {
         udp: sockets.udp.as_ref().and_then(|s| s.local_addr().ok()),
         udp_inode: sockets.udp.as_ref().and_then(super::udp::socket_inode),
         tcp: sockets.tcp.as_ref().and_then(|s| s.local_addr().ok()),
-        ..SyslogStats::default()
     }
 }
 
-/// Starts a task per socket.
-pub fn start(
-    sockets: Sockets,
-    shared: &Arc<Shared>,
-    stats: &Arc<SyslogStats>,
-    shutdown: &Shutdown,
-) -> Vec<JoinHandle<()>> {
-    let mut tasks = Vec::new();
-    let max = shared
-        .config
-        .syslog
-        .as_ref()
-        .map_or(64 * 1024, |c| c.max_message_bytes);
-    if let Some(socket) = sockets.udp {
-        let ingest = Ingest::new(Arc::clone(shared), Arc::clone(stats));
-        tasks.push(tokio::spawn(super::udp::listen(
-            socket,
-            ingest,
-            max,
-            shutdown.clone(),
-        )));
-    }
-    if let Some(listener) = sockets.tcp {
-        let (shared, stats) = (Arc::clone(shared), Arc::clone(stats));
-        tasks.push(tokio::spawn(accept(
-            listener,
-            shared,
-            stats,
-            max,
-            shutdown.clone(),
-        )));
-    }
-    if let (Some(udp), tcp) = (stats.udp, stats.tcp) {
-        tracing::info!(%udp, tcp = ?tcp, "syslog listening");
-    } else if let Some(tcp) = stats.tcp {
-        tracing::info!(%tcp, "syslog listening");
-    }
-    tasks
-}
-
-async fn accept(
+/// Accepts syslog connections until `stop` (a reload, or the server's shutdown), then gives
+/// the listener back; the connections open go on until the server's `shutdown`.
+pub async fn accept(
     listener: TcpListener,
     shared: Arc<Shared>,
     stats: Arc<SyslogStats>,
     max: usize,
-    mut shutdown: Shutdown,
-) {
+    mut stop: Shutdown,
+    shutdown: Shutdown,
+) -> TcpListener {
     // syslog connections have limits of their own, as many as the native port's.
-    let config = &shared.config;
-    let limit = crate::connection_limit::ConnectionLimit::new(
-        config.max_connections,
-        config.max_connections_per_address,
-    );
+    let limit = Arc::clone(&shared.syslog_connections);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -141,7 +98,7 @@ async fn accept(
                     continue;
                 }
             },
-            () = shutdown.recv() => return,
+            () = stop.recv() => return listener,
         };
         let permit = match limit.try_acquire(peer.ip()) {
             Ok(permit) => permit,

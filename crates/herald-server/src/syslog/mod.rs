@@ -3,11 +3,13 @@
 //!
 //! - [`parse`]: one message, RFC 5424 or RFC 3164;
 //! - [`record`]: a message as a record;
-//! - [`listen`]: the sockets, TCP framing (RFC 6587) and the counters.
+//! - [`listen`]: the sockets, TCP framing (RFC 6587) and the counters;
+//! - [`door`]: the listeners running, which a reload may start, stop, move or restart.
 //!
 //! A message that does not read is counted as bad input (`syslog.bad` in the monitor, the
 //! last one kept as `syslog.last_bad` with its sender) and the listener goes on.
 
+pub mod door;
 pub mod listen;
 pub mod parse;
 pub mod record;
@@ -34,12 +36,8 @@ const SAMPLE_BYTES: usize = 200;
 /// What the listeners counted.
 #[derive(Debug, Default)]
 pub struct SyslogStats {
-    /// The UDP and TCP addresses listened on.
-    pub udp: Option<SocketAddr>,
-    /// See `udp`.
-    pub tcp: Option<SocketAddr>,
-    /// The UDP socket's inode, by which the kernel counts what it dropped for it.
-    pub udp_inode: Option<u64>,
+    /// Where the listeners are: a reload may move them.
+    addresses: Mutex<Addresses>,
     /// Messages taken as records.
     pub records: AtomicU64,
     /// Messages refused as bad input.
@@ -52,7 +50,33 @@ pub struct SyslogStats {
     last_bad: Mutex<Option<(String, String, String)>>,
 }
 
+/// The UDP and TCP addresses listened on.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Addresses {
+    /// The UDP socket's address.
+    pub udp: Option<SocketAddr>,
+    /// The TCP listener's address.
+    pub tcp: Option<SocketAddr>,
+    /// The UDP socket's inode, by which the kernel counts what it dropped for it.
+    pub udp_inode: Option<u64>,
+}
+
 impl SyslogStats {
+    /// Returns where the listeners are.
+    pub fn addresses(&self) -> Addresses {
+        *self.addresses.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records where the listeners are now.
+    pub fn set_addresses(&self, addresses: Addresses) {
+        *self.addresses.lock().unwrap_or_else(|p| p.into_inner()) = addresses;
+    }
+
+    /// Returns true while a listener runs (the monitor has a `syslog` section).
+    pub fn is_on(&self) -> bool {
+        let addresses = self.addresses();
+        addresses.udp.is_some() || addresses.tcp.is_some()
+    }
     /// Counts a bad message from `peer`, keeping it as the sample.
     pub fn bad(&self, peer: &str, why: &str, bytes: &[u8]) {
         self.bad.fetch_add(1, Ordering::Relaxed);
@@ -67,9 +91,10 @@ impl SyslogStats {
         let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
         let address =
             |a: Option<SocketAddr>| Value::Str(a.map(|a| a.to_string()).unwrap_or_default());
+        let addresses = self.addresses();
         let mut fields: Vec<Field> = vec![
-            ("udp".into(), address(self.udp)),
-            ("tcp".into(), address(self.tcp)),
+            ("udp".into(), address(addresses.udp)),
+            ("tcp".into(), address(addresses.tcp)),
             ("records".into(), int(self.records.load(Ordering::Relaxed))),
             ("bad".into(), int(self.bad.load(Ordering::Relaxed))),
             (
@@ -78,7 +103,7 @@ impl SyslogStats {
             ),
             ("refused".into(), int(self.refused.load(Ordering::Relaxed))),
         ];
-        if let Some(drops) = self.udp_inode.and_then(udp::drops) {
+        if let Some(drops) = addresses.udp_inode.and_then(udp::drops) {
             fields.push(("udp_dropped".into(), int(drops)));
         }
         let last = self.last_bad.lock().unwrap_or_else(|p| p.into_inner());
@@ -102,6 +127,8 @@ impl SyslogStats {
 /// into is reused, so a message costs no allocation of its own.
 pub struct Ingest {
     shared: Arc<Shared>,
+    /// The configuration in force, read again at every flush (a reload may change it).
+    config: Arc<crate::Config>,
     stats: Arc<SyslogStats>,
     route: RouteContext,
     /// The batch's records, encoded, and where each is with its routing fields.
@@ -115,6 +142,7 @@ impl Ingest {
     /// Returns an ingest for one listener or connection.
     pub fn new(shared: Arc<Shared>, stats: Arc<SyslogStats>) -> Ingest {
         Ingest {
+            config: shared.config(),
             shared,
             stats,
             route: RouteContext::default(),
@@ -129,7 +157,6 @@ impl Ingest {
     pub fn message(&mut self, bytes: &[u8], peer: &str) {
         let now = now_nanos();
         let template = self
-            .shared
             .config
             .syslog
             .as_ref()
@@ -174,6 +201,7 @@ impl Ingest {
         let taken = self.records.len() as u64 - over_quota;
         self.stats.records.fetch_add(taken, Ordering::Relaxed);
         self.records.clear();
+        self.config = self.shared.config();
     }
 
     /// Returns how many records wait for [`Ingest::flush`].

@@ -20,8 +20,14 @@ const BATCH: usize = 512;
 /// The longest UDP payload (and one byte more).
 const LONGEST: usize = 65_536;
 
-/// Reads datagrams from `socket` into `ingest` until `shutdown`.
-pub async fn listen(socket: UdpSocket, mut ingest: Ingest, max: usize, mut shutdown: Shutdown) {
+/// Reads datagrams until `stop` (a reload, or the server's shutdown), then gives the socket
+/// back.
+pub async fn listen(
+    socket: UdpSocket,
+    mut ingest: Ingest,
+    max: usize,
+    mut stop: Shutdown,
+) -> UdpSocket {
     let mut slots = Slots::new(max);
     loop {
         tokio::select! {
@@ -29,7 +35,7 @@ pub async fn listen(socket: UdpSocket, mut ingest: Ingest, max: usize, mut shutd
                 tracing::warn!(error = %err, "syslog: UDP receive failed");
                 continue;
             },
-            () = shutdown.recv() => return,
+            () = stop.recv() => return socket,
         }
         // Take what has arrived, then route it all together.
         let mut read = 0;

@@ -107,6 +107,8 @@ fn first_uint(frame: &Frame) -> Option<u64> {
         | Frame::Ok { cid }
         | Frame::Monitor { cid }
         | Frame::MonitorReply { cid, .. }
+        | Frame::Reload { cid }
+        | Frame::ReloadReply { cid, .. }
         | Frame::Info { cid, .. }
         | Frame::InfoReply { cid, .. }
         | Frame::InfoSubscribe { cid, .. }

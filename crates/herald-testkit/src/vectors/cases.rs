@@ -648,6 +648,21 @@ fn control() -> Vec<Json> {
             "MONITOR_REPLY with a small map of counters (a real reply holds more names)",
             &Frame::MonitorReply { cid: 5, data },
         ),
+        case("reload", "RELOAD request, cid 6", &Frame::Reload { cid: 6 }),
+        case(
+            "reload_reply",
+            "RELOAD_REPLY: the settings applied, and those that wait for a restart",
+            &Frame::ReloadReply {
+                cid: 6,
+                data: vec![
+                    (
+                        "applied".into(),
+                        Value::Array(vec![Value::from("queue_records")]),
+                    ),
+                    ("restart".into(), Value::Array(vec![Value::from("listen")])),
+                ],
+            },
+        ),
         case("ping", "PING: a type byte and no body", &Frame::Ping),
         case("pong", "PONG: a type byte and no body", &Frame::Pong),
     ]

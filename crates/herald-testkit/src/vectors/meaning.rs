@@ -43,8 +43,10 @@ pub fn frame_to_json(frame: &Frame) -> Json {
         Frame::Unsubscribe { cid, subscription } => {
             json!({ "cid": cid, "subscription": subscription })
         }
-        Frame::Ok { cid } | Frame::Monitor { cid } => json!({ "cid": cid }),
-        Frame::MonitorReply { cid, data } => json!({ "cid": cid, "data": fields_json(data) }),
+        Frame::Ok { cid } | Frame::Monitor { cid } | Frame::Reload { cid } => json!({ "cid": cid }),
+        Frame::MonitorReply { cid, data } | Frame::ReloadReply { cid, data } => {
+            json!({ "cid": cid, "data": fields_json(data) })
+        }
         Frame::Info { cid, request } => {
             json!({ "cid": cid, "request": info_request_json(request) })
         }

@@ -165,7 +165,7 @@ async fn answer_records(
     columns: Columns,
 ) -> Result<Response, HttpError> {
     if format == Format::Json {
-        let max_bytes = shared.config.max_frame_bytes as usize;
+        let max_bytes = shared.config().max_frame_bytes as usize;
         let (page, skipped) = page_of(ask(shared, &archive, request, max_bytes).await?);
         let records = page
             .records

@@ -69,6 +69,14 @@ public sealed interface Frame {
     record MonitorReply(long cid, Map<String, Object> data) implements Frame {
     }
 
+    /** RELOAD (0x32): read the configuration again (admin). */
+    record Reload(long cid) implements Frame {
+    }
+
+    /** RELOAD_REPLY (0x33): the settings applied, and those waiting for a restart. */
+    record ReloadReply(long cid, Map<String, Object> data) implements Frame {
+    }
+
     /** INFO (0x50). */
     record Info(long cid, InfoRequest request) implements Frame {
     }

@@ -83,6 +83,11 @@ public final class FrameCodec {
         } else if (frame instanceof MonitorReply m) {
             w.array(2).uint(m.cid());
             Values.encodeFields(w, m.data());
+        } else if (frame instanceof Reload m) {
+            w.array(1).uint(m.cid());
+        } else if (frame instanceof ReloadReply m) {
+            w.array(2).uint(m.cid());
+            Values.encodeFields(w, m.data());
         } else if (frame instanceof Info i) {
             w.array(2).uint(i.cid());
             i.request().encode(w);
@@ -179,6 +184,14 @@ public final class FrameCodec {
             case FrameType.MONITOR_REPLY -> {
                 r.readArray("MONITOR_REPLY", 2, 2);
                 yield new MonitorReply(r.readUint("cid"), Values.decodeFields(r));
+            }
+            case FrameType.RELOAD -> {
+                r.readArray("RELOAD", 1, 1);
+                yield new Reload(r.readUint("cid"));
+            }
+            case FrameType.RELOAD_REPLY -> {
+                r.readArray("RELOAD_REPLY", 2, 2);
+                yield new ReloadReply(r.readUint("cid"), Values.decodeFields(r));
             }
             case FrameType.INFO -> {
                 r.readArray("INFO", 2, 2);

@@ -13,6 +13,8 @@ public final class FrameType {
     /** OK. */ public static final int OK = 0x22;
     /** MONITOR. */ public static final int MONITOR = 0x30;
     /** MONITOR_REPLY. */ public static final int MONITOR_REPLY = 0x31;
+    /** RELOAD. */ public static final int RELOAD = 0x32;
+    /** RELOAD_REPLY. */ public static final int RELOAD_REPLY = 0x33;
     /** PING. */ public static final int PING = 0x40;
     /** PONG. */ public static final int PONG = 0x41;
     /** INFO. */ public static final int INFO = 0x50;
@@ -38,6 +40,8 @@ public final class FrameType {
         if (frame instanceof Frame.Ok) return OK;
         if (frame instanceof Frame.Monitor) return MONITOR;
         if (frame instanceof Frame.MonitorReply) return MONITOR_REPLY;
+        if (frame instanceof Frame.Reload) return RELOAD;
+        if (frame instanceof Frame.ReloadReply) return RELOAD_REPLY;
         if (frame instanceof Frame.Info) return INFO;
         if (frame instanceof Frame.InfoReplyFrame) return INFO_REPLY;
         if (frame instanceof Frame.InfoSubscribe) return INFO_SUBSCRIBE;

@@ -82,6 +82,10 @@ final class FromMeaning {
                 return new Monitor(num(m.get("cid")));
             case "MONITOR_REPLY":
                 return new MonitorReply(num(m.get("cid")), values(map(m.get("data"))));
+            case "RELOAD":
+                return new Reload(num(m.get("cid")));
+            case "RELOAD_REPLY":
+                return new ReloadReply(num(m.get("cid")), values(map(m.get("data"))));
             case "INFO":
                 return new Info(num(m.get("cid")), infoRequest(map(m.get("request"))));
             case "INFO_REPLY": {

@@ -92,6 +92,11 @@ final class Meaning {
         } else if (f instanceof MonitorReply r) {
             m.put("cid", r.cid());
             m.put("data", values(r.data()));
+        } else if (f instanceof Reload o) {
+            m.put("cid", o.cid());
+        } else if (f instanceof ReloadReply r) {
+            m.put("cid", r.cid());
+            m.put("data", values(r.data()));
         } else if (f instanceof Info i) {
             m.put("cid", i.cid());
             m.put("request", infoRequest(i.request()));
@@ -137,6 +142,8 @@ final class Meaning {
             case FrameType.OK -> "OK";
             case FrameType.MONITOR -> "MONITOR";
             case FrameType.MONITOR_REPLY -> "MONITOR_REPLY";
+            case FrameType.RELOAD -> "RELOAD";
+            case FrameType.RELOAD_REPLY -> "RELOAD_REPLY";
             case FrameType.INFO -> "INFO";
             case FrameType.INFO_REPLY -> "INFO_REPLY";
             case FrameType.INFO_SUBSCRIBE -> "INFO_SUBSCRIBE";
