@@ -358,3 +358,47 @@ fn list(fields: &[herald_proto::value::Field], name: &str) -> Vec<String> {
         other => panic!("{name} is {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn connection_limits_and_the_queue_budget_change_live() {
+    let dir = TempDirGuard(temp_dir("reload"));
+    let server = TestServer::start_with(config_of(&dir.0, "")).await;
+    let first = connect(&server, "first").await;
+    let second = connect(&server, "second").await;
+    let mut new = config_of(
+        &dir.0,
+        "max_connections = 2\nqueue_budget_bytes = \"8MiB\"\nheartbeat_interval = \"250ms\"\n",
+    );
+    new.data_dir
+        .clone_from(&server.server().config_in_force().data_dir);
+    let outcome = server.server().reload_with(new).await.unwrap();
+    assert_eq!(
+        outcome.applied,
+        vec![
+            "max_connections",
+            "queue_budget_bytes",
+            "heartbeat_interval"
+        ]
+    );
+    // The two open connections stay; a third is turned away.
+    let third = herald_client::Client::connect(&server.url()).await;
+    assert!(third.is_err(), "a third connection is refused");
+    first.flush(WAIT).await.unwrap();
+    second.flush(WAIT).await.unwrap();
+    let queues = common::map(&server.monitor_snapshot(), "queues").to_vec();
+    assert_eq!(common::int(&queues, "budget_bytes"), 8 << 20);
+    // Once one leaves, a new one comes in.
+    drop(second);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let again = loop {
+        match herald_client::Client::connect(&server.url()).await {
+            Ok(client) => break client,
+            Err(_) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(err) => panic!("no place freed: {err}"),
+        }
+    };
+    again.flush(WAIT).await.unwrap();
+    server.stop().await;
+}
