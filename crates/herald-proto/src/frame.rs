@@ -302,6 +302,9 @@ pub struct DeliverEntry {
     pub producer: u64,
     /// See `producer`.
     pub pseq: u64,
+    /// Between cluster members only: the queue groups the receiving member is to give the
+    /// record to (one member each); its other groups' members do not get it (empty: none).
+    pub groups: Vec<String>,
 }
 
 /// `GAP`: records that matched a subscription but were dropped before delivery.
@@ -586,25 +589,32 @@ pub fn write_deliver_entry(
 }
 
 /// Appends one `DELIVER` entry of a route (between cluster members): with the producer's
-/// id and number of the record when it has them (`producer` non-zero).
+/// id and number of the record when it has them (`producer` non-zero), and the queue groups
+/// the far member is to give it to, when there are any.
 pub fn write_route_entry(
     out: &mut Vec<u8>,
     seq: u64,
     received: i64,
     record: &[u8],
-    producer: u64,
-    pseq: u64,
+    (producer, pseq): (u64, u64),
+    groups: &[impl AsRef<str>],
 ) {
-    if producer == 0 {
+    if producer == 0 && groups.is_empty() {
         return write_deliver_entry(out, 0, seq, received, record);
     }
-    msgpack::write_array_len(out, 6);
+    msgpack::write_array_len(out, if groups.is_empty() { 6 } else { 7 });
     msgpack::write_uint(out, 0);
     msgpack::write_uint(out, seq);
     msgpack::write_int(out, received);
     out.extend_from_slice(record);
     msgpack::write_uint(out, producer);
     msgpack::write_uint(out, pseq);
+    if !groups.is_empty() {
+        msgpack::write_array_len(out, msgpack::len_u32(groups.len()));
+        for group in groups {
+            msgpack::write_str(out, group.as_ref());
+        }
+    }
 }
 
 /// Appends the header of a `PUBLISH` body for `count` records; the records follow.

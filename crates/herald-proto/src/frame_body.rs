@@ -43,18 +43,25 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
         Frame::Deliver(entries) => {
             msgpack::write_array_len(out, msgpack::len_u32(entries.len()));
             for entry in entries {
-                if entry.producer != 0 {
-                    msgpack::write_array_len(out, 6);
-                } else {
-                    msgpack::write_array_len(out, 4);
-                }
+                let len = match (entry.producer, entry.groups.is_empty()) {
+                    (_, false) => 7,
+                    (0, true) => 4,
+                    (_, true) => 6,
+                };
+                msgpack::write_array_len(out, len);
                 msgpack::write_uint(out, entry.subscription);
                 msgpack::write_uint(out, entry.seq);
                 msgpack::write_int(out, entry.received);
                 out.extend_from_slice(&entry.record.bytes);
-                if entry.producer != 0 {
+                if len > 4 {
                     msgpack::write_uint(out, entry.producer);
                     msgpack::write_uint(out, entry.pseq);
+                }
+                if len == 7 {
+                    msgpack::write_array_len(out, msgpack::len_u32(entry.groups.len()));
+                    for group in &entry.groups {
+                        msgpack::write_str(out, group);
+                    }
                 }
             }
         }
@@ -372,9 +379,10 @@ fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEn
     let count = reader.read_array_len()?;
     let mut entries = Vec::with_capacity((count as usize).min(body.len()));
     for _ in 0..count {
-        // Four elements, or six on a route: with the producer's id and number.
+        // Four elements, or on a route six (with the producer's id and number) or seven
+        // (and the queue groups the receiver is to serve).
         let found = reader.read_array_len()?;
-        if found != 4 && found != 6 {
+        if found != 4 && found != 6 && found != 7 {
             return Err(DecodeError::WrongLength {
                 message: "DELIVER entry",
                 expected: 4,
@@ -390,11 +398,18 @@ fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEn
             bytes: body.slice(start..reader.position()),
             meta,
         };
-        let (producer, pseq) = if found == 6 {
+        let (producer, pseq) = if found >= 6 {
             (reader.read_uint()?, reader.read_uint()?)
         } else {
             (0, 0)
         };
+        let mut groups = Vec::new();
+        if found == 7 {
+            let count = reader.read_array_len()?;
+            for _ in 0..count {
+                groups.push(reader.read_str()?.to_string());
+            }
+        }
         entries.push(DeliverEntry {
             subscription,
             seq,
@@ -402,6 +417,7 @@ fn decode_deliver(reader: &mut Reader<'_>, body: &Bytes) -> Result<Vec<DeliverEn
             record,
             producer,
             pseq,
+            groups,
         });
     }
     Ok(entries)
@@ -650,6 +666,16 @@ mod tests {
                 record: RawRecord::new(record.to_bytes().into()).unwrap(),
                 producer: 0,
                 pseq: 0,
+                groups: Vec::new(),
+            }]),
+            Frame::Deliver(vec![DeliverEntry {
+                subscription: 0,
+                seq: 13,
+                received: 5,
+                record: RawRecord::new(record.to_bytes().into()).unwrap(),
+                producer: 0,
+                pseq: 0,
+                groups: vec!["workers".into(), "archivers".into()],
             }]),
             Frame::Deliver(vec![DeliverEntry {
                 subscription: 0,
@@ -658,6 +684,7 @@ mod tests {
                 record: RawRecord::new(record.to_bytes().into()).unwrap(),
                 producer: 77,
                 pseq: 3,
+                groups: vec!["workers".into()],
             }]),
             Frame::Gap(GapNotice {
                 subscription: 1,

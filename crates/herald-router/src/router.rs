@@ -61,6 +61,9 @@ pub struct RouteContext {
     /// Members of queue groups that one record matched, cleared before each record: it
     /// goes to one member of each group.
     grouped: Vec<Arc<Subscription>>,
+    /// From a route: the queue groups the far member chose this member to serve for the
+    /// records routed now (their other groups' members here do not get them).
+    route_groups: Vec<String>,
     /// Numbered queues (routes) the last batch went to, with the highest number it got on
     /// each: see [`RouteContext::take_marks`].
     marks: Vec<(Arc<Queue>, u64)>,
@@ -86,6 +89,13 @@ impl RouteContext {
             from_route: true,
             ..RouteContext::default()
         }
+    }
+
+    /// Sets the queue groups this member serves for the records routed next through a
+    /// context [`RouteContext::from_route`] (those a route's `DELIVER` entries name).
+    pub fn set_route_groups(&mut self, groups: &[String]) {
+        self.route_groups.clear();
+        self.route_groups.extend_from_slice(groups);
     }
 
     /// Returns (hits, misses) of the match cache.
@@ -163,7 +173,7 @@ impl Router {
             .filter(|s| s.group.as_deref() == Some(group) && !Arc::ptr_eq(&s.queue, leaving))
             .collect();
         let (mut handed, mut drops, mut left) = (0, Drops::default(), Vec::new());
-        for delivery in leaving.take_queued() {
+        for mut delivery in leaving.take_queued() {
             let record = RawRecord::new(delivery.record.clone());
             let wanted = |member: &&&Arc<Subscription>| {
                 record.as_ref().is_ok_and(|r| {
@@ -178,6 +188,10 @@ impl Router {
                 left.push(delivery);
                 continue;
             };
+            if member.route {
+                // A far member's: its member there gets it.
+                add_group(&mut delivery, Arc::from(group));
+            }
             let mut pushed = member.queue.push_batch(&mut vec![delivery]);
             drops.merge(&pushed.drops);
             if pushed.blocked.is_empty() {
@@ -317,21 +331,26 @@ impl Router {
                 subject: meta.subject,
                 producer,
                 pseq,
+                groups: None,
             };
             for subscription in &matched.channels[meta.priority as usize] {
                 if seen && !subscription.route {
                     continue;
                 }
                 if subscription.route {
-                    // One hop, and once per route however many of its interests match.
+                    // One hop, and once per route however many of its interests match (a
+                    // far member's group interest is a member of the group here: below).
                     let queue = Arc::as_ptr(&subscription.queue) as usize;
-                    if context.from_route || context.routed.contains(&queue) {
+                    let grouped = subscription.group.is_some();
+                    if context.from_route || (!grouped && context.routed.contains(&queue)) {
                         continue;
                     }
                     if !subscription.filter.matches_record(record) {
                         continue;
                     }
-                    context.routed.push(queue);
+                    if !grouped {
+                        context.routed.push(queue);
+                    }
                 } else if !subscription.filter.matches_record(record) {
                     continue;
                 }
@@ -342,14 +361,21 @@ impl Router {
                 {
                     continue;
                 }
-                if subscription.group.is_some() {
-                    context.grouped.push(Arc::clone(subscription));
+                if let Some(group) = &subscription.group {
+                    // From a route, only the groups the far member chose this one for.
+                    if !context.from_route || context.route_groups.iter().any(|g| **g == **group) {
+                        context.grouped.push(Arc::clone(subscription));
+                    }
                     continue;
                 }
                 context.pending_for(&subscription.queue).push(delivery());
                 stats.deliveries += 1;
             }
             while let Some(member) = self.take_group_member(context) {
+                if member.route {
+                    stats.deliveries += give_over_route(context, &member, delivery);
+                    continue;
+                }
                 context.pending_for(&member.queue).push(delivery());
                 stats.deliveries += 1;
             }
@@ -374,4 +400,37 @@ impl Router {
         }
         stats
     }
+}
+
+/// Gives a record to a far member of a queue group (`member`, a route's interest): the
+/// record crosses the route once, naming the groups its members are to serve there.
+/// Returns the deliveries made (0 when the record crosses already).
+#[inline(never)]
+fn give_over_route(
+    context: &mut RouteContext,
+    member: &Subscription,
+    delivery: impl FnOnce() -> Delivery,
+) -> u64 {
+    let Some(group) = member.group.clone() else {
+        return 0;
+    };
+    let queue = Arc::as_ptr(&member.queue) as usize;
+    let crossed = context.routed.contains(&queue);
+    let batch = context.pending_for(&member.queue);
+    if let Some(queued) = batch.last_mut().filter(|_| crossed) {
+        add_group(queued, group);
+        return 0;
+    }
+    let mut routed = delivery();
+    add_group(&mut routed, group);
+    batch.push(routed);
+    context.routed.push(queue);
+    1
+}
+
+/// Adds `group` to the groups a route's far member is to serve with `delivery`.
+fn add_group(delivery: &mut Delivery, group: Arc<str>) {
+    let mut groups = delivery.groups.as_deref().cloned().unwrap_or_default();
+    groups.push(group);
+    delivery.groups = Some(Arc::new(groups));
 }

@@ -143,3 +143,77 @@ fn what_no_member_takes_is_counted_lost_by_the_leaving_queue() {
     );
     assert_eq!(leaving.dropped(), 2);
 }
+
+/// A far member's interest, as a cluster link registers it: on the route's queue.
+fn add_route(router: &Router, route: &Arc<Queue>, id: u64, subject: &str, group: Option<&str>) {
+    router.subscribe(Arc::new(Subscription {
+        connection: 100,
+        id,
+        filter: Filter::subject(subject).unwrap(),
+        queue: Arc::clone(route),
+        visible: None,
+        visible_info: None,
+        route: true,
+        group: group.map(Arc::from),
+    }));
+}
+
+fn groups_of(route: &Queue) -> Vec<Vec<String>> {
+    route
+        .take_queued()
+        .iter()
+        .map(|d| {
+            d.groups
+                .as_deref()
+                .map(|g| g.iter().map(ToString::to_string).collect())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[test]
+fn a_far_members_group_interest_is_one_member_and_the_route_names_the_group() {
+    let router = Router::new();
+    let local = add(&router, 1, "job.*", Some("workers"));
+    let route = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));
+    add_route(&router, &route, 1, "job.*", Some("workers"));
+    let mut context = RouteContext::default();
+    router.route(&mut context, &batch(&subjects(10, "job.x")), 0);
+    assert_eq!(
+        local.depth() + route.depth(),
+        10,
+        "each record once in the cluster"
+    );
+    assert_eq!(local.depth(), 5, "shared in turn with the far member");
+    assert!(groups_of(&route).iter().all(|g| g == &["workers"]));
+
+    // The far side also wants every record for itself: one copy crosses, naming the group
+    // when the far member got it for the group.
+    add_route(&router, &route, 2, "*", None);
+    add_route(&router, &route, 3, "job.*", Some("auditors"));
+    router.route(&mut context, &batch(&subjects(10, "job.x")), 0);
+    let crossed = groups_of(&route);
+    assert_eq!(crossed.len(), 10, "one copy per record over the route");
+    assert!(crossed.iter().all(|g| g.contains(&"auditors".to_string())));
+    let for_workers = crossed
+        .iter()
+        .filter(|g| g.contains(&"workers".to_string()));
+    // The local member still holds its 5 of the first batch.
+    assert_eq!(for_workers.count() + local.depth() as usize, 5 + 10);
+}
+
+#[test]
+fn records_from_a_route_reach_only_the_groups_it_names() {
+    let router = Router::new();
+    let workers = add(&router, 1, "job.*", Some("workers"));
+    let auditors = add(&router, 2, "job.*", Some("auditors"));
+    let everyone = add(&router, 3, "*", None);
+    let mut context = RouteContext::from_route();
+    context.set_route_groups(&["auditors".to_string()]);
+    router.route(&mut context, &batch(&subjects(4, "job.x")), 0);
+    context.set_route_groups(&[]);
+    router.route(&mut context, &batch(&subjects(3, "job.x")), 0);
+    assert_eq!(auditors.depth(), 4, "the group the route named");
+    assert_eq!(workers.depth(), 0, "another member served the workers");
+    assert_eq!(everyone.depth(), 7, "ordinary subscribers get every record");
+}

@@ -52,7 +52,7 @@ proptest! {
                             record: Bytes::from(vec![0u8; len]),
                             subject: (0, 0),
                             producer: 0,
-                            pseq: 0,
+                            pseq: 0, groups: None,
                         };
                         next_seq += 1;
                         delivery

@@ -164,8 +164,8 @@ fn write_deliver(subscription: u64, deliveries: &[Delivery], buffer: &mut Vec<u8
                 delivery.seq,
                 delivery.received,
                 &delivery.record,
-                delivery.producer,
-                delivery.pseq,
+                (delivery.producer, delivery.pseq),
+                delivery.groups.as_deref().map_or(&[][..], Vec::as_slice),
             );
             continue;
         }
@@ -218,6 +218,7 @@ mod tests {
                 subject: (0, 0),
                 producer: 0,
                 pseq: 0,
+                groups: None,
             })
             .collect();
         queue.push_batch(&mut batch);

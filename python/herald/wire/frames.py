@@ -103,6 +103,9 @@ class DeliverEntry:
     # and its number of it. 0 and 0 for an entry of 4, the only kind a client receives.
     producer: int = 0
     pseq: int = 0
+    # Between cluster members only (an entry of 7): the queue groups the receiving member
+    # gives the record to. Empty for the other entries.
+    groups: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -338,14 +341,19 @@ def _encode_body(w: Writer, f: Frame) -> None:  # noqa: C901 - one branch per fr
     elif isinstance(f, Deliver):
         w.array_len(len(f.entries))
         for e in f.entries:
-            w.array_len(6 if e.producer else 4)
+            size = 7 if e.groups else 6 if e.producer else 4
+            w.array_len(size)
             w.uint(e.subscription)
             w.uint(e.seq)
             w.sint(e.received)
             e.record.encode(w)
-            if e.producer:
+            if size > 4:
                 w.uint(e.producer)
                 w.uint(e.pseq)
+            if size == 7:
+                w.array_len(len(e.groups))
+                for group in e.groups:
+                    w.string(group)
     elif isinstance(f, Gap):
         w.array_len(5 if f.member is None else 6)
         for number in (f.subscription, f.count, f.first_seq, f.last_seq):
@@ -473,15 +481,19 @@ def decode_body(type_byte: int, body: bytes) -> Frame:  # noqa: C901
     elif ft == FrameType.DELIVER:
         deliver = Deliver()
         for _ in range(r.read_array_len()):
-            # Four elements, or six on a cluster route: the producer's id and number.
+            # Four elements, or on a cluster route six (the producer's id and number) or
+            # seven (and the queue groups the receiving member serves).
             size = r.read_array_len()
-            if size not in (4, 6):
-                raise DecodeError(f"DELIVER entry must be an array of 4 or 6, found {size}")
+            if size not in (4, 6, 7):
+                raise DecodeError(f"DELIVER entry must be an array of 4, 6 or 7, found {size}")
             sub, seq, received = r.read_uint(), r.read_uint(), r.read_int()
             record = decode_record_or_skip(r)
-            producer, pseq = (r.read_uint(), r.read_uint()) if size == 6 else (0, 0)
+            producer, pseq = (r.read_uint(), r.read_uint()) if size >= 6 else (0, 0)
+            groups = [r.read_str() for _ in range(r.read_array_len())] if size == 7 else []
             if isinstance(record, Record):
-                deliver.entries.append(DeliverEntry(sub, seq, received, record, producer, pseq))
+                deliver.entries.append(
+                    DeliverEntry(sub, seq, received, record, producer, pseq, groups)
+                )
             else:
                 deliver.undecodable.append(UndecodableEntry(sub, seq, received, record))
         f = deliver

@@ -128,10 +128,13 @@ def _deliver_entry_json(e: fr.DeliverEntry) -> Json:
         "received": e.received,
         "record": e.record.to_json(),
     }
-    # A route's numbered entry (an array of 6) carries its producer and number.
-    if e.producer:
+    # A route's numbered entry (an array of 6) carries its producer and number, and one for
+    # queue groups (an array of 7) the groups too.
+    if e.producer or e.groups:
         entry["producer"] = e.producer
         entry["pseq"] = e.pseq
+    if e.groups:
+        entry["groups"] = list(e.groups)
     return entry
 
 
@@ -165,6 +168,7 @@ def frame_from_json(m: Json) -> fr.Frame:  # noqa: C901
                 Record.from_json(e["record"]),
                 e.get("producer", 0),
                 e.get("pseq", 0),
+                list(e.get("groups", [])),
             )
             for e in m["entries"]
         ]

@@ -203,6 +203,7 @@ mod tests {
             subject: (0, 0),
             producer: 0,
             pseq: 0,
+            groups: None,
         };
         confirm.number(&mut delivery);
         delivery

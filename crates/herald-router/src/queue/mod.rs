@@ -51,6 +51,9 @@ pub struct Delivery {
     pub producer: u64,
     /// The producer's number of the record.
     pub pseq: u64,
+    /// On a cluster route: the queue groups the far member gives the record to (one member
+    /// each); `None`: none of them.
+    pub groups: Option<Arc<Vec<Arc<str>>>>,
 }
 
 impl Delivery {

@@ -24,6 +24,7 @@ fn delivery_on(seq: u64, priority: Priority, subject: &str) -> Delivery {
         subject: (0, subject.len() as u32),
         producer: 0,
         pseq: 0,
+        groups: None,
     }
 }
 

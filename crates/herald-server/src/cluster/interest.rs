@@ -1,5 +1,7 @@
 //! What this member's own subscribers want, as the other members are told: one interest
-//! per distinct filter (however many subscriptions share it), announced over every route as
+//! per distinct filter and queue group (however many subscriptions share them; the group
+//! goes in the announcement's delivery options, and makes this member one member of that
+//! group at the others), announced over every route as
 //! `SUBSCRIBE` when the first subscription with that filter comes and withdrawn with
 //! `UNSUBSCRIBE` when the last goes. A new route is told every interest there is first.
 
@@ -16,12 +18,14 @@ use tokio::sync::mpsc::UnboundedSender;
 struct Interest {
     id: u64,
     filter: Filter,
+    group: Option<Arc<str>>,
     subscriptions: usize,
 }
 
 #[derive(Debug, Default)]
 struct Table {
-    /// By the filter's encoding: subscriptions with equal filters share an interest.
+    /// By the filter's encoding and the group: subscriptions with equal filters in the
+    /// same group (or none) share an interest.
     by_filter: HashMap<Vec<u8>, Interest>,
     /// Which filter each local subscription (connection, id) holds.
     by_subscription: HashMap<(u64, u64), Vec<u8>>,
@@ -41,7 +45,10 @@ fn subscribe_frame(interest: &Interest) -> Frame {
         cid: interest.id,
         subscription: interest.id,
         filter: interest.filter.clone(),
-        options: DeliveryOptions::default(),
+        options: DeliveryOptions {
+            group: interest.group.clone(),
+            ..DeliveryOptions::default()
+        },
     })
 }
 
@@ -83,15 +90,20 @@ impl Interests {
     }
 }
 
-fn key_of(filter: &Filter) -> Vec<u8> {
+fn key_of(filter: &Filter, group: Option<&str>) -> Vec<u8> {
     let mut key = Vec::new();
     filter.encode(&mut key);
+    if let Some(group) = group {
+        // The filter is one MessagePack value, so where it ends is known: the group follows.
+        key.push(0);
+        key.extend_from_slice(group.as_bytes());
+    }
     key
 }
 
 impl InterestListener for Interests {
     fn added(&self, subscription: &Arc<Subscription>) {
-        let key = key_of(&subscription.filter);
+        let key = key_of(&subscription.filter, subscription.group.as_deref());
         let mut table = self.table();
         table
             .by_subscription
@@ -104,6 +116,7 @@ impl InterestListener for Interests {
         let interest = Interest {
             id: table.next_id,
             filter: subscription.filter.clone(),
+            group: subscription.group.clone(),
             subscriptions: 1,
         };
         for sender in table.routes.values() {

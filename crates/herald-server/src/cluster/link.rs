@@ -52,7 +52,7 @@ pub struct Link {
     down_since: Mutex<Option<Instant>>,
     /// The far side's interests registered here, by id, and whether each was announced again
     /// since the last reattachment.
-    interests: Mutex<HashMap<u64, (Filter, bool)>>,
+    interests: Mutex<HashMap<u64, (Interest, bool)>>,
     next_token: AtomicU64,
     /// Records received over the route.
     pub records_in: AtomicU64,
@@ -66,6 +66,9 @@ pub struct Link {
     /// The counts and time of the last sample.
     sampled: Mutex<(Instant, u64, u64)>,
 }
+
+/// A far member's interest: the filter its subscribers share, and their queue group.
+type Interest = (Filter, Option<Arc<str>>);
 
 impl Link {
     /// A new link to `member`, whose connection came from `peer`.
@@ -213,11 +216,14 @@ impl Link {
         *sampled = (Instant::now(), records_in, records_out);
     }
 
-    /// Registers the far side's interest `id` (again, after a reattachment: kept as it is).
-    pub fn add_interest(&self, shared: &Shared, id: u64, filter: Filter) {
+    /// Registers the far side's interest `id` (again, after a reattachment: kept as it is):
+    /// its filter, and the queue group of its subscribers, if they are members of one (then
+    /// the far member is a member of that group here, one among the local ones).
+    pub fn add_interest(&self, shared: &Shared, id: u64, filter: Filter, group: Option<Arc<str>>) {
+        let interest = (filter, group);
         let mut interests = lock(&self.interests);
         if let Some((known, announced)) = interests.get_mut(&id) {
-            if *known == filter {
+            if *known == interest {
                 *announced = true;
                 return;
             }
@@ -226,14 +232,14 @@ impl Link {
         shared.router.subscribe(Arc::new(Subscription {
             connection: self.connection,
             id,
-            filter: filter.clone(),
+            filter: interest.0.clone(),
             queue: Arc::clone(&self.queue),
             visible: None,
             visible_info: None,
             route: true,
-            group: None,
+            group: interest.1.clone(),
         }));
-        interests.insert(id, (filter, true));
+        interests.insert(id, (interest, true));
     }
 
     /// Removes the far side's interest `id`.

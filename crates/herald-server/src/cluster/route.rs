@@ -180,7 +180,8 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
         match frame {
             Frame::Deliver(entries) => deliver(shared, link, &mut context, entries).await,
             Frame::Subscribe(subscribe) => {
-                link.add_interest(shared, subscribe.subscription, subscribe.filter);
+                let group = subscribe.options.group;
+                link.add_interest(shared, subscribe.subscription, subscribe.filter, group);
             }
             Frame::Unsubscribe { subscription, .. } => link.remove_interest(shared, subscription),
             Frame::Members(members) => {

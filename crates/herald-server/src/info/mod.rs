@@ -426,6 +426,7 @@ fn delivery(object: &InfoObject, reason: &str, seq: u64, received: i64) -> Deliv
         producer: 0,
         pseq: 0,
         record: raw.bytes,
+        groups: None,
     }
 }
 
@@ -466,6 +467,7 @@ fn queue_for_subscribers(
                 producer: 0,
                 pseq: 0,
                 record: raw.bytes.clone(),
+                groups: None,
             };
             subscriber.queue.push_batch(&mut vec![delivery]);
         }

@@ -491,6 +491,7 @@ fn deliver() -> Vec<Json> {
             record: RawRecord::new(Bytes::from(log_record().to_bytes())).expect("a valid record"),
             producer: 0,
             pseq: 0,
+            groups: Vec::new(),
         },
         DeliverEntry {
             subscription: 3,
@@ -499,6 +500,7 @@ fn deliver() -> Vec<Json> {
             record: RawRecord::new(Bytes::from(reply_record().to_bytes())).expect("a valid record"),
             producer: 0,
             pseq: 0,
+            groups: Vec::new(),
         },
     ];
     let route_entry = DeliverEntry {
@@ -508,6 +510,13 @@ fn deliver() -> Vec<Json> {
         record: RawRecord::new(Bytes::from(minimal_record().to_bytes())).expect("a valid record"),
         producer: 0x5eed_cafe_f00d,
         pseq: 1001,
+        groups: Vec::new(),
+    };
+    let grouped_entry = DeliverEntry {
+        seq: 78,
+        pseq: 1002,
+        groups: vec!["archivers".into(), "alarm-handlers".into()],
+        ..route_entry.clone()
     };
     let gap = GapNotice {
         subscription: 1,
@@ -530,6 +539,13 @@ fn deliver() -> Vec<Json> {
              route's seq 77, and two more elements, the producer's id and its number of the \
              record, by which the receiving member drops a record it already has",
             &Frame::Deliver(vec![route_entry]),
+        ),
+        case(
+            "deliver_route_groups",
+            "DELIVER between cluster members for members of queue groups: a seventh element \
+             names the groups the receiving member gives the record to (one member each); \
+             its members of other groups do not get it",
+            &Frame::Deliver(vec![grouped_entry]),
         ),
         case(
             "gap_by_priority",

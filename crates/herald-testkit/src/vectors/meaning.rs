@@ -144,9 +144,12 @@ fn deliver_entry_json(entry: &DeliverEntry) -> Json {
         "received": entry.received,
         "record": record_json(&decode_record(&entry.record.bytes, "DELIVER")),
     });
-    if entry.producer != 0 {
+    if entry.producer != 0 || !entry.groups.is_empty() {
         json["producer"] = json!(entry.producer);
         json["pseq"] = json!(entry.pseq);
+    }
+    if !entry.groups.is_empty() {
+        json["groups"] = json!(entry.groups);
     }
     json
 }

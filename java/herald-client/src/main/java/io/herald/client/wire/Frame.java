@@ -30,13 +30,15 @@ public sealed interface Frame {
 
     /**
      * One DELIVER entry; {@code record} is null when it does not decode ({@code problem}
-     * says why). {@code producer} and {@code pseq} are set in a route's numbered entry only.
+     * says why). {@code producer} and {@code pseq} are set in a route's numbered entry only,
+     * {@code groups} (the queue groups the receiving cluster member serves) in a route's
+     * entry of 7 only (empty otherwise).
      */
     record DeliverEntry(long subscription, long seq, long received, Record record, long producer, long pseq,
-            String problem) {
+            List<String> groups, String problem) {
         /** Returns an entry of 4 elements. */
         public DeliverEntry(long subscription, long seq, long received, Record record) {
-            this(subscription, seq, received, record, 0, 0, null);
+            this(subscription, seq, received, record, 0, 0, List.of(), null);
         }
     }
 

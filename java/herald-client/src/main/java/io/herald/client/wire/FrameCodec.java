@@ -121,11 +121,18 @@ public final class FrameCodec {
     private static void encodeDeliver(MsgWriter w, Deliver d) {
         w.array(d.entries().size());
         for (DeliverEntry e : d.entries()) {
-            boolean routed = e.producer() != 0 || e.pseq() != 0;
-            w.array(routed ? 6 : 4).uint(e.subscription()).uint(e.seq()).sint(e.received());
+            boolean grouped = !e.groups().isEmpty();
+            boolean routed = grouped || e.producer() != 0 || e.pseq() != 0;
+            w.array(grouped ? 7 : routed ? 6 : 4).uint(e.subscription()).uint(e.seq()).sint(e.received());
             e.record().encode(w);
             if (routed) {
                 w.uint(e.producer()).uint(e.pseq());
+            }
+            if (grouped) {
+                w.array(e.groups().size());
+                for (String group : e.groups()) {
+                    w.str(group);
+                }
             }
         }
     }
@@ -294,9 +301,9 @@ public final class FrameCodec {
         int count = r.readArray("DELIVER");
         List<DeliverEntry> entries = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            int n = r.readArray("DELIVER entry", 4, 6);
+            int n = r.readArray("DELIVER entry", 4, 7);
             if (n == 5) {
-                throw new DecodeException("DELIVER entry is an array of 5 (expected 4 or 6)");
+                throw new DecodeException("DELIVER entry is an array of 5 (expected 4, 6 or 7)");
             }
             long subscription = r.readUint("subscription");
             long seq = r.readUint("seq");
@@ -312,9 +319,16 @@ public final class FrameCodec {
             } catch (DecodeException e) {
                 problem = e.getMessage();
             }
-            long producer = n == 6 ? r.readUint("producer") : 0;
-            long pseq = n == 6 ? r.readUint("pseq") : 0;
-            entries.add(new DeliverEntry(subscription, seq, received, record, producer, pseq, problem));
+            long producer = n >= 6 ? r.readUint("producer") : 0;
+            long pseq = n >= 6 ? r.readUint("pseq") : 0;
+            List<String> groups = new ArrayList<>();
+            if (n == 7) {
+                int size = r.readArray("groups");
+                for (int g = 0; g < size; g++) {
+                    groups.add(r.readStr("group"));
+                }
+            }
+            entries.add(new DeliverEntry(subscription, seq, received, record, producer, pseq, groups, problem));
         }
         return new Deliver(entries);
     }

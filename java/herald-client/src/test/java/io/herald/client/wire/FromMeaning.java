@@ -61,7 +61,8 @@ final class FromMeaning {
                     Map<String, Object> e = map(o);
                     entries.add(new DeliverEntry(num(e.get("subscription")), num(e.get("seq")), num(e.get("received")),
                             record(map(e.get("record"))), e.containsKey("producer") ? num(e.get("producer")) : 0,
-                            e.containsKey("pseq") ? num(e.get("pseq")) : 0, null));
+                            e.containsKey("pseq") ? num(e.get("pseq")) : 0,
+                            e.containsKey("groups") ? strings(e.get("groups")) : List.of(), null));
                 }
                 return new Deliver(entries);
             }

@@ -59,9 +59,12 @@ final class Meaning {
                 entry.put("seq", e.seq());
                 entry.put("received", e.received());
                 entry.put("record", record(e.record()));
-                if (e.producer() != 0 || e.pseq() != 0) {
+                if (e.producer() != 0 || e.pseq() != 0 || !e.groups().isEmpty()) {
                     entry.put("producer", unsigned(e.producer()));
                     entry.put("pseq", e.pseq());
+                }
+                if (!e.groups().isEmpty()) {
+                    entry.put("groups", e.groups());
                 }
                 entries.add(entry);
             }
