@@ -240,6 +240,14 @@ typedef struct herald_options {
   // Bytes buffered for sending (and kept until acknowledged) before `herald_publish`
   // waits (default 8 MiB).
   size_t send_buffer_bytes;
+  // The logger's disk buffer (docs/configuration.md, "Disk buffer"): a directory, one
+  // producer per directory, where the logger keeps what it cannot deliver while no
+  // server answers, and sends it, oldest first, when one does (also at the next start).
+  // The logger then has a connection of its own. NULL (default): no disk buffer.
+  const char *log_buffer_dir;
+  // Bytes the disk buffer may hold (default 256 MiB; at least 64 KiB); past it the
+  // lowest priorities are shed first, and counted.
+  size_t log_buffer_quota;
 } herald_options;
 
 // One event of a subscription. In a callback it is valid until the callback returns; one

@@ -93,6 +93,14 @@ pub struct herald_options {
     /// Bytes buffered for sending (and kept until acknowledged) before `herald_publish`
     /// waits (default 8 MiB).
     pub send_buffer_bytes: usize,
+    /// The logger's disk buffer (docs/configuration.md, "Disk buffer"): a directory, one
+    /// producer per directory, where the logger keeps what it cannot deliver while no
+    /// server answers, and sends it, oldest first, when one does (also at the next start).
+    /// The logger then has a connection of its own. NULL (default): no disk buffer.
+    pub log_buffer_dir: *const c_char,
+    /// Bytes the disk buffer may hold (default 256 MiB; at least 64 KiB); past it the
+    /// lowest priorities are shed first, and counted.
+    pub log_buffer_quota: usize,
 }
 
 /// Fills `*options` with the defaults. NULL is fine (nothing happens).
@@ -113,6 +121,8 @@ pub unsafe extern "C" fn herald_options_init(options: *mut herald_options) {
         connect_timeout_ms: 0,
         reconnect_timeout_ms: 0,
         send_buffer_bytes: 0,
+        log_buffer_dir: std::ptr::null(),
+        log_buffer_quota: 0,
     };
     // SAFETY: not NULL, writable by the caller's contract.
     unsafe { options.write(defaults) };
@@ -207,6 +217,12 @@ pub unsafe extern "C" fn herald_connect_with(
             if s.log_buffer_records != 0 {
                 logger_options.buffer_records = s.log_buffer_records;
             }
+            // SAFETY: the caller's contract.
+            let buffer_dir = unsafe { optional(s.log_buffer_dir, "options.log_buffer_dir")? };
+            logger_options.buffer_dir = buffer_dir.map(std::path::PathBuf::from);
+            if s.log_buffer_quota != 0 {
+                logger_options.buffer_quota = s.log_buffer_quota as u64;
+            }
             client_options.connect_timeout = millis(
                 s.connect_timeout_ms,
                 defaults.connect_timeout,
@@ -223,10 +239,16 @@ pub unsafe extern "C" fn herald_connect_with(
                 client_options.outbox_bytes = s.send_buffer_bytes;
             }
         }
+        let own = logger_options.buffer_dir.is_some().then(|| client_options.clone());
         let client = block(Client::connect_with(url, client_options))??;
         let logger = {
             let _inside = runtime().enter();
-            Logger::new(&client, logger_options).map_err(|e| Failure::new(HERALD_E_INVALID, e))?
+            match own {
+                // A disk buffer numbers its records itself: the logger connects on its own.
+                Some(options) => Logger::connect(url, options, logger_options),
+                None => Logger::new(&client, logger_options),
+            }
+            .map_err(|e| Failure::new(HERALD_E_INVALID, e))?
         };
         // SAFETY: the caller's contract.
         unsafe { give(out, Box::new(herald_client { client, logger })) }

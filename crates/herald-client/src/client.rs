@@ -14,6 +14,7 @@ use crate::connection::inbox::Inbox;
 use crate::connection::{Handle, Restore, Route};
 use crate::delivered::Delivered;
 use crate::error::{ClientError, ConnectError};
+use crate::numbering::Numbering;
 pub use crate::options::*;
 use crate::sink::{Counters, Sink};
 use crate::subscription::Subscription;
@@ -49,9 +50,17 @@ impl Client {
     ///
     /// # Errors
     /// [`ConnectError`] for a bad URL, no reachable server, or a refused handshake.
-    pub async fn connect_with(
+    pub async fn connect_with(url: &str, options: ClientOptions) -> Result<Client, ConnectError> {
+        Client::connect_numbered(url, options, None).await
+    }
+
+    /// Connects as [`Client::connect_with`], numbering records with `numbering` (and saying
+    /// HELLO with its producer id) when given: a logger's disk buffer keeps its numbering
+    /// across restarts this way.
+    pub(crate) async fn connect_numbered(
         url: &str,
         mut options: ClientOptions,
+        numbering: Option<Numbering>,
     ) -> Result<Client, ConnectError> {
         let url: ServerUrl = url.parse()?;
         if let Some(name) = &url.name {
@@ -63,9 +72,12 @@ impl Client {
         if let Some(tls) = &url.tls {
             options.tls = Some(tls.clone());
         }
-        if options.producer == 0 {
+        if let Some(numbering) = &numbering {
+            options.producer = numbering.producer();
+        } else if options.producer == 0 {
             options.producer = random_producer();
         }
+        let numbering = numbering.unwrap_or_else(|| Numbering::new(options.producer));
         let tls = options.tls.as_ref().map(Tls::new).transpose();
         let tls = tls.map_err(ConnectError::Tls)?;
         let mut attempts = Vec::new();
@@ -73,8 +85,14 @@ impl Client {
             match crate::connection::io::connect(server, &options, tls.as_ref()).await {
                 Ok((stream, welcome)) => {
                     let servers = &url.servers;
-                    let handle =
-                        crate::connection::start(stream, servers, index, welcome, options, tls);
+                    let handle = crate::connection::start(
+                        stream,
+                        (servers, index),
+                        welcome,
+                        options,
+                        tls,
+                        numbering,
+                    );
                     return Ok(Client { handle });
                 }
                 Err(crate::connection::io::HandshakeError::Refused { code, message }) => {
@@ -92,6 +110,12 @@ impl Client {
         Err(ConnectError::Unreachable { attempts })
     }
 
+    /// Returns the largest frame the current server accepts (from its `WELCOME`).
+    pub(crate) fn max_frame_bytes(&self) -> usize {
+        let max = lock(&self.handle.inner.connected).welcome.max_frame_bytes;
+        usize::try_from(max).unwrap_or(usize::MAX)
+    }
+
     /// Returns the `host:port` this client is connected to (it changes on failover).
     pub fn server(&self) -> String {
         lock(&self.handle.inner.connected).server.clone()
@@ -100,6 +124,21 @@ impl Client {
     /// Returns the current server's `WELCOME`: its name, limits and this connection's id.
     pub fn welcome(&self) -> Welcome {
         lock(&self.handle.inner.connected).welcome.clone()
+    }
+
+    /// Returns false while the connection is lost and the client fails over to another
+    /// server, and once it is closed.
+    pub fn is_connected(&self) -> bool {
+        !self.handle.inner.down.load(Ordering::Acquire)
+    }
+
+    /// Takes every record sent (or waiting to be) that no server acknowledged, as the
+    /// `PUBLISH` frames that carry them, oldest first: a logger closing during an outage
+    /// puts them in its disk buffer rather than lose them.
+    pub(crate) fn take_unacknowledged(&self) -> Vec<bytes::Bytes> {
+        let frames = lock(&self.handle.inner.outbox).take_unacknowledged();
+        self.handle.inner.space.notify_waiters();
+        frames
     }
 
     /// Returns how often the client has failed over to another connection.
@@ -279,6 +318,43 @@ impl Client {
             .await?;
         match answer {
             Frame::Ack(ack) => Ok(ack),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Sends `runs` of records (encoded, as a `PUBLISH` carries them), each numbered
+    /// already from its first number on by this client's numbering, one frame per run, and
+    /// waits at most `timeout` for the server's acknowledgement of the last (which covers
+    /// the others): a logger's disk buffer sends what it kept this way, under the numbers
+    /// its records got when they went to disk. Returns how many records of the last run the
+    /// server took.
+    ///
+    /// # Errors
+    /// [`ClientError::TooLarge`] for a frame over the server's limit (that run and the later
+    /// ones are not sent), [`ClientError::Timeout`], or the connection's error.
+    pub(crate) async fn publish_numbered(
+        &self,
+        runs: &[(u64, Vec<&[u8]>)],
+        timeout: Duration,
+    ) -> Result<u64, ClientError> {
+        let ids = &self.handle.inner.ids;
+        let answer = self
+            .handle
+            .call(timeout, |outbox, id| {
+                for (index, (first_seq, records)) in runs.iter().enumerate() {
+                    let last = index + 1 == runs.len();
+                    let ack_id = if last {
+                        id
+                    } else {
+                        ids.fetch_add(1, Ordering::Relaxed)
+                    };
+                    outbox.push_numbered(records, *first_seq, ack_id)?;
+                }
+                Ok(())
+            })
+            .await?;
+        match answer {
+            Frame::Ack(ack) => Ok(ack.count),
             other => Err(unexpected(&other)),
         }
     }

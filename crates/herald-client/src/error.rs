@@ -89,6 +89,10 @@ pub enum ClientError {
         /// Server's limit.
         max: usize,
     },
+    /// No number could be reserved for the record: the disk buffer that keeps the
+    /// client's numbering could not write its state (the message says why); not sent.
+    #[error("record numbers could not be reserved: {0}")]
+    Numbering(String),
     /// The send buffer is full (only from `try_publish`).
     #[error("send buffer full ({0} bytes waiting)")]
     BufferFull(usize),

@@ -15,7 +15,8 @@
 //!    `herald+tls://…?ca=…&cert=…&key=…`), [`options`] ([`ClientOptions`]), [`event`]
 //!    ([`Event`]), [`delivered`] ([`Delivered`], decoded on first use), [`error`]
 //!    ([`ConnectError`], [`ClientError`]), [`origin`] (this program's host, process,
-//!    thread), `sync`.
+//!    thread), `numbering` (the producer id and record numbers, kept on disk by a logger's
+//!    disk buffer), `sync`.
 //!
 //! # Example
 //! ```no_run
@@ -41,6 +42,7 @@ pub mod error;
 pub mod event;
 pub mod info;
 pub mod logger;
+mod numbering;
 pub mod options;
 pub mod origin;
 mod outbox;

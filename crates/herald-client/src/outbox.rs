@@ -8,7 +8,11 @@
 //!
 //! Records are numbered from 1 in the order they are published (a `PUBLISH` carries the
 //! number of its first record): with the producer id the client gives in `HELLO`, the
-//! numbers let cluster members drop the records a failover sends again.
+//! numbers let cluster members drop the records a failover sends again. The numbers come
+//! from the client's [`Numbering`], which a logger's disk buffer shares: when it took
+//! numbers for records it put on disk, the open batch is sealed, so that every frame's
+//! numbers run on one by one. [`Outbox::push_numbered`] queues records numbered already
+//! (the disk buffer's, sent again under their own numbers).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +23,7 @@ use herald_proto::frame::{self, FrameType};
 use herald_proto::{AckLevel, Frame, Record};
 
 use crate::error::ClientError;
+use crate::numbering::Numbering;
 
 /// Size at which the open batch is sealed into a frame.
 pub const BATCH_BYTES: usize = 64 * 1024;
@@ -52,14 +57,16 @@ pub struct Outbox {
     control_bytes: usize,
     max_frame_bytes: usize,
     ids: Arc<AtomicU64>,
-    /// The number the next record published gets.
-    next_seq: u64,
+    /// Where the records' numbers come from.
+    numbering: Numbering,
+    /// The number of the open batch's first record (meaningless while it is empty).
+    batch_first: u64,
 }
 
 impl Outbox {
     /// Returns an empty outbox for a server that accepts frames up to `max_frame_bytes`,
-    /// taking acknowledgement ids from `ids`.
-    pub fn new(max_frame_bytes: usize, ids: Arc<AtomicU64>) -> Self {
+    /// taking acknowledgement ids from `ids` and record numbers from `numbering`.
+    pub fn new(max_frame_bytes: usize, ids: Arc<AtomicU64>, numbering: Numbering) -> Self {
         Outbox {
             ready: VecDeque::new(),
             unacked: VecDeque::new(),
@@ -69,7 +76,8 @@ impl Outbox {
             control_bytes: 0,
             max_frame_bytes,
             ids,
-            next_seq: 1,
+            numbering,
+            batch_first: 0,
         }
     }
 
@@ -87,8 +95,14 @@ impl Outbox {
     /// Encodes `record` into the open batch.
     ///
     /// # Errors
-    /// [`ClientError::TooLarge`] if the record alone cannot fit a frame.
+    /// [`ClientError::TooLarge`] if the record alone cannot fit a frame (its number is then
+    /// skipped), [`ClientError::Numbering`] if no number could be reserved.
     pub fn push_record(&mut self, record: &Record) -> Result<(), ClientError> {
+        let seq = self.numbering.take(1).map_err(ClientError::Numbering)?;
+        if self.batch_count > 0 && seq != self.batch_first + u64::from(self.batch_count) {
+            // Numbers were taken elsewhere (by the disk buffer): a frame's run on one by one.
+            self.seal(None);
+        }
         if self.batch.is_empty() {
             self.batch.resize(PUBLISH_HEADER_BYTES, 0);
         }
@@ -113,8 +127,51 @@ impl Outbox {
             self.seal(None);
             self.batch = next;
         }
+        if self.batch_count == 0 {
+            self.batch_first = seq;
+        }
         self.batch_count += 1;
-        self.next_seq += 1;
+        Ok(())
+    }
+
+    /// Queues `records` (encoded, as a `PUBLISH` carries them), numbered already from
+    /// `first_seq` on, one each, as one `PUBLISH` frame acknowledged at `received` under
+    /// `ack_id`, after everything queued before. The frame is kept until acknowledged and
+    /// resent after a failover like any other.
+    ///
+    /// # Errors
+    /// [`ClientError::TooLarge`] if the frame would exceed the server's limit; nothing is
+    /// queued then.
+    pub fn push_numbered(
+        &mut self,
+        records: &[&[u8]],
+        first_seq: u64,
+        ack_id: u64,
+    ) -> Result<(), ClientError> {
+        self.seal(None);
+        let count = u32::try_from(records.len()).expect("a frame holds far fewer records");
+        let size: usize = records.iter().map(|r| r.len()).sum();
+        let max = self
+            .max_frame_bytes
+            .saturating_sub(PUBLISH_HEADER_BYTES + FIRST_SEQ_BYTES);
+        if size > max {
+            return Err(ClientError::TooLarge { size, max });
+        }
+        let mut out = Vec::with_capacity(size + PUBLISH_HEADER_BYTES + FIRST_SEQ_BYTES);
+        let start = frame::begin_frame(&mut out, FrameType::Publish);
+        frame::write_numbered_publish_header(&mut out, ack_id, AckLevel::Received, count);
+        for record in records {
+            out.extend_from_slice(record);
+        }
+        frame::write_publish_first_seq(&mut out, first_seq);
+        frame::end_frame(&mut out, start);
+        let bytes = Bytes::from(out);
+        self.unacked_bytes += bytes.len();
+        self.unacked.push_back((ack_id, bytes.clone(), count));
+        self.ready.push_back(Ready {
+            bytes,
+            publish: true,
+        });
         Ok(())
     }
 
@@ -133,7 +190,7 @@ impl Outbox {
             frame::write_publish_header(&mut header, ack_id, level, 0);
         } else {
             frame::write_numbered_publish_header(&mut header, ack_id, level, self.batch_count);
-            let first_seq = self.next_seq - u64::from(self.batch_count);
+            let first_seq = self.batch_first;
             self.batch
                 .resize(self.batch.len().max(PUBLISH_HEADER_BYTES), 0);
             frame::write_publish_first_seq(&mut self.batch, first_seq);
@@ -203,6 +260,16 @@ impl Outbox {
         }
     }
 
+    /// Seals the open batch and takes every `PUBLISH` frame not acknowledged, oldest first
+    /// (the frames not yet written among them): the client closes without a server, and
+    /// its records go elsewhere (a logger's disk buffer).
+    pub fn take_unacknowledged(&mut self) -> Vec<Bytes> {
+        self.seal(None);
+        self.ready.retain(|ready| !ready.publish);
+        self.unacked_bytes = 0;
+        self.unacked.drain(..).map(|(_, bytes, _)| bytes).collect()
+    }
+
     /// Forgets the `PUBLISH` frames up to and including `ack_id`: the server has them.
     /// Acknowledgements come in order, because the server handles a connection's frames in
     /// order. Given the `count` the `ACK` carried, returns how many records of the
@@ -260,7 +327,11 @@ mod tests {
     use herald_proto::Kind;
 
     fn outbox(max_frame_bytes: usize) -> Outbox {
-        Outbox::new(max_frame_bytes, Arc::new(AtomicU64::new(1)))
+        Outbox::new(
+            max_frame_bytes,
+            Arc::new(AtomicU64::new(1)),
+            Numbering::new(1),
+        )
     }
 
     fn taken(outbox: &mut Outbox) -> Vec<u8> {
@@ -339,6 +410,26 @@ mod tests {
     }
 
     #[test]
+    fn numbers_taken_elsewhere_start_a_new_frame_and_numbered_batches_keep_theirs() {
+        let numbering = Numbering::new(1);
+        let mut outbox = Outbox::new(1 << 20, Arc::new(AtomicU64::new(1)), numbering.clone());
+        let record = Record::new(Kind::Log, "a");
+        outbox.push_record(&record).unwrap();
+        assert_eq!(numbering.take(5).unwrap(), 2, "the disk buffer takes 2..=6");
+        outbox.push_record(&record).unwrap();
+        let mut encoded = Vec::new();
+        record.encode(&mut encoded);
+        outbox.push_numbered(&[&encoded, &encoded], 2, 99).unwrap();
+        let frames = frames(&taken(&mut outbox));
+        let firsts: Vec<(u64, usize)> = frames
+            .iter()
+            .map(|f| (publish(f).first_seq, publish(f).records.len()))
+            .collect();
+        assert_eq!(firsts, [(1, 1), (7, 1), (2, 2)]);
+        assert_eq!(publish(&frames[2]).ack_id, 99);
+    }
+
+    #[test]
     fn big_batches_split_and_oversized_records_are_refused() {
         let mut outbox = outbox(4096);
         let record = Record {
@@ -362,7 +453,7 @@ mod tests {
             outbox.push_record(&huge),
             Err(ClientError::TooLarge { .. })
         ));
-        let mut tiny = super::Outbox::new(16, Arc::new(AtomicU64::new(1)));
+        let mut tiny = super::Outbox::new(16, Arc::new(AtomicU64::new(1)), Numbering::new(1));
         assert!(matches!(
             tiny.push_record(&record),
             Err(ClientError::TooLarge { max: 0, .. })

@@ -4,7 +4,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -382,6 +384,49 @@ static void close_while_subscribed(const char *url) {
   CHECK(herald_connect(url, "c-test-live", &client));
 }
 
+/* --- the logger's disk buffer -------------------------------------------------------- */
+
+/* A logger with a disk buffer has a connection of its own; what it logs arrives, the
+ * directory is one producer's (a second client on it is refused, naming the holder), and
+ * a close that delivered everything leaves no segment behind. */
+static void disk_buffer(const char *url) {
+  char dir[] = "/tmp/herald-c-disk-XXXXXX";
+  herald_options options;
+  herald_client *buffered = NULL, *second = NULL;
+  herald_subscription *sub = NULL;
+  herald_event *event = NULL;
+  herald_record_view view;
+  int i, got = 0;
+  char path[256];
+  EXPECT(mkdtemp(dir) != NULL);
+  herald_options_init(&options);
+  options.name = "c-disk";
+  options.log_buffer_dir = dir;
+  options.log_buffer_quota = 1 << 20;
+  CHECK(herald_subscribe(client, "live.disk", NULL, NULL, NULL, NULL, &sub));
+  CHECK(herald_connect_with(url, &options, &buffered));
+  EXPECT_STATUS(herald_connect_with(url, &options, &second), HERALD_E_INVALID);
+  EXPECT(strstr(herald_last_error(), "pid=") != NULL);
+  for (i = 0; i < 100; i++) HERALD_LOG(buffered, HERALD_NOTICE, "live.disk", "disk %d", i);
+  CHECK(herald_close(buffered));
+  while (got < 100 && herald_poll(sub, 5000, &event) == 0) {
+    if (event->type == HERALD_EVENT_RECORD && herald_record_read(event->record, &view) == 0) {
+      char want[32];
+      snprintf(want, sizeof want, "disk %d", got);
+      EXPECT(strcmp(view.text, want) == 0);
+      got++;
+    }
+    herald_event_free(event);
+  }
+  EXPECT(got == 100);
+  CHECK(herald_unsubscribe(sub));
+  /* Everything was acknowledged: the segments are gone; the lock and state stay. */
+  snprintf(path, sizeof path, "%s/state", dir);
+  EXPECT(access(path, F_OK) == 0);
+  snprintf(path, sizeof path, "rm -rf '%s'", dir);
+  EXPECT(system(path) == 0);
+}
+
 int main(int argc, char **argv) {
   const char *url = argc > 1 ? argv[1] : "herald://127.0.0.1:7400";
   CHECK(herald_connect(url, "c-test-live", &client));
@@ -393,6 +438,7 @@ int main(int argc, char **argv) {
   information_objects();
   acknowledged_and_monitored();
   close_while_subscribed(url);
+  disk_buffer(url);
   CHECK(herald_close(client));
   return check_result("test_live");
 }

@@ -66,6 +66,7 @@ fn is_final(error: &ClientError) -> bool {
 /// reconnect timeout passes. On success the subscriptions and unacknowledged records are
 /// queued for the new connection.
 async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(Transport, Welcome)> {
+    inner.down.store(true, Ordering::Release);
     let lost = lock(&inner.connected).server.clone();
     tracing::warn!(server = %lost, error = %error, "herald connection lost; failing over");
     inner.connection_lost(&format!(
@@ -131,6 +132,7 @@ fn resume(inner: &Inner, index: usize, welcome: &Welcome) {
         .collect();
     let max_frame = usize::try_from(welcome.max_frame_bytes).unwrap_or(usize::MAX);
     let resent = lock(&inner.outbox).rewind(&restore, max_frame);
+    inner.down.store(false, Ordering::Release);
     inner.failovers.fetch_add(1, Ordering::Relaxed);
     tracing::warn!(%server, subscriptions = restore.len(), resent, "herald connection resumed");
     inner.space.notify_waiters();

@@ -9,7 +9,7 @@ pub(crate) mod inbox;
 pub(crate) mod io;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,6 +18,7 @@ use herald_proto::{DeliveryOptions, Filter, Frame};
 use tokio::sync::{oneshot, watch, Notify};
 
 use crate::error::ClientError;
+use crate::numbering::Numbering;
 use crate::options::{ClientOptions, DEFAULT_REQUEST_TIMEOUT};
 use crate::outbox::Outbox;
 use crate::sink::Sink;
@@ -86,6 +87,8 @@ pub(crate) struct Inner {
     /// Subscriptions to restore after a failover: id → filter and options.
     pub(crate) subscriptions: Mutex<HashMap<u64, Restore>>,
     pub(crate) failovers: AtomicU64,
+    /// True while the connection is lost and the client fails over (and once closed).
+    pub(crate) down: AtomicBool,
     /// Published records the server refused (acknowledged as fewer than were sent).
     pub(crate) refused_records: AtomicU64,
     /// Stored records archive answers left out because they do not decode.
@@ -150,6 +153,7 @@ impl Inner {
         if let Some(inbox) = self.inbox.get() {
             inbox.fail();
         }
+        self.down.store(true, Ordering::Release);
         let _ = self.stop.send(true);
         self.space.notify_waiters();
         self.wake.notify_one();
@@ -255,15 +259,15 @@ impl Handle {
     }
 }
 
-/// Makes the connection's state for a connection just opened to `servers[index]`, and
-/// starts its tasks.
+/// Makes the connection's state for a connection just opened to `servers[index]`, with
+/// records numbered by `numbering`, and starts its tasks.
 pub(crate) fn start(
     stream: Transport,
-    servers: &[String],
-    index: usize,
+    (servers, index): (&[String], usize),
     welcome: Welcome,
     options: ClientOptions,
     tls: Option<Tls>,
+    numbering: Numbering,
 ) -> Handle {
     let (stop, _) = watch::channel(false);
     let max_frame = usize::try_from(welcome.max_frame_bytes).unwrap_or(usize::MAX);
@@ -280,9 +284,10 @@ pub(crate) fn start(
         connected: Mutex::new(connected),
         subscriptions: Mutex::new(HashMap::new()),
         failovers: AtomicU64::new(0),
+        down: AtomicBool::new(false),
         refused_records: AtomicU64::new(0),
         archive_skipped: AtomicU64::new(0),
-        outbox: Mutex::new(Outbox::new(max_frame, Arc::clone(&ids))),
+        outbox: Mutex::new(Outbox::new(max_frame, Arc::clone(&ids), numbering)),
         wake: Notify::new(),
         space: Notify::new(),
         pending: Mutex::new(HashMap::new()),

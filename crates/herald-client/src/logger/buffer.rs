@@ -233,6 +233,11 @@ impl Buffer {
         self.shards[shard].len()
     }
 
+    /// Returns true if some shard is more than half full.
+    pub(crate) fn half_full(&self) -> bool {
+        self.shards.iter().any(|s| s.len() * 2 > s.capacity())
+    }
+
     /// Returns the entries waiting, all shards together.
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(ArrayQueue::len).sum()

@@ -20,14 +20,26 @@ pub(crate) enum DropReason {
     Rejected,
     /// The logger or its connection was closed.
     Closed,
+    /// Shed from the disk buffer when its quota was full.
+    DiskQuota,
+    /// Cut from a torn segment tail of the disk buffer after a crash.
+    DiskTorn,
+    /// The disk buffer could not write it (disk full, I/O error).
+    DiskError,
 }
 
+/// How many reasons there are.
+const REASONS: usize = 7;
+
 impl DropReason {
-    const ALL: [DropReason; 4] = [
+    const ALL: [DropReason; REASONS] = [
         DropReason::BufferFull,
         DropReason::SendBufferFull,
         DropReason::Rejected,
         DropReason::Closed,
+        DropReason::DiskQuota,
+        DropReason::DiskTorn,
+        DropReason::DiskError,
     ];
 
     fn name(self) -> &'static str {
@@ -36,18 +48,22 @@ impl DropReason {
             DropReason::SendBufferFull => "send_buffer_full",
             DropReason::Rejected => "rejected",
             DropReason::Closed => "closed",
+            DropReason::DiskQuota => "disk_quota",
+            DropReason::DiskTorn => "disk_torn",
+            DropReason::DiskError => "disk_error",
         }
     }
 }
 
-/// Priority wire values run 1..=11.
+/// Priority wire values run 1..=11; slot 0 counts records whose priority is unknown (a
+/// torn entry of the disk buffer whose header was cut).
 const PRIORITY_SLOTS: usize = 12;
 
 /// Drop counters shared by the logging threads and the background side.
 #[derive(Default)]
 pub(crate) struct DropCounter {
     by_priority: [AtomicU64; PRIORITY_SLOTS],
-    by_reason: [AtomicU64; 4],
+    by_reason: [AtomicU64; REASONS],
 }
 
 impl DropCounter {
@@ -55,6 +71,16 @@ impl DropCounter {
     pub(crate) fn count(&self, priority: Priority, reason: DropReason) {
         self.by_priority[priority as usize].fetch_add(1, Ordering::Relaxed);
         self.by_reason[reason as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts `count` records lost, of priority slot `slot` (a wire value, 0 unknown).
+    pub(crate) fn count_slot(&self, slot: usize, reason: DropReason, count: u64) {
+        if count == 0 {
+            return;
+        }
+        let slot = if slot < PRIORITY_SLOTS { slot } else { 0 };
+        self.by_priority[slot].fetch_add(count, Ordering::Relaxed);
+        self.by_reason[reason as usize].fetch_add(count, Ordering::Relaxed);
     }
 
     /// Returns the records lost so far.
@@ -81,7 +107,7 @@ impl DropCounter {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DropSnapshot {
     by_priority: [u64; PRIORITY_SLOTS],
-    by_reason: [u64; 4],
+    by_reason: [u64; REASONS],
 }
 
 impl DropSnapshot {
@@ -102,9 +128,10 @@ impl DropSnapshot {
     /// and the fields `dropped` (total), `dropped_by_priority` and `dropped_by_reason`
     /// (maps from name to count, nonzero entries only).
     pub(crate) fn into_record(self, subject: &str) -> Record {
-        let by_priority: Vec<(String, Value)> = ALL_PRIORITIES
-            .iter()
-            .map(|p| (p.name(), self.by_priority[*p as usize]))
+        let names = ALL_PRIORITIES.iter().map(|p| (p.name(), *p as usize));
+        let by_priority: Vec<(String, Value)> = names
+            .chain([("unknown", 0)])
+            .map(|(name, slot)| (name, self.by_priority[slot]))
             .filter(|(_, n)| *n > 0)
             .map(|(name, n)| (name.to_string(), count_value(n)))
             .collect();
@@ -173,5 +200,17 @@ mod tests {
             "logger dropped 3 records (2 DEBUG, 1 ERROR; 2 buffer_full, 1 send_buffer_full)"
         );
         assert_eq!(record.fields[0], ("dropped".to_string(), Value::Int(3)));
+    }
+
+    #[test]
+    fn disk_losses_are_reported_by_reason_and_an_unknown_priority_by_that_name() {
+        let counter = DropCounter::default();
+        counter.count_slot(Priority::Debug as usize, DropReason::DiskQuota, 5);
+        counter.count_slot(0, DropReason::DiskTorn, 1);
+        let record = counter.snapshot().into_record("APP");
+        assert_eq!(
+            record.text,
+            "logger dropped 6 records (5 DEBUG, 1 unknown; 5 disk_quota, 1 disk_torn)"
+        );
     }
 }

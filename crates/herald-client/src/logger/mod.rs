@@ -27,6 +27,16 @@
 //! as context. That log call does more work than others: it moves the ring's entries (at
 //! most `flight_recorder_records`), still without a lock.
 //!
+//! **Own connection and disk buffer.** [`Logger::connect`] makes a logger that connects
+//! itself (no server needs to answer at its start; the records wait) and may keep what it
+//! cannot deliver in a disk buffer ([`LoggerOptions::buffer_dir`]): while no server answers,
+//! the background side moves the records to segment files, within
+//! [`LoggerOptions::buffer_quota`]; once one answers they are sent first, in order, with
+//! their timestamps and numbers, and what is on disk at exit is sent at the next start.
+//! Losses on disk are counted and reported as `disk_quota`, `disk_torn` and `disk_error`.
+//! The log calls never touch the disk. The files are the Python client's
+//! (python/README.md, "Disk buffer").
+//!
 //! **Closing.** [`Logger::flush`] hands everything over and waits for the server;
 //! [`Logger::close`] does the same and stops the logger. Dropping the last clone of a logger
 //! closes it too, waiting at most [`LoggerOptions::close_timeout`], so exit never hangs. On
@@ -40,7 +50,9 @@
 //!   time-stamp counter where it is a clock, turned into wall-clock time by the background
 //!   side); `buffer`: the queue and [`WhenFull`];
 //!   `recorder`: the flight recorder; `subjects`: subjects by number; `drops`: loss counts
-//!   and the drop report; `worker`: the background task; [`bridge`]: the `log` crate facade;
+//!   and the drop report; `worker`: the background task; `link`: the client it sends
+//!   through, given or its own; `spooling`: what the background task does with a disk
+//!   buffer; `spool`: the disk buffer's files; [`bridge`]: the `log` crate facade;
 //!   [`remote`]: thresholds set from afar with `herald threshold`.
 //!
 //! # Example
@@ -67,10 +79,13 @@ mod drops;
 mod entry;
 mod error;
 mod layer;
+mod link;
 mod options;
 mod recorder;
 pub mod remote;
 mod shared;
+mod spool;
+mod spooling;
 mod subjects;
 mod worker;
 
@@ -83,10 +98,12 @@ use herald_proto::value::Field;
 use herald_proto::Priority;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{Client, ClientError};
+use crate::{Client, ClientError, ClientOptions, ServerUrl};
 use entry::{Entry, SubjectRef, Text};
+use link::{Link, LinkState};
 pub(crate) use shared::Shared;
 use shared::{CloseGuard, Route, CLOSED};
+use spool::{Spool, SpoolError};
 use worker::{CloseAck, Command};
 
 pub use bridge::{install_log, LogBridge};
@@ -102,6 +119,7 @@ pub use layer::{priority_of_level, TracingLayer};
 pub use options::{LoggerOptions, DEFAULT_CLOSE_TIMEOUT, DEFAULT_THRESHOLD};
 pub use recorder::{DEFAULT_FLIGHT_RECORDER_AGE, DEFAULT_FLIGHT_RECORDER_RECORDS};
 pub use remote::{threshold_message, THRESHOLD_SUBJECT};
+pub use spool::{DEFAULT_BUFFER_QUOTA_BYTES, MIN_BUFFER_QUOTA_BYTES};
 pub use subjects::MAX_SUBJECTS;
 pub use worker::{DEFAULT_DROP_REPORT_INTERVAL, DEFAULT_TICK, FLIGHT_RECORDER_FIELD};
 
@@ -131,29 +149,79 @@ impl Logger {
     /// tokio runtime.
     ///
     /// # Errors
-    /// [`LoggerError::InvalidSubject`], or [`LoggerError::NoRuntime`] outside a runtime.
+    /// [`LoggerError::InvalidSubject`], [`LoggerError::NoRuntime`] outside a runtime, or
+    /// [`LoggerError::BufferNeedsOwnConnection`] with a `buffer_dir` (the client numbers its
+    /// records under its own producer id; a disk buffer needs [`Logger::connect`]).
     pub fn new(client: &Client, options: LoggerOptions) -> Result<Logger, LoggerError> {
+        if options.buffer_dir.is_some() {
+            return Err(LoggerError::BufferNeedsOwnConnection);
+        }
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| LoggerError::NoRuntime)?;
+        let (link, state) = Link::given(client.clone());
+        Logger::start(&runtime, options, link, state, None)
+    }
+
+    /// Starts a logger that makes its own connection to `url` with `client_options`, with its
+    /// background task on the current tokio runtime. No server needs to answer now: the
+    /// background side tries until one does (with backoff up to 5 s), and fails over without
+    /// end. With [`LoggerOptions::buffer_dir`] it opens the disk buffer here (taking its
+    /// lock, reading what a previous run left, cutting torn tails), and says `HELLO` with the
+    /// buffer's producer id, numbering on from where the last run stopped.
+    ///
+    /// # Errors
+    /// [`LoggerError::Url`], [`LoggerError::InvalidSubject`], [`LoggerError::NoRuntime`],
+    /// [`LoggerError::InvalidOption`] for a quota under [`MIN_BUFFER_QUOTA_BYTES`],
+    /// [`LoggerError::BufferLocked`] naming the process that holds the directory, or
+    /// [`LoggerError::Buffer`] when it cannot be made or read.
+    pub fn connect(
+        url: &str,
+        client_options: ClientOptions,
+        options: LoggerOptions,
+    ) -> Result<Logger, LoggerError> {
+        url.parse::<ServerUrl>()?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| LoggerError::NoRuntime)?;
+        let spool = match &options.buffer_dir {
+            Some(dir) => Some(open_spool(dir, options.buffer_quota)?),
+            None => None,
+        };
+        let numbering = spool.as_ref().map(|s| s.numbering().clone());
+        let (link, state) = Link::own(url.to_string(), client_options, numbering);
+        Logger::start(&runtime, options, link, state, spool)
+    }
+
+    fn start(
+        runtime: &tokio::runtime::Handle,
+        options: LoggerOptions,
+        link: Link,
+        state: Arc<LinkState>,
+        spool: Option<Spool>,
+    ) -> Result<Logger, LoggerError> {
         let shared = Arc::new(Shared::new(&options));
         let subject_id = intern_id(&shared, &options.subject)?;
         let (commands, receiver) = mpsc::unbounded_channel();
+        if options.remote_threshold {
+            let (link, subject) = (Arc::clone(&state), options.subject.clone());
+            runtime.spawn(remote::listen_once_connected(
+                link,
+                Arc::downgrade(&shared),
+                subject,
+            ));
+        }
         let worker = worker::Worker {
             shared: Arc::clone(&shared),
-            client: client.clone(),
+            link,
+            spool,
             commands: receiver,
             tick: options.tick,
             report_interval: options.drop_report_interval,
             report_subject: options.subject.clone(),
             storm: options.storm,
+            close_timeout: options.close_timeout,
         };
         runtime.spawn(worker.run());
-        if options.remote_threshold {
-            let (client, subject) = (client.clone(), options.subject.clone());
-            runtime.spawn(remote::listen(client, Arc::downgrade(&shared), subject));
-        }
         let guard = CloseGuard {
             shared: Arc::clone(&shared),
-            client: client.clone(),
+            link: state,
             commands,
             close_timeout: options.close_timeout,
         };
@@ -375,8 +443,9 @@ impl Logger {
         self.hand_over(Command::Flush(reply), answer, timeout).await
     }
 
-    /// Sends `command` to the background side, waits for its `answer`, then flushes the
-    /// client — all within `timeout`.
+    /// Sends `command` to the background side, waits for its `answer` and for the disk
+    /// buffer to hold nothing unacknowledged, then flushes the client — all within
+    /// `timeout`.
     async fn hand_over(
         &self,
         command: Command,
@@ -392,8 +461,18 @@ impl Logger {
         answered
             .map_err(|_| ClientError::Timeout(timeout))?
             .map_err(|_| logger_closed())?;
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        self.guard.client.flush(left).await
+        let link = &self.guard.link;
+        loop {
+            let client = link.client().filter(|_| !link.disk_pending());
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if let Some(client) = client {
+                return client.flush(left).await;
+            }
+            if left.is_zero() {
+                return Err(ClientError::Timeout(timeout));
+            }
+            tokio::time::sleep(left.min(DISK_POLL)).await;
+        }
     }
 
     /// Flushes as [`Logger::flush`] and stops the logger, for every clone: later log calls
@@ -434,6 +513,26 @@ priority_methods! {
     critical => Critical,
     alert => Alert,
     emergency => Emergency,
+}
+
+/// How often a flush looks whether a connection came and the disk buffer was sent.
+const DISK_POLL: Duration = Duration::from_millis(5);
+
+/// Opens the disk buffer in `dir`.
+fn open_spool(dir: &std::path::Path, quota: u64) -> Result<Spool, LoggerError> {
+    if quota < MIN_BUFFER_QUOTA_BYTES {
+        return Err(LoggerError::InvalidOption(format!(
+            "buffer_quota of {quota} bytes is below the least, {MIN_BUFFER_QUOTA_BYTES}"
+        )));
+    }
+    Spool::open(dir, quota, crate::options::random_producer).map_err(|error| match error {
+        SpoolError::Locked { dir, holder } => LoggerError::BufferLocked { dir, holder },
+        SpoolError::Io { dir, what, source } => LoggerError::Buffer {
+            dir,
+            what,
+            message: source.to_string(),
+        },
+    })
 }
 
 fn intern_id(shared: &Shared, subject: &str) -> Result<Option<u32>, LoggerError> {

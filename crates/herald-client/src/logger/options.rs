@@ -1,5 +1,6 @@
 //! How a logger behaves: [`LoggerOptions`] and its defaults.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use herald_proto::storm::StormRule;
@@ -9,6 +10,7 @@ use super::buffer::{
     default_buffer_shards, WhenFull, DEFAULT_BATCH_RECORDS, DEFAULT_BUFFER_RECORDS,
 };
 use super::recorder::{DEFAULT_FLIGHT_RECORDER_AGE, DEFAULT_FLIGHT_RECORDER_RECORDS};
+use super::spool::DEFAULT_BUFFER_QUOTA_BYTES;
 use super::worker::{DEFAULT_DROP_REPORT_INTERVAL, DEFAULT_TICK};
 
 /// Default lowest priority a logger sends.
@@ -54,6 +56,17 @@ pub struct LoggerOptions {
     /// When identical records collapse before they are sent (a log storm): the server's
     /// rule ([`herald_proto::storm`]), by default 10 per 10 s; `repeats: 0` sends all.
     pub storm: StormRule,
+    /// The disk buffer's directory (`None`: no disk buffer). While no server answers, the
+    /// background side moves the buffered records to segment files there; once one answers
+    /// they are sent first, in order, with their timestamps and numbers; what is there when
+    /// the program ends is sent at its next start. Only a logger that makes its own
+    /// connection ([`Logger::connect`](super::Logger::connect)) may have one; one logger
+    /// per directory. The files are those of the Python client's disk buffer
+    /// (python/README.md, "Disk buffer").
+    pub buffer_dir: Option<PathBuf>,
+    /// Most bytes of segments the disk buffer holds; when full, the lowest priorities are
+    /// shed first, and counted (`disk_quota`). At least 64 KiB.
+    pub buffer_quota: u64,
 }
 
 impl LoggerOptions {
@@ -85,6 +98,8 @@ impl Default for LoggerOptions {
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
             remote_threshold: true,
             storm: StormRule::default(),
+            buffer_dir: None,
+            buffer_quota: DEFAULT_BUFFER_QUOTA_BYTES,
         }
     }
 }

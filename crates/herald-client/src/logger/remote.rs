@@ -51,6 +51,24 @@ fn threshold_for(record: &Record, subject: &str) -> Option<Priority> {
     text("threshold")?.parse().ok()
 }
 
+/// As [`listen`], for a logger that makes its own connection: waits for its first one.
+pub(super) async fn listen_once_connected(
+    link: std::sync::Arc<super::link::LinkState>,
+    shared: Weak<Shared>,
+    subject: String,
+) {
+    loop {
+        if let Some(client) = link.client() {
+            return listen(client, shared, subject).await;
+        }
+        let closed = |s: std::sync::Arc<Shared>| s.threshold.load(Ordering::Relaxed) & CLOSED != 0;
+        if shared.upgrade().is_none_or(closed) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// Listens for threshold messages until the logger is closed or gone.
 pub(super) async fn listen(client: Client, shared: Weak<Shared>, subject: String) {
     let filter = Filter {

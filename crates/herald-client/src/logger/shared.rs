@@ -13,11 +13,11 @@ use super::buffer::{Buffer, WhenFull};
 use super::clock::Clock;
 use super::drops::{DropCounter, DropReason};
 use super::entry::Entry;
+use super::link::LinkState;
 use super::options::LoggerOptions;
 use super::recorder::FlightRecorder;
 use super::subjects::SubjectTable;
 use super::worker::{CloseAck, Command};
-use crate::Client;
 
 /// Set in the threshold once the logger is closed: no priority reaches it.
 pub(super) const CLOSED: u8 = 0x80;
@@ -148,7 +148,8 @@ impl Shared {
 /// Tells the background side to close when the last handle goes.
 pub(super) struct CloseGuard {
     pub(super) shared: Arc<Shared>,
-    pub(super) client: Client,
+    /// The client now, for flushes.
+    pub(super) link: Arc<LinkState>,
     pub(super) commands: mpsc::UnboundedSender<Command>,
     pub(super) close_timeout: Duration,
 }

@@ -7,7 +7,8 @@
 //! It runs on the runtime the logger was made in (a library must not start its own) and
 //! never waits on the network while draining: [`Client::try_publish`] only encodes into the
 //! client's send buffer, and a full send buffer counts as a drop. Work between two awaits
-//! is bounded by [`DRAIN_CHUNK`] records.
+//! is bounded by [`DRAIN_CHUNK`] records. With a disk buffer it also does all the disk
+//! work (`spooling`): the log calls never touch the disk.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,9 +20,11 @@ use tokio::sync::{mpsc, oneshot};
 use super::clock::Converter;
 use super::drops::{DropReason, DropSnapshot};
 use super::entry::{Entry, SubjectRef};
+use super::link::Link;
+use super::spool::Spool;
 use super::subjects::Table;
 use super::Shared;
-use crate::{Client, ClientError};
+use crate::ClientError;
 
 /// Default time between two drains when nothing wakes the background side earlier.
 pub const DEFAULT_TICK: Duration = Duration::from_millis(2);
@@ -56,7 +59,9 @@ pub(crate) enum CloseAck {
 /// The background side's state.
 pub(crate) struct Worker {
     pub(crate) shared: Arc<Shared>,
-    pub(crate) client: Client,
+    pub(crate) link: Link,
+    /// The disk buffer, if the logger has one.
+    pub(crate) spool: Option<Spool>,
     pub(crate) commands: mpsc::UnboundedReceiver<Command>,
     pub(crate) tick: Duration,
     pub(crate) report_interval: Duration,
@@ -64,33 +69,41 @@ pub(crate) struct Worker {
     pub(crate) report_subject: String,
     /// When identical records collapse.
     pub(crate) storm: StormRule,
+    /// Longest time an async close spends sending what the disk buffer holds.
+    pub(crate) close_timeout: Duration,
 }
 
 impl Worker {
     /// Runs until the logger is closed or its last handle is dropped.
     pub(crate) async fn run(self) {
-        let mut state = Drain::new(self.client, Arc::clone(&self.shared), self.storm);
+        let mut state = Drain::new(self.link, Arc::clone(&self.shared), self.storm);
+        state.spool = self.spool;
         let mut commands = self.commands;
+        let mut busy = false;
         loop {
+            // While the disk buffer has more to send, the next step goes at once.
+            let pause = if busy { Duration::ZERO } else { self.tick };
             let command = tokio::select! {
                 biased;
                 command = commands.recv() => Some(command),
                 () = self.shared.buffer.woken() => None,
-                () = tokio::time::sleep(self.tick) => None,
+                () = tokio::time::sleep(pause) => None,
             };
             self.shared.buffer.rearm();
             match command {
                 None => {
-                    state.drain().await;
-                    state.report_drops(&self.report_subject, Some(self.report_interval));
+                    busy = state
+                        .step(&self.report_subject, Some(self.report_interval))
+                        .await;
                 }
                 Some(Some(Command::Flush(reply))) => {
-                    state.drain().await;
-                    state.report_drops(&self.report_subject, None);
+                    busy = state.step(&self.report_subject, None).await;
                     let _ = reply.send(());
                 }
                 Some(Some(Command::Close(ack))) => {
-                    return state.close(&self.report_subject, ack).await;
+                    return state
+                        .close(&self.report_subject, ack, self.close_timeout)
+                        .await;
                 }
                 // Every handle's guard sends `Close` when dropped, so this is a guard
                 // that could not: stop without waiting for anyone.
@@ -101,9 +114,15 @@ impl Worker {
 }
 
 /// Turns entries into records and keeps the drop accounting.
-struct Drain {
-    client: Client,
-    shared: Arc<Shared>,
+pub(super) struct Drain {
+    pub(super) link: Link,
+    pub(super) shared: Arc<Shared>,
+    /// The disk buffer, if any.
+    pub(super) spool: Option<Spool>,
+    /// True while records go to `spilled` (for the disk buffer) instead of the client.
+    pub(super) spilling: bool,
+    /// Records encoded for the disk buffer: (priority, bytes).
+    pub(super) spilled: Vec<(u8, Vec<u8>)>,
     /// Reused for every entry, so its strings keep their capacity.
     record: Record,
     subjects: Arc<Table>,
@@ -119,13 +138,16 @@ struct Drain {
 }
 
 impl Drain {
-    fn new(client: Client, shared: Arc<Shared>, storm: StormRule) -> Self {
+    fn new(link: Link, shared: Arc<Shared>, storm: StormRule) -> Self {
         let record = Record {
             origin: crate::origin::local_origin(),
             ..Record::new(Kind::Log, "")
         };
         Drain {
-            client,
+            link,
+            spool: None,
+            spilling: false,
+            spilled: Vec::new(),
             subjects: shared.subjects.snapshot(),
             shared,
             record,
@@ -138,9 +160,24 @@ impl Drain {
         }
     }
 
+    /// Does what a wake-up asks: without a disk buffer, hands the buffered records to the
+    /// client (if there is one yet) and reports drops; with one, see `spooling`. Returns
+    /// true if there is more to do at once.
+    async fn step(&mut self, subject: &str, interval: Option<Duration>) -> bool {
+        if self.spool.is_some() {
+            return self.spooled_step(subject, interval).await;
+        }
+        if self.link.client().await.is_none() {
+            return false; // not connected yet: the records wait in the buffer
+        }
+        self.drain().await;
+        self.report_drops(subject, interval);
+        false
+    }
+
     /// Hands over what each shard holds when the drain reaches it (so that busy logging
     /// threads cannot keep it going forever), yielding to the runtime between chunks.
-    async fn drain(&mut self) {
+    pub(super) async fn drain(&mut self) {
         self.convert = self.shared.clock.converter();
         let mut chunk_left = DRAIN_CHUNK;
         for shard in 0..self.shared.buffer.shard_count() {
@@ -171,9 +208,31 @@ impl Drain {
             let marks = storm::summary_fields(&summary);
             let mut record = summary.record;
             storm::put_marks(&mut record.fields, marks);
-            if let Err(error) = self.client.try_publish(&record) {
-                self.shared.drops.count(record.priority, reason(&error));
+            self.deliver(&record);
+        }
+    }
+
+    /// Hands `record` to the client, or encodes it for the disk buffer while spilling;
+    /// counts it if it cannot go.
+    fn deliver(&mut self, record: &Record) {
+        if self.spilling {
+            let mut bytes = Vec::new();
+            record.encode(&mut bytes);
+            if bytes.len() > super::spooling::MAX_SPILLED_RECORD_BYTES {
+                self.shared
+                    .drops
+                    .count(record.priority, DropReason::Rejected);
+            } else {
+                self.spilled.push((record.priority as u8, bytes));
             }
+            return;
+        }
+        let Some(client) = self.link.current() else {
+            self.shared.drops.count(record.priority, DropReason::Closed);
+            return;
+        };
+        if let Err(error) = client.try_publish(record) {
+            self.shared.drops.count(record.priority, reason(&error));
         }
     }
 
@@ -212,9 +271,10 @@ impl Drain {
                 Verdict::Held => return,
             }
         }
-        if let Err(error) = self.client.try_publish(&self.record) {
-            self.shared.drops.count(priority, reason(&error));
-        }
+        debug_assert_eq!(priority, self.record.priority);
+        let record = std::mem::take(&mut self.record);
+        self.deliver(&record);
+        self.record = record;
     }
 
     /// Copies `entry` into the reused record.
@@ -254,7 +314,7 @@ impl Drain {
 
     /// Publishes a WARNING about the drops since the last report, unless there were none
     /// or the last report is younger than `interval` (`None` reports at once).
-    fn report_drops(&mut self, subject: &str, interval: Option<Duration>) {
+    pub(super) fn report_drops(&mut self, subject: &str, interval: Option<Duration>) {
         let now = self.shared.drops.snapshot();
         let delta = now.since(&self.reported);
         if delta.total() == 0 {
@@ -264,6 +324,14 @@ impl Drain {
         if self.last_report.is_some_and(recent) {
             return;
         }
+        let (now, delta) = if self.spilling {
+            // Room for the report first, so that what making it sheds is in it too.
+            self.make_room_for_report();
+            let now = self.shared.drops.snapshot();
+            (now, now.since(&self.reported))
+        } else {
+            (now, delta)
+        };
         let report = Record {
             origin: herald_proto::Origin {
                 host: self.record.origin.host.clone(),
@@ -273,7 +341,15 @@ impl Drain {
             },
             ..delta.into_record(subject)
         };
-        match self.client.try_publish(&report) {
+        let published = match self.link.current() {
+            _ if self.spilling => {
+                self.deliver(&report); // on disk, after the records logged before it
+                Ok(())
+            }
+            Some(client) => client.try_publish(&report),
+            None => return, // no connection yet: reported once there is one
+        };
+        match published {
             // Still no room: the counts stay unreported and go with the next report.
             Err(ClientError::BufferFull(_)) => return,
             // Reported, or nobody left to report to (the counts stay in `dropped()`).
@@ -282,12 +358,20 @@ impl Drain {
         self.last_report = Some(Instant::now());
     }
 
-    async fn close(mut self, subject: &str, ack: CloseAck) {
-        self.shared.close();
-        self.drain().await;
+    /// Sends the summaries of the storms still going.
+    pub(super) fn finish_storms(&mut self) {
         let mut ended = Vec::new();
         self.storms.finish(&mut ended);
         self.send_summaries(ended);
+    }
+
+    async fn close(mut self, subject: &str, ack: CloseAck, timeout: Duration) {
+        self.shared.close();
+        if self.spool.is_some() {
+            return self.spooled_close(subject, ack, timeout).await;
+        }
+        self.drain().await;
+        self.finish_storms();
         self.report_drops(subject, None);
         match ack {
             CloseAck::Async(reply) => {
@@ -297,7 +381,11 @@ impl Drain {
                 done,
                 flush_timeout,
             } => {
-                if let Err(error) = self.client.flush(flush_timeout).await {
+                let flushed = match self.link.current() {
+                    Some(client) => client.flush(flush_timeout).await,
+                    None => Err(ClientError::Closed("no server answered".to_string())),
+                };
+                if let Err(error) = flushed {
                     tracing::debug!(error = %error, "herald logger could not flush on drop");
                 }
                 let _ = done.send(());

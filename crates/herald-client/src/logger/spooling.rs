@@ -1,0 +1,210 @@
+//! What the background side does with a disk buffer (python/README.md, "Disk buffer", is
+//! the shared design): while no server answers, it moves every record from the memory
+//! buffer to disk, each tick; once one answers, it sends the disk's records first, a step
+//! at a time, oldest first, under their own numbers (moving the memory buffer to disk
+//! meanwhile when it is half full, so that it does not fill), and only then new records
+//! straight from memory. Drop reports made while records wait on disk go on disk after
+//! them, so they arrive in order and survive a restart too.
+
+use std::time::{Duration, Instant};
+
+use herald_proto::frame::{self, DEFAULT_MAX_FRAME_BYTES};
+use herald_proto::{Frame, Priority};
+
+use super::drops::DropReason;
+use super::spool::replay::replay_step;
+use super::spool::{on_disk, DiskLoss};
+use super::worker::{CloseAck, Drain};
+
+/// Largest record put on disk: what a `PUBLISH` frame holds under the default frame limit.
+pub(crate) const MAX_SPILLED_RECORD_BYTES: usize = DEFAULT_MAX_FRAME_BYTES as usize - 41;
+/// Records handed to the disk buffer at once (its quota sheds within such a batch).
+const SPILL_BATCH_RECORDS: usize = 512;
+/// Room made on disk for a drop report: more than one takes (about 400 bytes with every
+/// priority and reason in it).
+const REPORT_ROOM_BYTES: usize = 1024;
+/// Longest wait for the acknowledgement of one replay step.
+const REPLAY_ACK_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Drain {
+    /// One wake-up with a disk buffer; returns true while the disk has more to send now.
+    pub(super) async fn spooled_step(&mut self, subject: &str, interval: Option<Duration>) -> bool {
+        if !self.link.is_up().await {
+            self.spill_all(subject, interval).await;
+            return false;
+        }
+        if self.disk_pending() {
+            if self.shared.buffer.half_full() {
+                self.spill_all(subject, interval).await;
+            }
+            self.replay(REPLAY_ACK_TIMEOUT).await;
+            if self.disk_pending() {
+                return true;
+            }
+        }
+        self.drain().await;
+        self.absorb_disk_losses();
+        self.report_drops(subject, interval);
+        false
+    }
+
+    /// Moves everything the memory buffer holds to disk, a drop report after it.
+    async fn spill_all(&mut self, subject: &str, interval: Option<Duration>) {
+        self.spilling = true;
+        self.drain().await;
+        self.write_spilled();
+        self.report_drops(subject, interval);
+        self.spilling = false;
+        self.write_spilled();
+    }
+
+    /// Appends the records encoded for the disk buffer, and counts what it lost.
+    fn write_spilled(&mut self) {
+        let Some(spool) = self.spool.as_mut() else {
+            return;
+        };
+        let mut spilled = std::mem::take(&mut self.spilled);
+        while !spilled.is_empty() {
+            let rest = spilled.split_off(spilled.len().min(SPILL_BATCH_RECORDS));
+            on_disk(|| spool.append(spilled));
+            spilled = rest;
+        }
+        self.absorb_disk_losses();
+        self.disk_pending();
+    }
+
+    /// Makes room on disk for a drop report (at most [`REPORT_ROOM_BYTES`]) and counts
+    /// what that shed, so that the report, appended next, sheds nothing it does not say.
+    pub(super) fn make_room_for_report(&mut self) {
+        if let Some(spool) = self.spool.as_mut() {
+            on_disk(|| spool.make_room(Priority::Warning as u8, REPORT_ROOM_BYTES));
+        }
+        self.absorb_disk_losses();
+    }
+
+    /// Sends one step of the disk buffer, at most `timeout` waiting for its acknowledgement.
+    async fn replay(&mut self, timeout: Duration) {
+        let (Some(client), Some(spool)) = (self.link.current(), self.spool.as_mut()) else {
+            return;
+        };
+        let client = client.clone();
+        let step = replay_step(&client, spool, timeout).await;
+        for priority in step.rejected {
+            self.shared
+                .drops
+                .count_slot(usize::from(priority), DropReason::Rejected, 1);
+        }
+        self.absorb_disk_losses();
+        self.disk_pending();
+    }
+
+    /// Moves the disk buffer's losses into the logger's drop counts (and so its reports).
+    fn absorb_disk_losses(&mut self) {
+        let Some(spool) = self.spool.as_mut() else {
+            return;
+        };
+        let losses = spool.take_losses();
+        let reasons = [
+            (DiskLoss::Quota, DropReason::DiskQuota),
+            (DiskLoss::Torn, DropReason::DiskTorn),
+            (DiskLoss::Error, DropReason::DiskError),
+        ];
+        for (loss, reason) in reasons {
+            for (slot, count) in losses[loss as usize].iter().enumerate() {
+                self.shared.drops.count_slot(slot, reason, *count);
+            }
+        }
+    }
+
+    /// Returns (and tells the handles) whether the disk holds records not acknowledged.
+    fn disk_pending(&self) -> bool {
+        let pending = self.spool.as_ref().is_some_and(|s| s.pending());
+        let state = &self.link.state;
+        state
+            .disk_pending
+            .store(pending, std::sync::atomic::Ordering::Release);
+        pending
+    }
+
+    /// Puts what the client sent and no server acknowledged in front of the disk buffer
+    /// (closing during an outage), under the numbers it was sent with; a frame that does
+    /// not read back (none should) is counted as lost.
+    fn keep_unacknowledged(&mut self) {
+        let (Some(client), Some(spool)) = (self.link.current(), self.spool.as_mut()) else {
+            return;
+        };
+        let mut entries = Vec::new();
+        let mut unreadable = 0;
+        for frame in client.take_unacknowledged() {
+            let body = frame.slice(frame::LENGTH_BYTES.min(frame.len())..);
+            match Frame::decode(body) {
+                Ok(Frame::Publish(publish)) if publish.seqs.len() == publish.records.len() => {
+                    entries.extend(
+                        publish
+                            .seqs
+                            .iter()
+                            .zip(&publish.records)
+                            .map(|(seq, r)| (*seq, r.meta.priority as u8, r.bytes.to_vec())),
+                    );
+                }
+                Ok(Frame::Publish(publish)) => unreadable += publish.records.len() as u64,
+                _ => unreadable += 1,
+            }
+        }
+        if !entries.is_empty() {
+            on_disk(|| spool.prepend(entries));
+        }
+        self.shared
+            .drops
+            .count_slot(0, DropReason::DiskError, unreadable);
+        self.absorb_disk_losses();
+    }
+
+    /// Closes with a disk buffer: sends what the disk holds while a server answers (within
+    /// the close's time), then what is in memory; what cannot go now stays on disk, for the
+    /// next start. The directory is let go before the close is answered.
+    pub(super) async fn spooled_close(mut self, subject: &str, ack: CloseAck, timeout: Duration) {
+        let timeout = match &ack {
+            CloseAck::Blocking { flush_timeout, .. } => *flush_timeout,
+            CloseAck::Async(_) => timeout,
+        };
+        let deadline = Instant::now() + timeout;
+        while self.disk_pending() && self.link.is_up().await && Instant::now() < deadline {
+            self.replay(deadline.saturating_duration_since(Instant::now()))
+                .await;
+        }
+        let live = !self.disk_pending() && self.link.is_up().await;
+        if !live {
+            self.keep_unacknowledged();
+        }
+        self.spilling = !live;
+        self.drain().await;
+        self.finish_storms();
+        self.write_spilled();
+        self.report_drops(subject, None);
+        self.spilling = false;
+        self.write_spilled();
+        // What went to the server must be acknowledged before the directory is let go: what
+        // is not by the deadline (the server stopped answering) stays on disk too.
+        let left = deadline.saturating_duration_since(Instant::now());
+        let flushed = match self.link.current() {
+            Some(client) if live => client.flush(left).await,
+            _ => Ok(()),
+        };
+        if let Err(error) = flushed {
+            tracing::debug!(%error, "herald logger could not flush on close; what was not acknowledged stays on disk");
+            self.keep_unacknowledged();
+        }
+        if let Some(mut spool) = self.spool.take() {
+            on_disk(|| spool.close());
+        }
+        match ack {
+            CloseAck::Async(reply) => {
+                let _ = reply.send(());
+            }
+            CloseAck::Blocking { done, .. } => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
