@@ -239,7 +239,10 @@ pub unsafe extern "C" fn herald_connect_with(
                 client_options.outbox_bytes = s.send_buffer_bytes;
             }
         }
-        let own = logger_options.buffer_dir.is_some().then(|| client_options.clone());
+        let own = logger_options
+            .buffer_dir
+            .is_some()
+            .then(|| client_options.clone());
         let client = block(Client::connect_with(url, client_options))??;
         let logger = {
             let _inside = runtime().enter();
