@@ -194,9 +194,9 @@ class HeraldHandler(_logging.Handler):
     full); once a server answers they are sent first, in order, under their own numbers, and
     what is still there when the program ends is sent at its next start. The directory is
     this producer's alone (SpoolLockedError, raised here, names the process that holds it).
-    With it, every loss (``dropped``, and what the disk buffer sheds, ``spool_lost``) is
-    reported to the server as a WARNING record of type ``herald.logger.dropped`` on
-    ``subject`` (or ``herald.logging``), as the Rust logger reports its drops."""
+    Every loss (``dropped``, and with a disk buffer what it sheds, ``spool_lost``) is reported
+    to the server as a WARNING record of type ``herald.logger.dropped`` on ``subject`` (or
+    ``herald.logging``), at most once a second, as the Rust logger reports its drops."""
 
     def __init__(
         self,
@@ -229,7 +229,7 @@ class HeraldHandler(_logging.Handler):
         self.flush_timeout = float(flush_timeout)
         self.dropped = 0
         self._drop_lock = threading.Lock()  # `dropped += 1` from several threads loses counts
-        # Drops by Python level not yet reported (counted only with a disk buffer).
+        # Drops by Python level not yet reported.
         self._drops_by_level: Dict[int, int] = {}
         self._unreported = DropCounts()  # the background thread's own losses, to report
         self._last_report = 0.0
@@ -296,9 +296,8 @@ class HeraldHandler(_logging.Handler):
     def _count_drop(self, record: _logging.LogRecord) -> None:
         with self._drop_lock:
             self.dropped += 1
-            if self._spool is not None:
-                level = record.levelno
-                self._drops_by_level[level] = self._drops_by_level.get(level, 0) + 1
+            level = record.levelno
+            self._drops_by_level[level] = self._drops_by_level.get(level, 0) + 1
 
     @property
     def spool_lost(self) -> int:
@@ -408,6 +407,8 @@ class HeraldHandler(_logging.Handler):
                     self._pause()
                 continue  # else the next step of the disk's records
             self._drain()
+            if self._spool is None:
+                self._report_losses()
             if self._storms.on and time.monotonic() - self._storm_tick >= _STORM_TICK:
                 self._storm_tick = time.monotonic()
                 self._send_summaries(self._storms.tick(self._storm_tick))
@@ -420,6 +421,8 @@ class HeraldHandler(_logging.Handler):
                         # Sent as the buffer is: the loop goes on until they are.
                         self._send_summaries(ended)
                         continue
+                if self._spool is None:
+                    self._report_losses(force=True)  # the client's close flushes it
                 return
             self._pause()
 
@@ -674,9 +677,9 @@ class HeraldHandler(_logging.Handler):
     def _report_losses(self, force: bool = False) -> None:
         """Reports the losses not yet reported (at most once per DROP_REPORT_INTERVAL unless
         ``force``): sent at once when a server answers and the disk holds nothing older,
-        else put on disk after everything there, to go out in order."""
+        else put on disk after everything there, to go out in order; without a disk buffer,
+        kept until a server answers."""
         spool = self._spool
-        assert spool is not None
         now = time.monotonic()
         if not force and now - self._last_report < DROP_REPORT_INTERVAL:
             return
@@ -684,19 +687,23 @@ class HeraldHandler(_logging.Handler):
             by_level, self._drops_by_level = self._drops_by_level, {}
         for level, n in by_level.items():
             self._unreported.count(int(priority_for_level(level)), BUFFER_FULL, n)
-        self._unreported.add(spool.losses.take())
+        if spool is not None:
+            self._unreported.add(spool.losses.take())
         if not self._unreported.total:
             return
         self._last_report = now
         counts = self._unreported.take()
         data = counts.report(self.subject or DROP_REPORT_SUBJECT).to_bytes()
         client = self._client
-        if client is not None and client.connected and not spool.pending:
+        if client is not None and client.connected and (spool is None or not spool.pending):
             try:
                 client.publish_encoded([data])
                 return
             except (HeraldError, ValueError):
                 pass
+        if spool is None:
+            self._unreported.add(counts)  # reported once a server answers
+            return
         spool.append([(int(Priority.WARNING), data)])
 
     def _load_spool(self, spool: Spool) -> None:

@@ -328,3 +328,28 @@ def test_identical_records_collapse_before_they_are_sent(server: Server) -> None
         assert last.fields[STORM_FIELD] == "ended"
         assert last.fields[TOTAL_FIELD] == 996
         assert handler.held == 996 and handler.dropped == 0
+
+
+def test_drops_are_reported_once_a_server_answers(tmp_path: Path) -> None:
+    # Without a disk buffer too: what the full buffer dropped while no server answered is
+    # reported (herald.logger.dropped) when one does, after the records it kept.
+    url = closed_port_url()
+    handler = HeraldHandler(url, capacity=10, subject="drops.report")
+    with attached(handler, "drops.offline", close_timeout=0.2) as log:
+        for i in range(25):
+            log.warning("m %d", i)
+        assert handler.dropped == 15
+        server = Server(tmp_path, listen=url.removeprefix("herald://"))
+        try:
+            with herald.connect(server.url) as reader:
+                sub = reader.subscribe("drops.*")
+                assert handler.wait_flushed(15), "the buffered records never went out"
+                got = sub.wait_for(11, timeout=15)
+                texts = [d.text for d in got if d.record.type != "herald.logger.dropped"]
+                assert texts == [f"m {i}" for i in range(10)]
+                (report,) = [d for d in got if d.record.type == "herald.logger.dropped"]
+                assert report.fields["dropped"] == 15
+                assert report.fields["dropped_by_reason"] == {"buffer_full": 15}
+                assert report.fields["dropped_by_priority"] == {"WARNING": 15}
+        finally:
+            server.stop()

@@ -87,7 +87,7 @@ def test_numbers_start_at_one() -> None:
         decode_frame(b"\x00\x00\x00\x07\x10\x95\x01\x01\x90\x01\x02")
 
 
-def test_deliver_entries_of_four_or_six() -> None:
+def test_deliver_entries_of_four_six_or_seven() -> None:
     entry = fr.DeliverEntry(0, 77, 5, _record(1), producer=U64_MAX, pseq=1001)
     data = encode_frame(fr.Deliver([entry, fr.DeliverEntry(1, 78, 5, _record(2))]))
     frame = decode_frame(data)
@@ -96,7 +96,7 @@ def test_deliver_entries_of_four_or_six() -> None:
     assert encode_frame(frame) == data
     # An entry of 5 (the producer without its number) is no entry.
     body = b"\x91\x95\x00\x01\x02" + _record(1).to_bytes() + b"\x07"
-    with pytest.raises(DecodeError, match="DELIVER entry must be an array of 4 or 6, found 5"):
+    with pytest.raises(DecodeError, match="DELIVER entry must be an array of 4, 6 or 7, found 5"):
         decode_frame((len(body) + 1).to_bytes(4, "big") + b"\x12" + body)
 
 

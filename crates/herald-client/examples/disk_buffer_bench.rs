@@ -1,9 +1,14 @@
-//! Measures the logger's disk buffer: the median cost of a log call while connected and
-//! through a full outage (no server answers: the background side moves every record to
-//! disk), and the rate at which the records on disk are sent to a server once one answers
-//! (until acknowledged). It starts its own server in-process (herald-testkit).
+//! Measures the logger's disk buffer: what a log call costs the logging thread while
+//! connected and through a full outage (no server answers: the background side moves every
+//! record to disk), at the same steady rate, and the rate at which the records on disk are
+//! sent to a server once one answers (until acknowledged). It starts its own server
+//! in-process (herald-testkit, the default configuration: archive on).
 //!
-//!     cargo run --release -p herald-client --example disk_buffer_bench -- [records]
+//!     cargo run --release -p herald-client --example disk_buffer_bench -- [records] [rate]
+//!
+//! `rate` (records/s, default 100,000) paces the producer: a steady logger, not a flood
+//! (one faster than the background side writes to disk fills the memory buffer during an
+//! outage, which drops and counts). The texts are made before the timing starts.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -18,29 +23,43 @@ fn options(dir: &Path) -> LoggerOptions {
     LoggerOptions {
         buffer_dir: Some(dir.to_path_buf()),
         buffer_quota: 1 << 30,
-        buffer_records: 1 << 20,
         close_timeout: Duration::from_secs(60),
         ..LoggerOptions::new("BENCH.disk")
     }
 }
 
-/// Logs `records` records; returns the median and mean cost of a call, in ns.
-fn log_calls(logger: &Logger, records: usize) -> (f64, f64) {
-    let mut groups = Vec::with_capacity(records / GROUP);
+/// What the calls cost: median, 99th percentile and mean of groups of [`GROUP`], in ns.
+struct Cost {
+    median: f64,
+    p99: f64,
+    mean: f64,
+}
+
+/// Logs `texts` at `rate` records/s.
+fn log_calls(logger: &Logger, texts: &[String], rate: f64) -> Cost {
+    let mut groups = Vec::with_capacity(texts.len() / GROUP);
     let started = Instant::now();
-    for group in 0..records / GROUP {
+    let mut busy = Duration::ZERO;
+    for (index, group) in texts.chunks_exact(GROUP).enumerate() {
         let start = Instant::now();
-        for i in 0..GROUP {
-            logger.info(&format!("record {} of the bench", group * GROUP + i));
+        for text in group {
+            logger.info(text);
         }
-        groups.push(start.elapsed().as_nanos() as f64 / GROUP as f64);
-        if group % 64 == 63 {
-            std::thread::sleep(Duration::from_millis(1)); // a paced producer, not a flood
+        let took = start.elapsed();
+        busy += took;
+        groups.push(took.as_nanos() as f64 / GROUP as f64);
+        let due = started + Duration::from_secs_f64(((index + 1) * GROUP) as f64 / rate);
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
         }
     }
-    let total = started.elapsed().as_nanos() as f64 / records as f64;
+    let calls = groups.len() * GROUP;
     groups.sort_by(f64::total_cmp);
-    (groups[groups.len() / 2], total)
+    Cost {
+        median: groups[groups.len() / 2],
+        p99: groups[groups.len() * 99 / 100],
+        mean: busy.as_nanos() as f64 / calls as f64,
+    }
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -53,8 +72,18 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let records: usize = std::env::args().nth(1).map_or(Ok(500_000), |n| n.parse())?;
+    let mut args = std::env::args().skip(1);
+    let records: usize = args.next().map_or(Ok(500_000), |n| n.parse())?;
+    let rate: f64 = args.next().map_or(Ok(100_000.0), |n| n.parse())?;
+    let texts: Vec<String> = (0..records)
+        .map(|i| {
+            format!(
+                "record {i} of the disk buffer bench, a line of about a hundred bytes as a log has"
+            )
+        })
+        .collect();
     let server = TestServer::start().await;
+    println!("{records} records at {rate:.0} records/s, {GROUP} calls timed together");
 
     let connected_dir = temp_dir("connected");
     let logger = Logger::connect(
@@ -63,10 +92,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         options(&connected_dir),
     )?;
     logger.flush(Duration::from_secs(10)).await?;
-    let (median, mean) = log_calls(&logger, records);
+    let cost = log_calls(&logger, &texts, rate);
     logger.flush(Duration::from_secs(60)).await?;
     println!(
-        "connected: median {median:.0} ns, mean {mean:.0} ns per call, dropped {}",
+        "connected: median {:.0} ns, p99 {:.0} ns, mean {:.0} ns per call, dropped {}",
+        cost.median,
+        cost.p99,
+        cost.mean,
         logger.dropped()
     );
     drop(logger);
@@ -79,12 +111,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ClientOptions::default(),
         options(&dir),
     )?;
-    let (median, mean) = log_calls(&logger, records);
+    let cost = log_calls(&logger, &texts, rate);
     let dropped = logger.dropped();
     let closing = Instant::now();
     drop(logger); // the rest goes to disk
     println!(
-        "outage:    median {median:.0} ns, mean {mean:.0} ns per call, dropped {dropped}, close {} ms",
+        "outage:    median {:.0} ns, p99 {:.0} ns, mean {:.0} ns per call, dropped {dropped}, close {} ms",
+        cost.median,
+        cost.p99,
+        cost.mean,
         closing.elapsed().as_millis()
     );
 

@@ -62,7 +62,11 @@ fn log_offline(dir: &Path, subject: &str, quota: u64, log: impl Fn(&Logger)) {
     let logger = Logger::connect(
         &free_url(),
         ClientOptions::default(),
-        options(subject, dir, quota),
+        LoggerOptions {
+            // No server will answer: the close waits this long for one, then keeps all.
+            close_timeout: Duration::from_millis(200),
+            ..options(subject, dir, quota)
+        },
     )
     .unwrap();
     log(&logger);

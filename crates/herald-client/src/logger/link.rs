@@ -128,6 +128,11 @@ impl Link {
         self.client.as_ref()
     }
 
+    /// Returns true for a logger that makes its own connection (and may be connecting).
+    pub(crate) fn connects_itself(&self) -> bool {
+        self.own.is_some()
+    }
+
     /// Returns the client in use now, without starting a connection attempt.
     pub(crate) fn current(&self) -> Option<&Client> {
         self.client.as_ref()

@@ -154,6 +154,10 @@ pub(super) struct CloseGuard {
     pub(super) close_timeout: Duration,
 }
 
+/// What a dropped logger waits beyond its `close_timeout` for its background side to put
+/// what is left on disk (it answers at once when it has no disk buffer).
+const CLOSE_DISK_GRACE: Duration = Duration::from_secs(5);
+
 impl Drop for CloseGuard {
     fn drop(&mut self) {
         self.shared.close();
@@ -165,7 +169,10 @@ impl Drop for CloseGuard {
         if self.commands.send(Command::Close(ack)).is_err() {
             return; // closed already, or the runtime is gone
         }
-        let timeout = self.close_timeout;
+        // The background side sends for at most `close_timeout`, then puts what is left in
+        // its disk buffer (if it has one) and lets the directory go: wait for that too, so
+        // that the directory is free when the drop returns.
+        let timeout = self.close_timeout + CLOSE_DISK_GRACE;
         let wait = move || {
             let _ = wait.recv_timeout(timeout);
         };

@@ -23,6 +23,8 @@ const SPILL_BATCH_RECORDS: usize = 512;
 /// Room made on disk for a drop report: more than one takes (about 400 bytes with every
 /// priority and reason in it).
 const REPORT_ROOM_BYTES: usize = 1024;
+/// How often a closing logger looks whether its own connection is up.
+const CONNECT_POLL: Duration = Duration::from_millis(10);
 /// Longest wait for the acknowledgement of one replay step.
 const REPLAY_ACK_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -169,6 +171,11 @@ impl Drain {
             CloseAck::Async(_) => timeout,
         };
         let deadline = Instant::now() + timeout;
+        // A logger that connects itself may be connecting (or failing over) as it closes:
+        // what it holds goes to a server if one answers within the close's time.
+        while self.link.connects_itself() && !self.link.is_up().await && Instant::now() < deadline {
+            tokio::time::sleep(CONNECT_POLL).await;
+        }
         while self.disk_pending() && self.link.is_up().await && Instant::now() < deadline {
             self.replay(deadline.saturating_duration_since(Instant::now()))
                 .await;

@@ -130,6 +130,12 @@ pub(super) struct Drain {
     last_report: Option<Instant>,
     /// Turns the entries' stamps into times; anchored anew at each drain.
     convert: Converter,
+    /// The latest time given to a record of each shard: a record is never given an earlier
+    /// one than the record logged before it on its shard (two drains' anchors may differ by
+    /// a little).
+    floors: Vec<i64>,
+    /// The floor of the shard being drained.
+    floor: i64,
     /// Where deferred texts are rendered, kept between entries.
     scratch: Vec<u8>,
     /// Log storms being collapsed, and when their windows were last looked at.
@@ -154,6 +160,8 @@ impl Drain {
             reported: DropSnapshot::default(),
             last_report: None,
             convert: Converter::default(),
+            floors: Vec::new(),
+            floor: i64::MIN,
             scratch: Vec::new(),
             storms: Collapser::new(storm),
             storm_tick: Instant::now(),
@@ -180,7 +188,10 @@ impl Drain {
     pub(super) async fn drain(&mut self) {
         self.convert = self.shared.clock.converter();
         let mut chunk_left = DRAIN_CHUNK;
-        for shard in 0..self.shared.buffer.shard_count() {
+        let shards = self.shared.buffer.shard_count();
+        self.floors.resize(shards, i64::MIN);
+        for shard in 0..shards {
+            self.floor = self.floors[shard];
             for _ in 0..self.shared.buffer.shard_len(shard) {
                 let Some(entry) = self.shared.buffer.pop(shard) else {
                     break;
@@ -189,9 +200,11 @@ impl Drain {
                 chunk_left -= 1;
                 if chunk_left == 0 {
                     chunk_left = DRAIN_CHUNK;
+                    self.floors[shard] = self.floor;
                     tokio::task::yield_now().await;
                 }
             }
+            self.floors[shard] = self.floor;
         }
         if self.storm_tick.elapsed() >= STORM_TICK {
             self.storm_tick = Instant::now();
@@ -247,6 +260,11 @@ impl Drain {
     fn publish(&mut self, entry: Entry, context: bool) {
         let priority = entry.priority;
         self.fill(entry);
+        if !context {
+            // In the order logged on the shard (context records are older by nature).
+            self.record.time = self.record.time.max(self.floor);
+            self.floor = self.record.time;
+        }
         if context {
             let mark = (FLIGHT_RECORDER_FIELD.to_string(), Value::Bool(true));
             self.record.fields.push(mark);
