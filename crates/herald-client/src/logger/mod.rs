@@ -13,7 +13,7 @@
 //! length every 16th call), or at once for a record at or above
 //! [`LoggerOptions::flush_immediately`] (EMERGENCY by default). It builds the records (kind
 //! log; origin host and process of this program, thread and source file/line of the call)
-//! and hands them to the client without waiting ([`Client::try_publish`]). Every loss is
+//! and hands them to the client without waiting ([`Client::try_publish`](crate::Client::try_publish)). Every loss is
 //! counted and reported: after drops, the background side publishes a WARNING record of type
 //! [`DROP_REPORT_TYPE`] on the logger's subject saying how many records of which priorities
 //! were lost, and why.
@@ -50,7 +50,8 @@
 //!   time-stamp counter where it is a clock, turned into wall-clock time by the background
 //!   side); `buffer`: the queue and [`WhenFull`];
 //!   `recorder`: the flight recorder; `subjects`: subjects by number; `drops`: loss counts
-//!   and the drop report; `worker`: the background task; `link`: the client it sends
+//!   and the drop report; `open`: starting a logger; `flush`: flushing and closing it;
+//!   `worker`: the background task; `link`: the client it sends
 //!   through, given or its own; `spooling`: what the background task does with a disk
 //!   buffer; `spool`: the disk buffer's files; [`bridge`]: the `log` crate facade;
 //!   [`remote`]: thresholds set from afar with `herald threshold`.
@@ -78,8 +79,10 @@ mod deferred;
 mod drops;
 mod entry;
 mod error;
+mod flush;
 mod layer;
 mod link;
+mod open;
 mod options;
 mod recorder;
 pub mod remote;
@@ -92,19 +95,13 @@ mod worker;
 use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use herald_proto::value::Field;
 use herald_proto::Priority;
-use tokio::sync::{mpsc, oneshot};
 
-use crate::{Client, ClientError, ClientOptions, ServerUrl};
 use entry::{Entry, SubjectRef, Text};
-use link::{Link, LinkState};
 pub(crate) use shared::Shared;
 use shared::{CloseGuard, Route, CLOSED};
-use spool::{Spool, SpoolError};
-use worker::{CloseAck, Command};
 
 pub use bridge::{install_log, LogBridge};
 pub use buffer::{
@@ -145,94 +142,6 @@ impl fmt::Debug for Logger {
 }
 
 impl Logger {
-    /// Starts a logger that sends through `client`, with its background task on the current
-    /// tokio runtime.
-    ///
-    /// # Errors
-    /// [`LoggerError::InvalidSubject`], [`LoggerError::NoRuntime`] outside a runtime, or
-    /// [`LoggerError::BufferNeedsOwnConnection`] with a `buffer_dir` (the client numbers its
-    /// records under its own producer id; a disk buffer needs [`Logger::connect`]).
-    pub fn new(client: &Client, options: LoggerOptions) -> Result<Logger, LoggerError> {
-        if options.buffer_dir.is_some() {
-            return Err(LoggerError::BufferNeedsOwnConnection);
-        }
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| LoggerError::NoRuntime)?;
-        let (link, state) = Link::given(client.clone());
-        Logger::start(&runtime, options, link, state, None)
-    }
-
-    /// Starts a logger that makes its own connection to `url` with `client_options`, with its
-    /// background task on the current tokio runtime. No server needs to answer now: the
-    /// background side tries until one does (with backoff up to 5 s), and fails over without
-    /// end. With [`LoggerOptions::buffer_dir`] it opens the disk buffer here (taking its
-    /// lock, reading what a previous run left, cutting torn tails), and says `HELLO` with the
-    /// buffer's producer id, numbering on from where the last run stopped.
-    ///
-    /// # Errors
-    /// [`LoggerError::Url`], [`LoggerError::InvalidSubject`], [`LoggerError::NoRuntime`],
-    /// [`LoggerError::InvalidOption`] for a quota under [`MIN_BUFFER_QUOTA_BYTES`],
-    /// [`LoggerError::BufferLocked`] naming the process that holds the directory, or
-    /// [`LoggerError::Buffer`] when it cannot be made or read.
-    pub fn connect(
-        url: &str,
-        client_options: ClientOptions,
-        options: LoggerOptions,
-    ) -> Result<Logger, LoggerError> {
-        url.parse::<ServerUrl>()?;
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| LoggerError::NoRuntime)?;
-        let spool = match &options.buffer_dir {
-            Some(dir) => Some(open_spool(dir, options.buffer_quota)?),
-            None => None,
-        };
-        let numbering = spool.as_ref().map(|s| s.numbering().clone());
-        let (link, state) = Link::own(url.to_string(), client_options, numbering);
-        Logger::start(&runtime, options, link, state, spool)
-    }
-
-    fn start(
-        runtime: &tokio::runtime::Handle,
-        options: LoggerOptions,
-        link: Link,
-        state: Arc<LinkState>,
-        spool: Option<Spool>,
-    ) -> Result<Logger, LoggerError> {
-        let shared = Arc::new(Shared::new(&options));
-        let subject_id = intern_id(&shared, &options.subject)?;
-        let (commands, receiver) = mpsc::unbounded_channel();
-        if options.remote_threshold {
-            let (link, subject) = (Arc::clone(&state), options.subject.clone());
-            runtime.spawn(remote::listen_once_connected(
-                link,
-                Arc::downgrade(&shared),
-                subject,
-            ));
-        }
-        let worker = worker::Worker {
-            shared: Arc::clone(&shared),
-            link,
-            spool,
-            commands: receiver,
-            tick: options.tick,
-            report_interval: options.drop_report_interval,
-            report_subject: options.subject.clone(),
-            storm: options.storm,
-            close_timeout: options.close_timeout,
-        };
-        runtime.spawn(worker.run());
-        let guard = CloseGuard {
-            shared: Arc::clone(&shared),
-            link: state,
-            commands,
-            close_timeout: options.close_timeout,
-        };
-        Ok(Logger {
-            shared,
-            guard: Arc::new(guard),
-            subject_id,
-            subject: options.subject.into(),
-        })
-    }
-
     /// Returns a handle on the same logger whose records go to `subject` by default.
     ///
     /// # Errors
@@ -431,66 +340,6 @@ impl Logger {
     pub fn is_closed(&self) -> bool {
         self.shared.threshold.load(Ordering::Relaxed) & CLOSED != 0
     }
-
-    /// Hands over everything logged so far (and any drop report), then waits until the
-    /// server has it, in all at most `timeout`.
-    ///
-    /// # Errors
-    /// [`ClientError::Timeout`], [`ClientError::Closed`] if the logger is closed, or the
-    /// connection's error.
-    pub async fn flush(&self, timeout: Duration) -> Result<(), ClientError> {
-        let (reply, answer) = oneshot::channel();
-        self.hand_over(Command::Flush(reply), answer, timeout).await
-    }
-
-    /// Sends `command` to the background side, waits for its `answer` and for the disk
-    /// buffer to hold nothing unacknowledged, then flushes the client — all within
-    /// `timeout`.
-    async fn hand_over(
-        &self,
-        command: Command,
-        answer: oneshot::Receiver<()>,
-        timeout: Duration,
-    ) -> Result<(), ClientError> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        let closing = matches!(command, Command::Close(_));
-        self.guard
-            .commands
-            .send(command)
-            .map_err(|_| logger_closed())?;
-        let answered = tokio::time::timeout_at(deadline, answer).await;
-        answered
-            .map_err(|_| ClientError::Timeout(timeout))?
-            .map_err(|_| logger_closed())?;
-        let link = &self.guard.link;
-        if closing && link.disk_pending() {
-            // Closed with records kept on disk for the next start: nothing more to wait for.
-            return Ok(());
-        }
-        loop {
-            let client = link.client().filter(|_| !link.disk_pending());
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if let Some(client) = client {
-                return client.flush(left).await;
-            }
-            if left.is_zero() {
-                return Err(ClientError::Timeout(timeout));
-            }
-            tokio::time::sleep(left.min(DISK_POLL)).await;
-        }
-    }
-
-    /// Flushes as [`Logger::flush`] and stops the logger, for every clone: later log calls
-    /// are dropped and counted.
-    ///
-    /// # Errors
-    /// As [`Logger::flush`]; the logger is closed either way.
-    pub async fn close(self, timeout: Duration) -> Result<(), ClientError> {
-        self.shared.close();
-        let (reply, answer) = oneshot::channel();
-        self.hand_over(Command::Close(CloseAck::Async(reply)), answer, timeout)
-            .await
-    }
 }
 
 macro_rules! priority_methods {
@@ -520,34 +369,10 @@ priority_methods! {
     emergency => Emergency,
 }
 
-/// How often a flush looks whether a connection came and the disk buffer was sent.
-const DISK_POLL: Duration = Duration::from_millis(5);
-
-/// Opens the disk buffer in `dir`.
-fn open_spool(dir: &std::path::Path, quota: u64) -> Result<Spool, LoggerError> {
-    if quota < MIN_BUFFER_QUOTA_BYTES {
-        return Err(LoggerError::InvalidOption(format!(
-            "buffer_quota of {quota} bytes is below the least, {MIN_BUFFER_QUOTA_BYTES}"
-        )));
-    }
-    Spool::open(dir, quota, crate::options::random_producer).map_err(|error| match error {
-        SpoolError::Locked { dir, holder } => LoggerError::BufferLocked { dir, holder },
-        SpoolError::Io { dir, what, source } => LoggerError::Buffer {
-            dir,
-            what,
-            message: source.to_string(),
-        },
-    })
-}
-
 fn intern_id(shared: &Shared, subject: &str) -> Result<Option<u32>, LoggerError> {
     match shared.subjects.intern(subject) {
         Ok(SubjectRef::Id(id)) => Ok(Some(id)),
         Ok(SubjectRef::Owned(_)) => Ok(None),
         Err(why) => Err(LoggerError::InvalidSubject(why)),
     }
-}
-
-fn logger_closed() -> ClientError {
-    ClientError::Closed("logger closed".to_string())
 }
