@@ -336,6 +336,7 @@ pub fn request_decode(data: &[u8]) {
                 FrameType::InfoSubscribe,
                 FrameType::Unsubscribe,
                 FrameType::Monitor,
+                FrameType::Reload,
             ];
             let mut frame = vec![types[usize::from(pick) % types.len()] as u8];
             frame.extend_from_slice(rest);
