@@ -208,6 +208,12 @@ async fn queries_and_the_monitor_need_their_permissions() {
         message.contains("needs the `admin` permission"),
         "{message}"
     );
+    daq.send(&Frame::Reload { cid: 5 }).await;
+    let message = denied(&mut daq, 5).await;
+    assert!(
+        message.contains("reload the server's configuration") && message.contains("`admin`"),
+        "{message}"
+    );
     lives(&mut daq).await;
 
     let mut ops = signed_in(&s.server, "ops-client", &s.ops).await;
@@ -228,6 +234,15 @@ async fn queries_and_the_monitor_need_their_permissions() {
             );
         }
         other => panic!("expected the monitor, got {other:?}"),
+    }
+    // An admin passes the check (this test server has no file to read again).
+    ops.send(&Frame::Reload { cid: 6 }).await;
+    match ops.next_frame().await {
+        Some(Frame::Error(error)) => {
+            assert_eq!((error.cid, error.code), (6, ErrorCode::BadRequest));
+            assert!(error.message.contains("no configuration file"), "{error:?}");
+        }
+        other => panic!("expected bad_request, got {other:?}"),
     }
     s.server.stop().await;
 }
