@@ -372,8 +372,8 @@ impl Router {
                 stats.deliveries += 1;
             }
             while let Some(member) = self.take_group_member(context) {
-                if member.route {
-                    stats.deliveries += give_over_route(context, &member, delivery);
+                if let (true, Some(group)) = (member.route, member.group.clone()) {
+                    stats.deliveries += give_over_route(context, &member, group, delivery);
                     continue;
                 }
                 context.pending_for(&member.queue).push(delivery());
@@ -409,11 +409,9 @@ impl Router {
 fn give_over_route(
     context: &mut RouteContext,
     member: &Subscription,
+    group: Arc<str>,
     delivery: impl FnOnce() -> Delivery,
 ) -> u64 {
-    let Some(group) = member.group.clone() else {
-        return 0;
-    };
     let queue = Arc::as_ptr(&member.queue) as usize;
     let crossed = context.routed.contains(&queue);
     let batch = context.pending_for(&member.queue);
@@ -430,7 +428,5 @@ fn give_over_route(
 
 /// Adds `group` to the groups a route's far member is to serve with `delivery`.
 fn add_group(delivery: &mut Delivery, group: Arc<str>) {
-    let mut groups = delivery.groups.as_deref().cloned().unwrap_or_default();
-    groups.push(group);
-    delivery.groups = Some(Arc::new(groups));
+    Arc::make_mut(delivery.groups.get_or_insert_with(Arc::default)).push(group);
 }

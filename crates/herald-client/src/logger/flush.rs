@@ -59,7 +59,8 @@ impl Logger {
     }
 
     /// Flushes as [`Logger::flush`] and stops the logger, for every clone: later log calls
-    /// are dropped and counted.
+    /// are dropped and counted. With a disk buffer, what no server took within the close's
+    /// time stays on disk for the next start, and the close succeeds.
     ///
     /// # Errors
     /// As [`Logger::flush`]; the logger is closed either way.

@@ -155,37 +155,27 @@ pub fn changes(old: &Config, new: &Config, log_level_live: bool) -> Vec<Change> 
     out
 }
 
-/// Returns `new` with every setting that waits for a restart as it is in `old`: the
-/// configuration in force after the reload.
-pub fn in_force(old: &Config, new: Config, changes: &[Change]) -> Config {
-    let mut config = new;
-    for (key, when) in changes {
-        if *when == When::Live {
-            continue;
-        }
-        match *key {
-            "name" => config.name.clone_from(&old.name),
-            "listen" => config.listen = old.listen,
-            "http" => config.http = old.http,
-            "otlp_grpc" => config.otlp_grpc = old.otlp_grpc,
-            "data_dir" => config.data_dir.clone_from(&old.data_dir),
-            "max_frame_bytes" => config.max_frame_bytes = old.max_frame_bytes,
-            "log_level" => config.log_level.clone_from(&old.log_level),
-            "identities" => config
-                .security
-                .identities
-                .clone_from(&old.security.identities),
-            "insecure_open" => config.security.insecure_open = old.security.insecure_open,
-            "tls" => config.tls.clone_from(&old.tls),
-            "archive" => {
-                let rules = config.archive.options.rules.clone();
-                config.archive = old.archive.clone();
-                config.archive.options.rules = rules;
-            }
-            "cluster" => config.cluster.clone_from(&old.cluster),
-            "mirror" => config.mirrors.clone_from(&old.mirrors),
-            other => unreachable!("`{other}` is live"),
-        }
+/// Returns `new` with every setting that waits for a restart as it is in `old` (the same
+/// settings [`changes`] marks [`When::Restart`]): the configuration in force after the reload.
+pub fn in_force(old: &Config, new: Config, log_level_live: bool) -> Config {
+    let rules = new.archive.options.rules.clone();
+    let mut config = Config {
+        name: old.name.clone(),
+        listen: old.listen,
+        http: old.http,
+        otlp_grpc: old.otlp_grpc,
+        data_dir: old.data_dir.clone(),
+        max_frame_bytes: old.max_frame_bytes,
+        security: old.security.clone(),
+        tls: old.tls.clone(),
+        archive: old.archive.clone(),
+        cluster: old.cluster.clone(),
+        mirrors: old.mirrors.clone(),
+        ..new
+    };
+    config.archive.options.rules = rules;
+    if !log_level_live {
+        config.log_level.clone_from(&old.log_level);
     }
     config
 }
@@ -210,7 +200,7 @@ mod tests {
                 ("source_quota", When::Live)
             ]
         );
-        let config = in_force(&old, new, &changes);
+        let config = in_force(&old, new, false);
         assert_eq!(config.listen, old.listen);
         assert_eq!(config.queue.max_records, 7);
         assert_eq!(config.source_quota, 5);
@@ -227,11 +217,27 @@ mod tests {
             changes,
             vec![("archive.rules", When::Live), ("archive", When::Restart)]
         );
-        let config = in_force(&old, new, &changes);
+        let config = in_force(&old, new, true);
         assert!(config.archive.options.rules.rules().is_empty());
         assert_eq!(
             config.archive.options.buffer_records,
             old.archive.options.buffer_records
         );
+    }
+
+    #[test]
+    fn the_log_level_changes_only_where_the_program_can_change_it() {
+        let old = Config::default();
+        let new = Config {
+            log_level: "debug".into(),
+            ..Config::default()
+        };
+        assert_eq!(
+            changes(&old, &new, false),
+            vec![("log_level", When::Restart)]
+        );
+        assert_eq!(in_force(&old, new.clone(), false).log_level, old.log_level);
+        assert_eq!(changes(&old, &new, true), vec![("log_level", When::Live)]);
+        assert_eq!(in_force(&old, new, true).log_level, "debug");
     }
 }

@@ -155,7 +155,7 @@ pub async fn apply(
             return Err(ReloadError::Apply(format!("cannot read identities: {err}")));
         }
     }
-    let config = diff::in_force(&old, new, &changes);
+    let config = diff::in_force(&old, new, hook.is_some());
     shared
         .connections
         .set_limits(config.max_connections, config.max_connections_per_address);
