@@ -38,8 +38,9 @@
 #
 # For every run it also records, from the server's /proc entries: CPU seconds (utime + stime
 # of /proc/PID/stat, before and after; the "after" is read once the server's CPU time stopped
-# growing, at most 5 s, so work it does after the client is done, such as the archive's
-# writes, counts to the run that caused it), resident memory at the end (VmRSS), and for the
+# growing for half a second, at most 8 s, so work it does after the client is done, such as
+# the archive's writes, counts to the run that caused it), resident memory then, at rest
+# (VmRSS: what a server holds between bursts, after what it gives back), and for the
 # persistent ones (herald, jetstream) the bytes their data directory grew by (`du -sB1`). The
 # report divides CPU and bytes by the records the run published (twice -n for `slow`, which
 # runs the workload twice). In "pub stored" every record's text (JetStream: payload after its
@@ -213,14 +214,20 @@ CLK_TCK=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 disk_bytes() { if [[ -n ${1:-} && -d $1 ]]; then du -sB1 "$1" | cut -f1; else echo null; fi; }
-# Waits until the server's CPU time stops growing for 100 ms, at most 5 s.
+# Waits until the server's CPU time stops growing for 500 ms (five looks 100 ms apart), at
+# most 8 s: the same wait for every system.
 settle() {
-  local last now
+  local last now still=0
   last=$(cpu_ticks "$1")
-  for _ in $(seq 50); do
+  for _ in $(seq 80); do
     sleep 0.1
     now=$(cpu_ticks "$1")
-    [[ $now == "$last" ]] && return 0
+    if [[ $now == "$last" ]]; then
+      still=$((still + 1))
+      ((still >= 5)) && return 0
+    else
+      still=0
+    fi
     last=$now
   done
 }

@@ -308,13 +308,17 @@ if failures:
     section += "\nFailed runs (left out of the medians): " + "; ".join(failures) + ".\n"
 section += f"""
 What each run cost the server, medians: CPU seconds (user + system, `/proc/PID/stat`) per
-million records published, read once the server's CPU time stopped growing after the run;
+million records published, read once the server's CPU time stopped growing for 500 ms after
+the run;
 NATS (nats.go) and NATS (async-nats) are one server. `slow` publishes its records twice.
 
 {chr(10).join(cpu_table)}
 
-Server resident memory (VmRSS) after each scenario; servers run through all scenarios in
-order, so memory that an allocator keeps carries over.
+Server resident memory (VmRSS) after each scenario, at rest (read when the CPU time is, after
+the same 500 ms wait for every system); servers run through all scenarios in order, so
+memory that an allocator keeps carries over. Herald gives freed memory back to the system
+once its records stand still for 250 ms (`herald-server`'s `memory` task); the peers run as
+they come, with their own allocators' ways of giving memory back.
 
 {chr(10).join(rss_table)}
 

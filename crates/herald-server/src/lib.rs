@@ -23,6 +23,7 @@
 //!   `GET /info-types`, the archive, `GET /monitor`, the WebSockets `/ws/records` and
 //!   `/ws/info`, the embedded UI files), JSON errors.
 //! - [`monitor`]: counters and the connection registry; [`events`]: log-and-count events.
+//! - [`memory`]: freed memory given back to the system once the server goes quiet.
 //! - [`config`]: [`Config`] from file, `HERALD_*` and flags; [`units`] for `2s`, `64KiB`.
 //! - [`data_lock`]: [`DataDirGuard`](data_lock::DataDirGuard), one server per data directory.
 //! - [`tls`]: TLS on both front doors, mutual TLS, reloading the certificate files;
@@ -58,6 +59,7 @@ pub mod http;
 pub mod info;
 pub mod ingest;
 pub mod listener;
+pub mod memory;
 pub mod mirror;
 pub mod monitor;
 pub mod otlp;

@@ -168,6 +168,14 @@ impl Monitor {
         self.deliveries.fetch_add(deliveries, Ordering::Relaxed);
     }
 
+    /// Returns a number that grows whenever records come in or are queued for delivery: the
+    /// server is quiet while it stands still.
+    pub fn activity(&self) -> u64 {
+        self.records_in
+            .load(Ordering::Relaxed)
+            .wrapping_add(self.deliveries.load(Ordering::Relaxed))
+    }
+
     pub(crate) fn count_denied(&self) {
         self.denied.fetch_add(1, Ordering::Relaxed);
     }

@@ -295,7 +295,11 @@ impl Server {
             Arc::clone(&shared),
             Shutdown::new(receiver.clone()),
         ));
-        let mut tasks = vec![accept, sampler, watcher];
+        let release = tokio::spawn(crate::memory::release_when_quiet(
+            Arc::clone(&shared),
+            Shutdown::new(receiver.clone()),
+        ));
+        let mut tasks = vec![accept, sampler, watcher, release];
         if let (Some(sockets), Some(syslog)) = (syslog_sockets, &shared.config().syslog) {
             shared.syslog_doors.start(&shared, syslog, sockets).await;
         }
