@@ -46,7 +46,10 @@ mod tests {
         let after = resident_kib();
         if cfg!(all(target_os = "linux", target_env = "gnu")) {
             assert!(released, "nothing released");
-            assert!(after + 8 * 1024 < before, "{before} KiB resident, then {after} KiB");
+            assert!(
+                after + 8 * 1024 < before,
+                "{before} KiB resident, then {after} KiB"
+            );
         }
         assert_eq!(kept.len(), 200_000usize.div_ceil(64));
     }

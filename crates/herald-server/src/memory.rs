@@ -97,8 +97,14 @@ mod tests {
         assert!(!watch.due(5_000, 80 << 20), "still moving");
         assert!(watch.due(5_000, 80 << 20), "quiet after work");
         watch.released(45 << 20);
-        assert!(!watch.due(5_000, 50 << 20), "released already, no growth since");
-        assert!(watch.due(5_000, 62 << 20), "grew by more than GROWTH without records");
+        assert!(
+            !watch.due(5_000, 50 << 20),
+            "released already, no growth since"
+        );
+        assert!(
+            watch.due(5_000, 62 << 20),
+            "grew by more than GROWTH without records"
+        );
         watch.released(46 << 20);
         assert!(!watch.due(5_000, 46 << 20));
     }
