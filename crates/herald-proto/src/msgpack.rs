@@ -198,6 +198,16 @@ impl<'a> Reader<'a> {
         self.pos >= self.bytes.len()
     }
 
+    /// Returns all the bytes, read or not.
+    pub(crate) fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Moves on to `position` (at most the end), past bytes checked some other way.
+    pub(crate) fn skip_to(&mut self, position: usize) {
+        self.pos = position.min(self.bytes.len());
+    }
+
     /// Returns the bytes not read yet.
     pub fn remaining(&self) -> &'a [u8] {
         &self.bytes[self.pos..]

@@ -341,6 +341,21 @@ impl RecordMeta {
     /// # Errors
     /// The same errors as [`Record::decode`] for the same bytes.
     pub fn scan(reader: &mut Reader<'_>, base: usize) -> Result<RecordMeta, DecodeError> {
+        // The records clients write pass here; the rest, and every error, below.
+        if let Some((meta, end)) = crate::record_scan::scan(reader.bytes(), reader.position(), base)
+        {
+            reader.skip_to(end);
+            return Ok(meta);
+        }
+        Self::scan_general(reader, base)
+    }
+
+    /// [`RecordMeta::scan`] for every record: each value read through [`Reader`], each
+    /// error named.
+    pub(crate) fn scan_general(
+        reader: &mut Reader<'_>,
+        base: usize,
+    ) -> Result<RecordMeta, DecodeError> {
         let mut meta = RecordMeta {
             kind: Kind::Log,
             priority: Priority::Info,
