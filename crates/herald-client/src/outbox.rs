@@ -25,8 +25,14 @@ use herald_proto::{AckLevel, Frame, Record};
 use crate::error::ClientError;
 use crate::numbering::Numbering;
 
-/// Size at which the open batch is sealed into a frame.
+/// Size at which the open batch is sealed into a frame (after the record that reaches it).
 pub const BATCH_BYTES: usize = 64 * 1024;
+/// Room a batch's buffer is made with: the records up to [`BATCH_BYTES`], the one that
+/// crosses it (a quarter more for it, so that an ordinary record never makes the buffer grow),
+/// the header and the first record's number. A buffer that grew was copied whole into a new
+/// one of twice the size, above glibc's `mmap` threshold: fresh pages for every frame, which
+/// cost the publishing thread a tenth of its time (page faults, clearing pages, the copy).
+const BATCH_ROOM: usize = BATCH_BYTES + BATCH_BYTES / 4 + PUBLISH_HEADER_BYTES + FIRST_SEQ_BYTES;
 /// Bytes the outbox may hold (waiting or unacknowledged) before `publish` waits.
 pub const DEFAULT_OUTBOX_BYTES: usize = 8 * 1024 * 1024;
 /// Room kept for the `PUBLISH` header in a frame, and reserved at the start of the open
@@ -104,6 +110,7 @@ impl Outbox {
             self.seal(None);
         }
         if self.batch.is_empty() {
+            self.batch.reserve(BATCH_ROOM);
             self.batch.resize(PUBLISH_HEADER_BYTES, 0);
         }
         let start = self.batch.len();
@@ -118,9 +125,10 @@ impl Outbox {
             return Err(ClientError::TooLarge { size, max });
         }
         let before = start - PUBLISH_HEADER_BYTES;
-        if before > 0 && (self.batch_bytes() > max || before >= BATCH_BYTES) {
-            // Seal what came before this record; it opens the next batch.
-            let mut next = Vec::with_capacity(self.batch.capacity());
+        if before > 0 && self.batch_bytes() > max {
+            // Over the server's frame limit with this record: seal what came before it; it
+            // opens the next batch.
+            let mut next = Vec::with_capacity(BATCH_ROOM.max(size + PUBLISH_HEADER_BYTES));
             next.resize(PUBLISH_HEADER_BYTES, 0);
             next.extend_from_slice(&self.batch[start..]);
             self.batch.truncate(start);
@@ -131,6 +139,9 @@ impl Outbox {
             self.batch_first = seq;
         }
         self.batch_count += 1;
+        if self.batch_bytes() >= BATCH_BYTES {
+            self.seal(None);
+        }
         Ok(())
     }
 
@@ -201,6 +212,11 @@ impl Outbox {
         // Write the header just in front of the records, in the room reserved for it.
         let mut batch = std::mem::take(&mut self.batch);
         batch.resize(batch.len().max(PUBLISH_HEADER_BYTES), 0);
+        if batch.capacity() > 4 * batch.len() {
+            // A frame is kept until acknowledged: a few records (a flush, a request) should
+            // not hold a whole batch's room meanwhile.
+            batch.shrink_to_fit();
+        }
         let offset = PUBLISH_HEADER_BYTES - header.len();
         batch[offset..PUBLISH_HEADER_BYTES].copy_from_slice(&header);
         let bytes = Bytes::from(batch).slice(offset..);
@@ -211,7 +227,7 @@ impl Outbox {
             bytes,
             publish: true,
         });
-        self.batch = Vec::with_capacity(BATCH_BYTES + PUBLISH_HEADER_BYTES);
+        self.batch = Vec::with_capacity(BATCH_ROOM);
         self.batch_count = 0;
     }
 
