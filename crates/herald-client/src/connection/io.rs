@@ -374,12 +374,21 @@ const SUBSCRIBER_PATIENCE: Duration = Duration::from_millis(100);
 async fn deliver(inner: &Inner, entries: Vec<DeliverEntry>) {
     // One batch per subscription per frame: one hand-over instead of one per record.
     let mut batches: Vec<(u64, Vec<Event>)> = Vec::new();
-    for entry in entries {
+    let total = entries.len();
+    for (index, entry) in entries.into_iter().enumerate() {
         let subscription = entry.subscription;
         let delivered = Delivered::from_entry(entry);
         match batches.iter_mut().find(|(id, _)| *id == subscription) {
             Some((_, batch)) => batch.push(Event::Record(delivered)),
-            None => batches.push((subscription, vec![Event::Record(delivered)])),
+            None => {
+                // A frame is mostly one subscription's: its batch gets room for the rest at
+                // once (growing it a record at a time reallocated and copied it, into fresh
+                // pages, ~8 % of a subscriber's time).
+                let room = if batches.is_empty() { total - index } else { 1 };
+                let mut batch = Vec::with_capacity(room);
+                batch.push(Event::Record(delivered));
+                batches.push((subscription, batch));
+            }
         }
     }
     for (subscription, batch) in batches {
