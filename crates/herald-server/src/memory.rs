@@ -18,7 +18,7 @@ use crate::shutdown::Shutdown;
 /// How long the records must stand still before memory is released.
 pub const QUIET: Duration = Duration::from_millis(250);
 /// Growth of the resident size that calls for a release once quiet, without records moving.
-const GROWTH: u64 = 16 << 20;
+pub const GROWTH: u64 = 16 << 20;
 
 /// Releases free memory whenever the server goes quiet after work, until shutdown.
 pub async fn release_when_quiet(shared: Arc<Shared>, mut shutdown: Shutdown) {
