@@ -191,12 +191,18 @@ async fn write_frames(
     Ok(())
 }
 
+/// Read buffers of 64 KiB kept while the records read into them wait for their
+/// subscribers, to read into again once those took them (`FrameBuffer::with_spares`): up to
+/// 512 KiB more per connection, and no fresh pages for every 64 KiB of deliveries.
+const READ_SPARES: usize = 8;
+
 /// Reads and dispatches frames and watches the heartbeat; returns why it stopped.
 async fn read_loop(mut read: ReadHalf, inner: Arc<Inner>, welcome: Welcome) -> ClientError {
     let max_frame = welcome
         .max_frame_bytes
         .saturating_add(DELIVER_OVERHEAD_BYTES);
-    let mut buffer = FrameBuffer::new(u32::try_from(max_frame).unwrap_or(u32::MAX));
+    let mut buffer =
+        FrameBuffer::with_spares(u32::try_from(max_frame).unwrap_or(u32::MAX), READ_SPARES);
     // The server pings every `WELCOME.heartbeat_ms`: never give up before a few of those.
     let announced = Duration::from_millis(welcome.heartbeat_ms).saturating_mul(3);
     let timeout = inner.options.heartbeat_timeout.max(announced);
