@@ -334,6 +334,18 @@ pub struct RecordMeta {
 pub const RECORD_CHECKS: u8 = 1;
 
 impl RecordMeta {
+    /// What a scan starts from: a log record at `INFO` whose parts are not located yet.
+    pub(crate) const START: RecordMeta = RecordMeta {
+        kind: Kind::Log,
+        priority: Priority::Info,
+        time: 0,
+        subject: (0, 0),
+        type_name: (0, 0),
+        audience: (0, 0),
+        source: [(0, 0); 3],
+        text: (0, 0),
+    };
+
     /// Validates one record at the start of `reader` without allocating and returns where
     /// its routing fields are. Offsets are relative to `base`, the reader position at which
     /// the record's bytes start.
@@ -356,16 +368,7 @@ impl RecordMeta {
         reader: &mut Reader<'_>,
         base: usize,
     ) -> Result<RecordMeta, DecodeError> {
-        let mut meta = RecordMeta {
-            kind: Kind::Log,
-            priority: Priority::Info,
-            time: 0,
-            subject: (0, 0),
-            type_name: (0, 0),
-            audience: (0, 0),
-            source: [(0, 0); 3],
-            text: (0, 0),
-        };
+        let mut meta = RecordMeta::START;
         let span = |start: usize, end: usize| ((start - base) as u32, (end - base) as u32);
         let mut seen = 0u16;
         for _ in 0..reader.read_map_len()? {

@@ -198,16 +198,7 @@ impl Cursor<'_> {
 pub(crate) fn scan(bytes: &[u8], pos: usize, base: usize) -> Option<(RecordMeta, usize)> {
     let mut c = Cursor { bytes, pos };
     let span = |(start, end): (usize, usize)| ((start - base) as u32, (end - base) as u32);
-    let mut meta = RecordMeta {
-        kind: Kind::Log,
-        priority: Priority::Info,
-        time: 0,
-        subject: (0, 0),
-        type_name: (0, 0),
-        audience: (0, 0),
-        source: [(0, 0); 3],
-        text: (0, 0),
-    };
+    let mut meta = RecordMeta::START;
     let mut left = c.fixmap()?;
     let mut key = c.key(&mut left)?;
     // Required: kind, subject, time.
