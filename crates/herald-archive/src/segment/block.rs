@@ -169,6 +169,16 @@ impl BlockHeader {
     }
 }
 
+thread_local! {
+    /// Room for a block's compressed payload, kept from block to block by the thread that
+    /// finishes them (the archive's writer): `lz4_flex::block::compress` made and zeroed a
+    /// new buffer of the worst case's size for every block, 2 % of a default-configuration
+    /// server's CPU (scylla's default features turn on lz4_flex's `safe-encode`, which
+    /// zeroes it). One per thread rather than per builder: a segment file of samples has a
+    /// builder for each of its groups.
+    static COMPRESSED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Gathers entries into one block.
 #[derive(Debug, Default)]
 pub struct BlockBuilder {
@@ -310,9 +320,18 @@ impl BlockBuilder {
     /// its header, and empties the builder for the next block (which gets a subject filter
     /// if this one did).
     pub fn finish(&mut self, codec: Codec) -> (BlockHeader, Vec<u8>) {
-        let payload = match codec {
-            Codec::None => self.raw.clone(),
-            Codec::Lz4 => lz4_flex::block::compress(&self.raw),
+        let mut compressed = COMPRESSED.take();
+        let payload: &[u8] = match codec {
+            Codec::None => &self.raw,
+            Codec::Lz4 => {
+                let most = lz4_flex::block::get_maximum_output_size(self.raw.len());
+                if compressed.len() < most {
+                    compressed.resize(most, 0);
+                }
+                let length = lz4_flex::block::compress_into(&self.raw, &mut compressed)
+                    .expect("room for the longest compressed form");
+                &compressed[..length]
+            }
         };
         let subject_filter = match &mut self.subjects {
             Some(subjects) => {
@@ -333,7 +352,7 @@ impl BlockBuilder {
             max_time: self.max_time,
             first_seq: self.first_seq,
             last_seq: self.last_seq,
-            payload_crc: crc32fast::hash(&payload),
+            payload_crc: crc32fast::hash(payload),
             filter_len: subject_filter.len() as u32,
             filter_crc: crc32fast::hash(&subject_filter),
         };
@@ -341,7 +360,11 @@ impl BlockBuilder {
             Vec::with_capacity(BLOCK_HEADER_BYTES + subject_filter.len() + payload.len());
         block.extend_from_slice(&header.encode());
         block.extend_from_slice(&subject_filter);
-        block.extend_from_slice(&payload);
+        block.extend_from_slice(payload);
+        // Kept unless an outsized block made it large.
+        if compressed.capacity() <= 4 << 20 {
+            COMPRESSED.set(compressed);
+        }
         *self = BlockBuilder {
             raw: std::mem::take(&mut self.raw),
             subjects: self.subjects.take(),
