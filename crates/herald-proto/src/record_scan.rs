@@ -149,12 +149,11 @@ impl Cursor<'_> {
     #[inline(always)]
     fn subject(&mut self) -> Option<(usize, usize)> {
         let (start, end) = self.str_bytes()?;
-        let ok = end > start
-            && end - start <= MAX_PATTERN_BYTES
-            && self.bytes[start..end]
-                .iter()
-                .all(|&b| (0x20..0x7f).contains(&b) && b != b'*' && b != b'?');
-        ok.then_some((start, end))
+        // Without an early exit, so that the compiler checks many bytes at a time.
+        let printable = self.bytes[start..end].iter().fold(true, |ok, &b| {
+            ok & (0x20..0x7f).contains(&b) & (b != b'*') & (b != b'?')
+        });
+        (printable && end > start && end - start <= MAX_PATTERN_BYTES).then_some((start, end))
     }
 
     /// A map header of fewer than 16 pairs.
