@@ -33,7 +33,7 @@ pub struct Origin {
 }
 
 /// Origin field names by wire key.
-const NAMES: [&str; 11] = [
+pub(crate) const NAMES: [&str; 11] = [
     "host",
     "process",
     "thread",
@@ -46,9 +46,12 @@ const NAMES: [&str; 11] = [
     "log_id",
     "uri",
 ];
-const LINE: u64 = 4;
-const STACK_LEVEL: u64 = 8;
-const LOG_ID: u64 = 9;
+/// Wire keys of the origin's parts that the record checks and storm keys look for.
+pub(crate) const HOST: u64 = 0;
+pub(crate) const PROCESS: u64 = 1;
+pub(crate) const LINE: u64 = 4;
+pub(crate) const STACK_LEVEL: u64 = 8;
+pub(crate) const LOG_ID: u64 = 9;
 
 impl Origin {
     /// Returns true when every part is empty.
@@ -153,7 +156,7 @@ impl Origin {
                 LINE | STACK_LEVEL => {
                     reader.read_uint()?;
                 }
-                0 | 1 => parts[key as usize] = reader.read_str_bytes()?,
+                HOST | PROCESS => parts[key as usize] = reader.read_str_bytes()?,
                 LOG_ID => parts[2] = reader.read_str_bytes()?,
                 _ => {
                     reader.read_str_bytes()?;
@@ -177,7 +180,7 @@ impl Origin {
                 LINE | STACK_LEVEL => {
                     reader.read_uint()?;
                 }
-                0 | 1 => parts[key as usize] = reader.skip_str()?,
+                HOST | PROCESS => parts[key as usize] = reader.skip_str()?,
                 LOG_ID => parts[2] = reader.skip_str()?,
                 _ => {
                     reader.skip_str()?;

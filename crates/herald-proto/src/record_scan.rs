@@ -15,6 +15,7 @@
 
 use crate::glob::MAX_PATTERN_BYTES;
 use crate::kind::Kind;
+use crate::origin;
 use crate::priority::{Priority, ALL_PRIORITIES};
 use crate::record::{key, RecordMeta};
 use crate::value;
@@ -34,13 +35,7 @@ const PRIORITIES: [Option<Priority>; 16] = {
 const END: u8 = u8::MAX;
 
 /// Origin keys whose values are integers (`line`, `stack_level`); every other is a string.
-const ORIGIN_NUMBERS: u16 = 1 << 4 | 1 << 8;
-/// Origin keys that exist.
-const ORIGIN_KEYS: u8 = 11;
-/// Origin keys kept in [`RecordMeta::source`]: host, process, log id.
-const ORIGIN_HOST: u8 = 0;
-const ORIGIN_PROCESS: u8 = 1;
-const ORIGIN_LOG_ID: u8 = 9;
+const ORIGIN_NUMBERS: u16 = 1 << origin::LINE | 1 << origin::STACK_LEVEL;
 
 struct Cursor<'a> {
     bytes: &'a [u8],
@@ -170,7 +165,7 @@ impl Cursor<'_> {
         let mut seen = 0u16;
         for _ in 0..self.fixmap()? {
             let key = self.small()?;
-            if key >= ORIGIN_KEYS || seen & 1 << key != 0 {
+            if usize::from(key) >= origin::NAMES.len() || seen & 1 << key != 0 {
                 return None;
             }
             seen |= 1 << key;
@@ -179,10 +174,10 @@ impl Cursor<'_> {
                 continue;
             }
             let range = self.str()?;
-            match key {
-                ORIGIN_HOST => parts[0] = range,
-                ORIGIN_PROCESS => parts[1] = range,
-                ORIGIN_LOG_ID => parts[2] = range,
+            match u64::from(key) {
+                origin::HOST => parts[0] = range,
+                origin::PROCESS => parts[1] = range,
+                origin::LOG_ID => parts[2] = range,
                 _ => {}
             }
         }
