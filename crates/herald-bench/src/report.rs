@@ -21,15 +21,7 @@ pub fn percentiles<const N: usize>(values: &mut [u64], quantiles: [f64; N]) -> [
     })
 }
 
-/// Returns the resident memory of process `pid` in KiB (`VmRSS` in `/proc/PID/status`), or
-/// `None` where it cannot be read.
-pub fn resident_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))?;
-    line.trim().trim_end_matches("kB").trim().parse().ok()
-}
+pub use herald_memory::resident_kib;
 
 #[cfg(test)]
 mod tests {

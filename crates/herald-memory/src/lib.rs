@@ -8,7 +8,8 @@
 //! (`MADV_DONTNEED`), arena by arena, each under its own lock: cheap when the program is
 //! quiet, which is when the server calls it.
 //!
-//! Elsewhere than glibc, [`release_free_memory`] does nothing.
+//! Elsewhere than glibc, [`release_free_memory`] does nothing. [`resident_kib`] says how much
+//! a process holds (the server watches its own; the benchmarks and tests, their servers').
 
 /// Returns free memory to the system, where the allocator allows it (glibc); returns true
 /// if some was returned.
@@ -26,6 +27,16 @@ pub fn release_free_memory() -> bool {
     }
 }
 
+/// Returns the resident memory of process `pid` in KiB (`VmRSS` in `/proc/PID/status`), or
+/// `None` where it cannot be read (not Linux, or the process is gone).
+pub fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))?;
+    line.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,9 +52,10 @@ mod tests {
         })
         .join()
         .unwrap();
-        let before = resident_kib();
+        let resident = || resident_kib(std::process::id()).expect("VmRSS");
+        let before = resident();
         let released = release_free_memory();
-        let after = resident_kib();
+        let after = resident();
         if cfg!(all(target_os = "linux", target_env = "gnu")) {
             assert!(released, "nothing released");
             assert!(
@@ -52,14 +64,5 @@ mod tests {
             );
         }
         assert_eq!(kept.len(), 200_000usize.div_ceil(64));
-    }
-
-    fn resident_kib() -> u64 {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
     }
 }

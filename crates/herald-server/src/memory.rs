@@ -75,14 +75,9 @@ impl Watch {
     }
 }
 
-/// The process's resident size in bytes (0 where `/proc` does not say).
-pub fn resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
+/// This process's resident size in bytes (0 where `/proc` does not say).
+fn resident_bytes() -> u64 {
+    herald_memory::resident_kib(std::process::id()).map_or(0, |kib| kib * 1024)
 }
 
 #[cfg(test)]

@@ -109,16 +109,7 @@ impl ServeProcess {
     /// # Panics
     /// If the process's status cannot be read (not Linux, or the process is gone).
     pub fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("process status");
-        let line = status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .expect("VmRSS line");
-        line.split_whitespace()
-            .nth(1)
-            .and_then(|n| n.parse().ok())
-            .expect("VmRSS in kB")
+        herald_memory::resident_kib(self.child.id()).expect("the process's VmRSS")
     }
 
     /// Returns `herald://<addr>`.
