@@ -170,10 +170,14 @@ impl Router {
         let index = self.index.load();
         let members: Vec<&Arc<Subscription>> = index
             .iter()
-            .filter(|s| s.group.as_deref() == Some(group) && !Arc::ptr_eq(&s.queue, leaving))
+            // Local members only: a far member may already have the record (its producer or
+            // an ordinary interest there), and a record from a route never crosses another.
+            .filter(|s| {
+                s.group.as_deref() == Some(group) && !s.route && !Arc::ptr_eq(&s.queue, leaving)
+            })
             .collect();
         let (mut handed, mut drops, mut left) = (0, Drops::default(), Vec::new());
-        for mut delivery in leaving.take_queued() {
+        for delivery in leaving.take_queued() {
             let record = RawRecord::new(delivery.record.clone());
             let wanted = |member: &&&Arc<Subscription>| {
                 record.as_ref().is_ok_and(|r| {
@@ -188,10 +192,6 @@ impl Router {
                 left.push(delivery);
                 continue;
             };
-            if member.route {
-                // A far member's: its member there gets it.
-                add_group(&mut delivery, Arc::from(group));
-            }
             let mut pushed = member.queue.push_batch(&mut vec![delivery]);
             drops.merge(&pushed.drops);
             if pushed.blocked.is_empty() {
@@ -334,7 +334,9 @@ impl Router {
                 groups: None,
             };
             for subscription in &matched.channels[meta.priority as usize] {
-                if seen && !subscription.route {
+                // A record seen before (resent after a failover) went to its groups then; it
+                // crosses only to routes for ordinary interests.
+                if seen && (!subscription.route || subscription.group.is_some()) {
                     continue;
                 }
                 if subscription.route {
@@ -372,7 +374,8 @@ impl Router {
                 stats.deliveries += 1;
             }
             while let Some(member) = self.take_group_member(context) {
-                if let (true, Some(group)) = (member.route, member.group.clone()) {
+                if let (true, Some(group)) = (member.route, &member.group) {
+                    let group = Arc::clone(group);
                     stats.deliveries += give_over_route(context, &member, group, delivery);
                     continue;
                 }

@@ -217,3 +217,24 @@ fn records_from_a_route_reach_only_the_groups_it_names() {
     assert_eq!(workers.depth(), 0, "another member served the workers");
     assert_eq!(everyone.depth(), 7, "ordinary subscribers get every record");
 }
+
+#[test]
+fn a_leaving_member_hands_over_to_local_members_only() {
+    let router = Router::new();
+    let leaving = add(&router, 1, "job.*", Some("workers"));
+    router.route(
+        &mut RouteContext::default(),
+        &batch(&subjects(4, "job.x")),
+        0,
+    );
+    assert_eq!(leaving.depth(), 4);
+    // Only a far member of the group is left: it may have the records already, so none
+    // crosses; they stay with the leaving queue, to be counted as lost.
+    let route = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));
+    add_route(&router, &route, 2, "job.*", Some("workers"));
+    assert!(router.unsubscribe(1, 1));
+    let (handed, _) = router.hand_over("workers", &leaving);
+    assert_eq!(handed, 0);
+    assert_eq!(route.depth(), 0, "nothing crossed the route");
+    assert_eq!(leaving.discard(DropReason::Closed), 4, "counted as lost");
+}

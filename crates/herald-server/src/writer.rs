@@ -20,6 +20,13 @@ const WRITE_BATCH_BYTES: usize = 512 * 1024;
 /// Most bytes a `DELIVER` entry adds around its record: array header, subscription, sequence
 /// number and receive time (and on a route, the producer's id and number).
 const ENTRY_OVERHEAD_BYTES: usize = 1 + 9 + 9 + 9 + 9 + 9;
+/// Most bytes a route entry's array of queue group names adds (none for other entries).
+fn groups_bytes(delivery: &Delivery) -> usize {
+    delivery.groups.as_ref().map_or(0, |groups| {
+        5 + groups.iter().map(|name| 5 + name.len()).sum::<usize>()
+    })
+}
+
 /// Bytes of a `DELIVER` frame's length field that are not entries: type byte, array header.
 const DELIVER_HEADER_BYTES: usize = 1 + 5;
 
@@ -141,7 +148,7 @@ fn drain_queue(
         let count = rest
             .iter()
             .take_while(|delivery| {
-                size += delivery.record.len() + ENTRY_OVERHEAD_BYTES;
+                size += delivery.record.len() + ENTRY_OVERHEAD_BYTES + groups_bytes(delivery);
                 size <= budget
             })
             .count()
