@@ -2,6 +2,7 @@
  * polling, the threshold, request/reply from inside a callback, information objects,
  * acknowledged flushes, monitor data, and closing while subscribed. */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -423,6 +424,16 @@ static void disk_buffer(const char *url) {
   /* Everything was acknowledged: the segments are gone; the lock and state stay. */
   snprintf(path, sizeof path, "%s/state", dir);
   EXPECT(access(path, F_OK) == 0);
+  {
+    DIR *listing = opendir(dir);
+    struct dirent *file;
+    int segments = 0;
+    EXPECT(listing != NULL);
+    while (listing != NULL && (file = readdir(listing)) != NULL)
+      if (strstr(file->d_name, ".seg") != NULL) segments++;
+    if (listing != NULL) closedir(listing);
+    EXPECT(segments == 0);
+  }
   snprintf(path, sizeof path, "rm -rf '%s'", dir);
   EXPECT(system(path) == 0);
 }

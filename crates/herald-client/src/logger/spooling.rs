@@ -29,7 +29,9 @@ const CONNECT_POLL: Duration = Duration::from_millis(10);
 const REPLAY_ACK_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Drain {
-    /// One wake-up with a disk buffer; returns true while the disk has more to send now.
+    /// One wake-up with a disk buffer; returns true while the disk has more to send now (not
+    /// after a step that failed: the next tick tries again, rather than at once and forever
+    /// while the disk cannot be read or the server refuses).
     pub(super) async fn spooled_step(&mut self, subject: &str, interval: Option<Duration>) -> bool {
         if !self.link.is_up().await {
             self.spill_all(subject, interval).await;
@@ -39,9 +41,10 @@ impl Drain {
             if self.shared.buffer.half_full() {
                 self.spill_all(subject, interval).await;
             }
-            self.replay(REPLAY_ACK_TIMEOUT).await;
+            let acknowledged = self.replay(REPLAY_ACK_TIMEOUT).await;
             if self.disk_pending() {
-                return true;
+                // Memory waits for the disk: records go out in the order they were logged.
+                return acknowledged;
             }
         }
         self.drain().await;
@@ -84,10 +87,11 @@ impl Drain {
         self.absorb_disk_losses();
     }
 
-    /// Sends one step of the disk buffer, at most `timeout` waiting for its acknowledgement.
-    async fn replay(&mut self, timeout: Duration) {
+    /// Sends one step of the disk buffer, at most `timeout` waiting for its acknowledgement;
+    /// returns whether it was acknowledged.
+    async fn replay(&mut self, timeout: Duration) -> bool {
         let (Some(client), Some(spool)) = (self.link.current(), self.spool.as_mut()) else {
-            return;
+            return false;
         };
         let client = client.clone();
         let step = replay_step(&client, spool, timeout).await;
@@ -97,7 +101,7 @@ impl Drain {
                 .count_slot(usize::from(priority), DropReason::Rejected, 1);
         }
         self.absorb_disk_losses();
-        self.disk_pending();
+        step.acknowledged
     }
 
     /// Moves the disk buffer's losses into the logger's drop counts (and so its reports).
@@ -177,8 +181,10 @@ impl Drain {
             tokio::time::sleep(CONNECT_POLL).await;
         }
         while self.disk_pending() && self.link.is_up().await && Instant::now() < deadline {
-            self.replay(deadline.saturating_duration_since(Instant::now()))
-                .await;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if !self.replay(left).await {
+                tokio::time::sleep(CONNECT_POLL).await; // not in a tight loop on refusals
+            }
         }
         let live = !self.disk_pending() && self.link.is_up().await;
         if !live {

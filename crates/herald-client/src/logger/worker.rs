@@ -421,6 +421,8 @@ fn reason(error: &ClientError) -> DropReason {
     match error {
         ClientError::BufferFull(_) => DropReason::SendBufferFull,
         ClientError::InvalidRecord(_) | ClientError::TooLarge { .. } => DropReason::Rejected,
+        // A disk buffer's `state` could not be written to reserve numbers.
+        ClientError::Numbering(_) => DropReason::DiskError,
         _ => DropReason::Closed,
     }
 }

@@ -27,8 +27,6 @@ const FRAME_OVERHEAD_BYTES: usize = 41;
 pub(crate) struct Step {
     /// True if the server acknowledged it (the buffer forgot it).
     pub(crate) acknowledged: bool,
-    /// Records sent and acknowledged.
-    pub(crate) sent: u64,
     /// Priorities of records larger than the server takes: lost, never sent.
     pub(crate) rejected: Vec<u8>,
 }
@@ -98,7 +96,6 @@ pub(crate) async fn replay_step(client: &Client, spool: &mut Spool, timeout: Dur
     }
     on_disk(|| spool.acknowledge(last));
     step.acknowledged = true;
-    step.sent = sendable.len() as u64;
     step
 }
 
