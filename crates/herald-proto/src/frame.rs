@@ -599,11 +599,25 @@ pub fn write_route_entry(
     (producer, pseq): (u64, u64),
     groups: &[impl AsRef<str>],
 ) {
+    write_entry(out, 0, seq, received, record, (producer, pseq), groups);
+}
+
+/// Appends one `DELIVER` entry in its shortest form: 4 elements, 6 with the producer's id and
+/// number (`producer` non-zero), 7 with queue groups (docs/protocol.md, `DELIVER`).
+pub(crate) fn write_entry(
+    out: &mut Vec<u8>,
+    subscription: u64,
+    seq: u64,
+    received: i64,
+    record: &[u8],
+    (producer, pseq): (u64, u64),
+    groups: &[impl AsRef<str>],
+) {
     if producer == 0 && groups.is_empty() {
-        return write_deliver_entry(out, 0, seq, received, record);
+        return write_deliver_entry(out, subscription, seq, received, record);
     }
     msgpack::write_array_len(out, if groups.is_empty() { 6 } else { 7 });
-    msgpack::write_uint(out, 0);
+    msgpack::write_uint(out, subscription);
     msgpack::write_uint(out, seq);
     msgpack::write_int(out, received);
     out.extend_from_slice(record);

@@ -7,8 +7,8 @@ use crate::delivery_options::DeliveryOptions;
 use crate::error::DecodeError;
 use crate::filter::Filter;
 use crate::frame::{
-    self, Ack, DeliverEntry, ErrorCode, ErrorFrame, Frame, FrameType, GapNotice, Hello, Publish,
-    RawRecord, Subscribe, Welcome,
+    self, write_entry, Ack, DeliverEntry, ErrorCode, ErrorFrame, Frame, FrameType, GapNotice,
+    Hello, Publish, RawRecord, Subscribe, Welcome,
 };
 use crate::info::{InfoReply, InfoRequest, SelectionData};
 use crate::msgpack::{self, Reader};
@@ -43,26 +43,15 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
         Frame::Deliver(entries) => {
             msgpack::write_array_len(out, msgpack::len_u32(entries.len()));
             for entry in entries {
-                let len = match (entry.producer, entry.groups.is_empty()) {
-                    (_, false) => 7,
-                    (0, true) => 4,
-                    (_, true) => 6,
-                };
-                msgpack::write_array_len(out, len);
-                msgpack::write_uint(out, entry.subscription);
-                msgpack::write_uint(out, entry.seq);
-                msgpack::write_int(out, entry.received);
-                out.extend_from_slice(&entry.record.bytes);
-                if len > 4 {
-                    msgpack::write_uint(out, entry.producer);
-                    msgpack::write_uint(out, entry.pseq);
-                }
-                if len == 7 {
-                    msgpack::write_array_len(out, msgpack::len_u32(entry.groups.len()));
-                    for group in &entry.groups {
-                        msgpack::write_str(out, group);
-                    }
-                }
+                write_entry(
+                    out,
+                    entry.subscription,
+                    entry.seq,
+                    entry.received,
+                    &entry.record.bytes,
+                    (entry.producer, entry.pseq),
+                    &entry.groups,
+                );
             }
         }
         Frame::Gap(gap) => {
