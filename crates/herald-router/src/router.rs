@@ -11,6 +11,7 @@ use crate::cache::MatchCache;
 use crate::index::Index;
 use crate::queue::{Delivery, Drops, Queue};
 use crate::subscription::Subscription;
+use crate::DropReason;
 
 /// Hears of this server's own subscriptions as they come and go (not of routes' interests):
 /// a cluster tells the other members what this one's subscribers want.
@@ -373,7 +374,9 @@ impl Router {
                 context.pending_for(&subscription.queue).push(delivery());
                 stats.deliveries += 1;
             }
+            let mut served = 0;
             while let Some(member) = self.take_group_member(context) {
+                served += 1;
                 if let (true, Some(group)) = (member.route, &member.group) {
                     let group = Arc::clone(group);
                     stats.deliveries += give_over_route(context, &member, group, delivery);
@@ -381,6 +384,12 @@ impl Router {
                 }
                 context.pending_for(&member.queue).push(delivery());
                 stats.deliveries += 1;
+            }
+            if context.from_route && context.route_groups.len() > served {
+                // Named for a group none of whose members here takes it any more (the last
+                // left while the record was on its way): lost, and counted as such.
+                let unserved = context.route_groups.len() - served;
+                stats.dropped.add(DropReason::Closed, unserved as u64);
             }
         }
         for (queue, batch) in &mut context.pending {

@@ -238,3 +238,19 @@ fn a_leaving_member_hands_over_to_local_members_only() {
     assert_eq!(route.depth(), 0, "nothing crossed the route");
     assert_eq!(leaving.discard(DropReason::Closed), 4, "counted as lost");
 }
+
+#[test]
+fn a_record_from_a_route_for_a_group_gone_here_is_counted_lost() {
+    let router = Router::new();
+    let everyone = add(&router, 1, "*", None);
+    let mut context = RouteContext::from_route();
+    // The far member chose this server for "workers", whose last member left meanwhile.
+    context.set_route_groups(&["workers".to_string()]);
+    let stats = router.route(&mut context, &batch(&subjects(3, "job.x")), 0);
+    assert_eq!(everyone.depth(), 3, "ordinary subscribers still get them");
+    assert_eq!(
+        stats.dropped.get(DropReason::Closed),
+        3,
+        "the group's copies lost"
+    );
+}
