@@ -355,3 +355,134 @@ async fn records_sent_and_never_acknowledged_stay_on_disk_at_close() {
     );
     drop(logger);
 }
+
+/// A server that says `WELCOME`, reads what comes for `listen`, never acknowledging it, and
+/// then refuses the client for good (`unauthorized`, which no other connection would
+/// change) and stops listening: the logger's own connection gives up holding every record
+/// it sent.
+fn refusing_server(listen: Duration) -> (String, std::thread::JoinHandle<usize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("herald://{}", listener.local_addr().unwrap());
+    let thread = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        drop(listener);
+        let welcome = herald_proto::Frame::Welcome(herald_proto::frame::Welcome {
+            version: herald_proto::frame::PROTOCOL_VERSION,
+            server: "refusing".into(),
+            heartbeat_ms: 60_000,
+            max_frame_bytes: 1 << 20,
+            connection: 1,
+        });
+        stream.write_all(&welcome.to_bytes()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let (until, mut read, mut sink) = (std::time::Instant::now() + listen, 0, [0u8; 65_536]);
+        while std::time::Instant::now() < until {
+            match stream.read(&mut sink) {
+                Ok(0) => break,
+                Ok(n) => read += n,
+                Err(_) => {}
+            }
+        }
+        let refusal = herald_proto::Frame::Error(herald_proto::ErrorFrame {
+            cid: 0,
+            code: herald_proto::ErrorCode::Unauthorized,
+            message: "token revoked".into(),
+        });
+        let _ = stream.write_all(&refusal.to_bytes());
+        read
+    });
+    (url, thread)
+}
+
+/// Waits until `done` holds, at most [`WAIT`].
+async fn wait_for(mut done: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + WAIT;
+    while !done() && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    done()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_of_a_connection_that_gives_up_are_counted_lost() {
+    const N: usize = 300;
+    let (url, server) = refusing_server(Duration::from_millis(500));
+    let logger = Logger::connect(
+        &url,
+        ClientOptions::default(),
+        LoggerOptions {
+            buffer_records: 1 << 16,
+            close_timeout: Duration::from_millis(200),
+            ..LoggerOptions::new("APP.refused")
+        },
+    )
+    .unwrap();
+    for i in 0..N {
+        logger.warning(&format!("record {i}"));
+    }
+    assert!(server.join().unwrap() > 0, "the records were sent");
+    // Sent, never acknowledged, and the connection gave up: each is lost, and counted.
+    assert!(
+        wait_for(|| logger.dropped() >= N as u64).await,
+        "{} of {N} counted",
+        logger.dropped()
+    );
+    assert_eq!(logger.dropped(), N as u64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_of_a_connection_that_gives_up_go_to_the_disk_buffer() {
+    const N: usize = 300;
+    let dir = TempDir::new("gave-up");
+    let (url, server) = refusing_server(Duration::from_millis(800));
+    let logger = Logger::connect(
+        &url,
+        ClientOptions::default(),
+        LoggerOptions {
+            close_timeout: Duration::from_millis(200),
+            ..options("APP.gaveup", &dir.0, 1 << 30)
+        },
+    )
+    .unwrap();
+    // Connected, with nothing on disk: records go straight from memory to the server.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(segments(&dir.0).is_empty());
+    for i in 0..N {
+        logger.info(&format!("record {i}"));
+    }
+    assert!(server.join().unwrap() > N * 20, "the records were sent");
+    assert!(
+        segments(&dir.0).is_empty(),
+        "sent from memory, not from disk"
+    );
+    assert!(
+        wait_for(|| !segments(&dir.0).is_empty()).await,
+        "what the connection held goes to disk"
+    );
+    drop(logger);
+
+    let server = TestServer::start().await;
+    let (_subscriber, mut subscription) = subscribe(&server, "APP.gaveup").await;
+    let logger = Logger::connect(
+        &server.url(),
+        ClientOptions::default(),
+        options("APP.gaveup", &dir.0, 1 << 30),
+    )
+    .unwrap();
+    let records = receive_all(&mut subscription).await;
+    let texts: Vec<String> = records
+        .iter()
+        .filter(|r| !is_report(r))
+        .map(|r| r.text.clone())
+        .collect();
+    let expected: Vec<String> = (0..N).map(|i| format!("record {i}")).collect();
+    assert_eq!(texts, expected, "every record arrives once, in order");
+    assert!(
+        records.iter().all(|r| !is_report(r)),
+        "nothing was lost: {records:?}"
+    );
+    drop(logger);
+}

@@ -51,6 +51,9 @@ pub(crate) struct Link {
     client: Option<Client>,
     /// How to connect, for a logger that makes its own connection.
     own: Option<Own>,
+    /// Own connections that gave up, kept until the background side takes what they held
+    /// without an acknowledgement ([`Link::take_failed`]).
+    failed: Vec<Client>,
 }
 
 struct Own {
@@ -77,6 +80,7 @@ impl Link {
             state: Arc::clone(&state),
             client: Some(client),
             own: None,
+            failed: Vec::new(),
         };
         (link, state)
     }
@@ -99,6 +103,7 @@ impl Link {
             state: Arc::clone(&state),
             client: None,
             own: Some(own),
+            failed: Vec::new(),
         };
         (link, state)
     }
@@ -110,7 +115,8 @@ impl Link {
             return self.client.as_ref();
         };
         if self.client.as_ref().is_some_and(|c| c.error().is_some()) {
-            self.client = None; // it gave up: connect anew
+            // It gave up: connect anew, and keep it for what it still holds.
+            self.failed.extend(self.client.take());
             *lock(&self.state.client) = None;
         }
         if self.client.is_none() {
@@ -126,6 +132,12 @@ impl Link {
             }
         }
         self.client.as_ref()
+    }
+
+    /// Takes the own connections that gave up since the last call: what they hold without
+    /// an acknowledgement is the background side's to keep or count.
+    pub(crate) fn take_failed(&mut self) -> Vec<Client> {
+        std::mem::take(&mut self.failed)
     }
 
     /// Returns true for a logger that makes its own connection (and may be connecting).

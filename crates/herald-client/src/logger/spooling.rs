@@ -33,7 +33,9 @@ impl Drain {
     /// after a step that failed: the next tick tries again, rather than at once and forever
     /// while the disk cannot be read or the server refuses).
     pub(super) async fn spooled_step(&mut self, subject: &str, interval: Option<Duration>) -> bool {
-        if !self.link.is_up().await {
+        let up = self.link.is_up().await;
+        self.salvage();
+        if !up {
             self.spill_all(subject, interval).await;
             return false;
         }
@@ -133,15 +135,54 @@ impl Drain {
     }
 
     /// Puts what the client sent and no server acknowledged in front of the disk buffer
-    /// (closing during an outage), under the numbers it was sent with; a frame that does
-    /// not read back (none should) is counted as lost.
+    /// (closing during an outage), under the numbers it was sent with.
     fn keep_unacknowledged(&mut self) {
-        let (Some(client), Some(spool)) = (self.link.current(), self.spool.as_mut()) else {
-            return;
+        if let Some(client) = self.link.current() {
+            let frames = client.take_unacknowledged();
+            self.keep_frames(frames);
+        }
+    }
+
+    /// Takes what own connections that gave up held without an acknowledgement: in front of
+    /// the disk buffer when there is one, else counted as lost (`closed`), by priority.
+    pub(super) fn salvage(&mut self) {
+        for client in self.link.take_failed() {
+            let frames = client.take_unacknowledged();
+            if self.spool.is_some() {
+                self.keep_frames(frames);
+            } else {
+                self.count_lost_frames(&frames);
+            }
+        }
+    }
+
+    /// Counts the records of `PUBLISH` frames that can go nowhere as lost, by priority (a
+    /// frame that does not read back, none should, as one record of unknown priority).
+    fn count_lost_frames(&self, frames: &[bytes::Bytes]) {
+        for frame in frames {
+            let body = frame.slice(frame::LENGTH_BYTES.min(frame.len())..);
+            match Frame::decode(body) {
+                Ok(Frame::Publish(publish)) => {
+                    for record in &publish.records {
+                        self.shared
+                            .drops
+                            .count(record.meta.priority, DropReason::Closed);
+                    }
+                }
+                _ => self.shared.drops.count_slot(0, DropReason::Closed, 1),
+            }
+        }
+    }
+
+    /// Puts the `PUBLISH` frames `frames` in front of the disk buffer, under the numbers
+    /// they were sent with; a frame that does not read back (none should) is counted as lost.
+    fn keep_frames(&mut self, frames: Vec<bytes::Bytes>) {
+        let Some(spool) = self.spool.as_mut() else {
+            return self.count_lost_frames(&frames);
         };
         let mut entries = Vec::new();
         let mut unreadable = 0;
-        for frame in client.take_unacknowledged() {
+        for frame in frames {
             let body = frame.slice(frame::LENGTH_BYTES.min(frame.len())..);
             match Frame::decode(body) {
                 Ok(Frame::Publish(publish)) if publish.seqs.len() == publish.records.len() => {
@@ -187,6 +228,7 @@ impl Drain {
             }
         }
         let live = !self.disk_pending() && self.link.is_up().await;
+        self.salvage();
         if !live {
             self.keep_unacknowledged();
         }

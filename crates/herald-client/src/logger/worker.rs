@@ -175,7 +175,9 @@ impl Drain {
         if self.spool.is_some() {
             return self.spooled_step(subject, interval).await;
         }
-        if self.link.client().await.is_none() {
+        let connected = self.link.client().await.is_some();
+        self.salvage();
+        if !connected {
             return false; // not connected yet: the records wait in the buffer
         }
         self.drain().await;
@@ -388,6 +390,7 @@ impl Drain {
         if self.spool.is_some() {
             return self.spooled_close(subject, ack, timeout).await;
         }
+        self.salvage();
         self.drain().await;
         self.finish_storms();
         self.report_drops(subject, None);
