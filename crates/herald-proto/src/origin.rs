@@ -91,40 +91,50 @@ impl Origin {
     }
 
     /// Appends the wire encoding: a map from key to value, keys ascending.
+    ///
+    /// Written out field by field (no table of entries to walk): it is part of every log
+    /// record a client encodes.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        // In key order, which is the order of the fields here (the numbers at 4 and 8).
-        let entries = [
-            Entry::Text(&self.host),
-            Entry::Text(&self.process),
-            Entry::Text(&self.thread),
-            Entry::Text(&self.file),
-            Entry::Number(self.line),
-            Entry::Text(&self.routine),
-            Entry::Text(&self.context),
-            Entry::Text(&self.stack_id),
-            Entry::Number(self.stack_level),
-            Entry::Text(&self.log_id),
-            Entry::Text(&self.uri),
+        let texts = [
+            &self.host,
+            &self.process,
+            &self.thread,
+            &self.file,
+            &self.routine,
+            &self.context,
+            &self.stack_id,
+            &self.log_id,
+            &self.uri,
         ];
-        let present = |entry: &Entry<'_>| match entry {
-            Entry::Text(text) => !text.is_empty(),
-            Entry::Number(n) => n.is_some(),
-        };
-        let count = entries.iter().filter(|e| present(e)).count();
-        msgpack::write_map_len(out, count as u32);
-        for (key, entry) in (0u64..).zip(&entries) {
-            match entry {
-                Entry::Text(text) if !text.is_empty() => {
-                    msgpack::write_uint(out, key);
-                    msgpack::write_str(out, text);
-                }
-                Entry::Number(Some(n)) => {
-                    msgpack::write_uint(out, key);
-                    msgpack::write_uint(out, *n);
-                }
-                _ => {}
+        let count = texts.iter().filter(|t| !t.is_empty()).count()
+            + usize::from(self.line.is_some())
+            + usize::from(self.stack_level.is_some());
+        // At most 11: one byte.
+        out.push(0x80 | count as u8);
+        let text = |out: &mut Vec<u8>, key: u8, text: &str| {
+            if !text.is_empty() {
+                out.push(key);
+                msgpack::write_str(out, text);
             }
-        }
+        };
+        let number = |out: &mut Vec<u8>, key: u8, number: Option<u64>| {
+            if let Some(number) = number {
+                out.push(key);
+                msgpack::write_uint(out, number);
+            }
+        };
+        // In key order, the keys being the indexes of `NAMES` (each one byte on the wire).
+        text(out, 0, &self.host);
+        text(out, 1, &self.process);
+        text(out, 2, &self.thread);
+        text(out, 3, &self.file);
+        number(out, 4, self.line);
+        text(out, 5, &self.routine);
+        text(out, 6, &self.context);
+        text(out, 7, &self.stack_id);
+        number(out, 8, self.stack_level);
+        text(out, 9, &self.log_id);
+        text(out, 10, &self.uri);
     }
 
     /// Decodes an origin map.
@@ -190,11 +200,6 @@ impl Origin {
         })?;
         Ok(parts)
     }
-}
-
-enum Entry<'a> {
-    Text(&'a str),
-    Number(Option<u64>),
 }
 
 fn walk<'a>(
