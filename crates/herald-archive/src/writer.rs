@@ -140,6 +140,8 @@ struct Buffer {
     issued: u64,
     /// Highest ticket a producer waits on as `stored`.
     wanted: u64,
+    /// When a producer last asked for `stored`.
+    stored_at: Option<Instant>,
     closing: bool,
     /// The writer waits on `ready`: an offer wakes it only when it sleeps on an empty buffer,
     /// when it makes [`WAKE_RECORDS`] or holds a stored record, so that the router rarely
@@ -307,6 +309,7 @@ impl Archive {
         offer.ticket = buffer.issued;
         if stored {
             buffer.wanted = buffer.issued;
+            buffer.stored_at = Some(Instant::now());
         }
         // The writer sleeps either on an empty buffer (wake it: it starts to linger) or
         // lingering over a few records (wake it only for many, or for a stored one).
@@ -408,6 +411,9 @@ impl Drop for Archive {
 const WAKE_RECORDS: usize = 4096;
 /// How long records no one waits on may gather before the writer takes them.
 const LINGER: Duration = Duration::from_millis(5);
+/// For this long after a producer asked for `stored`, records do not linger: see
+/// `Inner::next_batch`.
+const STORED_RECENTLY: Duration = Duration::from_millis(100);
 const RETRY_MIN: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(2);
 
@@ -500,7 +506,14 @@ impl Inner {
             buffer = lock(&self.buffer);
         }
         // Records no one waits on gather for up to LINGER (or WAKE_RECORDS of them): fewer,
-        // larger batches, and the router rarely has to wake this thread.
+        // larger batches, and the router rarely has to wake this thread. While producers ask
+        // for `stored`, records are written as they come instead: the sync that answers a
+        // producer then finds little left to write (`herald-bench-compare --ack stored`,
+        // 4,000 in flight: ~570 k records/s lingering, see docs/benchmarks.md).
+        let linger = match buffer.stored_at {
+            Some(at) if at.elapsed() < STORED_RECENTLY => Duration::ZERO,
+            _ => LINGER,
+        };
         let mut lingered: Option<Instant> = None;
         while !buffer.closing {
             let pending = buffer.entries.len();
@@ -514,7 +527,7 @@ impl Inner {
                     .fsync_interval
                     .saturating_sub(last_sync.elapsed())
             } else {
-                LINGER.saturating_sub(lingered.get_or_insert_with(Instant::now).elapsed())
+                linger.saturating_sub(lingered.get_or_insert_with(Instant::now).elapsed())
             };
             if wait.is_zero() {
                 break;
