@@ -163,6 +163,11 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         record): what a failover would send again."""
         return self._conn.unacked_records()
 
+    def unacked_encoded(self) -> List[bytes]:
+        """Every record sent and not yet acknowledged, numbered or not, oldest first: what
+        is lost if the connection has ended for good."""
+        return self._conn.unacked_encoded()
+
     @property
     def max_frame_bytes(self) -> int:
         """The largest frame the server accepts (from its WELCOME)."""

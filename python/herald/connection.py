@@ -507,6 +507,11 @@ class Connection(FailoverMixin):
         with self._lock:
             return self._outbox.unacked_records()
 
+    def unacked_encoded(self) -> List[bytes]:
+        """Every record sent and not yet acknowledged, numbered or not, oldest first."""
+        with self._lock:
+            return self._outbox.unacked_encoded()
+
     @property
     def down(self) -> bool:
         """True while the link is lost and the connection fails over (or has ended)."""

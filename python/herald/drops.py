@@ -22,6 +22,7 @@ REJECTED = "rejected"  # a record that cannot be sent (too large, not encodable)
 DISK_QUOTA = "disk_quota"  # shed from the disk buffer when its quota was full
 DISK_TORN = "disk_torn"  # cut from a torn segment tail after a crash
 DISK_ERROR = "disk_error"  # the disk buffer could not write it (disk full, I/O error)
+CLOSED = "closed"  # sent on a connection the server ended for good, never acknowledged
 
 
 class DropCounts:

@@ -35,7 +35,7 @@ import unicodedata
 from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 
 from herald.client import Client, connect
-from herald.drops import BUFFER_FULL, REJECTED, DropCounts
+from herald.drops import BUFFER_FULL, CLOSED, REJECTED, DropCounts
 from herald.errors import HeraldError, RecordTooLargeError, TimeoutError
 from herald.origin import HOST
 from herald.outbox import PUBLISH_HEADER_BYTES
@@ -744,9 +744,18 @@ class HeraldHandler(_logging.Handler):
             spool.close()
 
     def _drop_client(self) -> None:
+        """Lets go of a client that failed (its connection ended for good: failover never
+        gives up otherwise). What it sent and no server acknowledged goes in front of the disk
+        buffer; without one it is lost, and counted (``closed``)."""
         client, self._client = self._client, None
         if client is not None and self._spool is not None:
             self._spool.keep_unacknowledged(client.unacked_records())
+        elif client is not None:
+            lost = client.unacked_encoded()
+            with self._drop_lock:
+                self.dropped += len(lost)
+            for data in lost:
+                self._unreported.count(_priority_of(data), CLOSED)
         if client is not None:
             try:
                 client.close(0.1)

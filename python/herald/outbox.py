@@ -52,6 +52,15 @@ def publish_frame(ack_id: int, level: AckLevel, records: List[bytes], first_seq:
 def split_publish_frame(frame: bytes) -> List[Tuple[int, bytes]]:
     """The records of a numbered PUBLISH frame made by :func:`publish_frame`, each with its
     number; [] for an unnumbered one."""
+    first, records = _publish_frame_records(frame)
+    if first is None:
+        return []
+    return [(first + i, record) for i, record in enumerate(records)]
+
+
+def _publish_frame_records(frame: bytes) -> Tuple[Optional[int], List[bytes]]:
+    """The number of the first record of a PUBLISH frame made by :func:`publish_frame`
+    (None for an unnumbered one) and its encoded records."""
     r = Reader(frame, 5)  # after the length and the type byte
     elements = r.read_array_len()
     r.read_uint()  # ack_id
@@ -62,10 +71,10 @@ def split_publish_frame(frame: bytes) -> List[Tuple[int, bytes]]:
         start = r.pos
         r.skip_value()
         bounds.append((start, r.pos))
+    records = [frame[start:end] for start, end in bounds]
     if elements < 4:
-        return []
-    first = r.read_uint()
-    return [(first + i, frame[start:end]) for i, (start, end) in enumerate(bounds)]
+        return None, records
+    return r.read_uint(), records
 
 
 def _subject_of(encoded: bytes) -> Optional[str]:
@@ -203,6 +212,14 @@ class Outbox:
         found: List[Tuple[int, bytes]] = []
         for sent in self._unacked.values():
             found.extend(split_publish_frame(sent.frame))
+        return found
+
+    def unacked_encoded(self) -> List[bytes]:
+        """Every record of the frames not yet acknowledged, numbered or not, oldest first:
+        what is lost when the connection ends for good."""
+        found: List[bytes] = []
+        for sent in self._unacked.values():
+            found.extend(_publish_frame_records(sent.frame)[1])
         return found
 
     def unacked_count(self) -> int:

@@ -91,3 +91,62 @@ def test_every_drop_is_counted_when_many_threads_fill_the_buffer() -> None:
     finally:
         logger.removeHandler(handler)
         handler.close()
+
+
+def refusing_server(listen: float) -> tuple:
+    """A server that says WELCOME, reads for ``listen`` seconds without acknowledging, then
+    refuses the client for good (``unauthorized``) and stops listening. Returns its URL and
+    a list that gets the bytes it read."""
+    from herald.wire.frames import Error, Welcome, encode_frame
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    url = f"herald://127.0.0.1:{listener.getsockname()[1]}"
+    read: list = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        listener.close()
+        with conn:
+            conn.sendall(encode_frame(Welcome(1, "refusing", 60_000, 1 << 20, 1)))
+            conn.settimeout(0.02)
+            until, got = time.monotonic() + listen, 0
+            while time.monotonic() < until:
+                try:
+                    data = conn.recv(65536)
+                except socket.timeout:
+                    continue
+                if not data:
+                    break
+                got += len(data)
+            read.append(got)
+            conn.sendall(encode_frame(Error(0, "unauthorized", "token revoked")))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return url, read, thread
+
+
+def test_records_of_a_connection_the_server_ends_for_good_are_counted() -> None:
+    url, read, server = refusing_server(0.8)
+    handler = HeraldHandler(url=url, name="refused", flush_timeout=0.5)
+    logger = logging.getLogger("refused.app")
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        time.sleep(0.3)  # connected: records go out as they are logged
+        for i in range(300):
+            logger.warning("record %d", i)
+        server.join(5)
+        assert read and read[0] > 300 * 20, "the records were sent"
+        # Sent, never acknowledged, and the connection ended for good: lost, and counted.
+        deadline = time.monotonic() + 10
+        while handler.dropped < 300 and time.monotonic() < deadline:
+            handler.flush()  # the flush finds the client gone
+            time.sleep(0.05)
+        assert handler.dropped == 300
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
