@@ -43,6 +43,14 @@ public final class DropCounter {
         byReason.incrementAndGet(reason.ordinal());
     }
 
+    /** Counts {@code n} lost records whose priorities are not known (reported as "unknown"). */
+    public void countUnknown(Reason reason, long n) {
+        if (n > 0) {
+            byPriority.addAndGet(0, n);
+            byReason.addAndGet(reason.ordinal(), n);
+        }
+    }
+
     /** Returns every record lost so far. */
     public long total() {
         long total = 0;
@@ -63,14 +71,20 @@ public final class DropCounter {
         Map<String, Object> reasons = new LinkedHashMap<>();
         long total = 0;
         StringBuilder byP = new StringBuilder();
-        for (Priority priority : Priority.values()) {
-            long now = byPriority.get(priority.value());
-            long n = now - reportedByPriority[priority.value()];
-            reportedByPriority[priority.value()] = now;
+        // Slots are the priorities' wire values; slot 0, last, the records of unknown priority.
+        int[] slots = new int[Priority.values().length + 1];
+        for (int i = 0; i < Priority.values().length; i++) {
+            slots[i] = Priority.values()[i].value();
+        }
+        for (int index : slots) {
+            String name = index == 0 ? "unknown" : Priority.fromValue(index).name();
+            long now = byPriority.get(index);
+            long n = now - reportedByPriority[index];
+            reportedByPriority[index] = now;
             if (n > 0) {
-                priorities.put(priority.name(), n);
+                priorities.put(name, n);
                 total += n;
-                byP.append(byP.length() > 0 ? ", " : "").append(n).append(' ').append(priority.name());
+                byP.append(byP.length() > 0 ? ", " : "").append(n).append(' ').append(name);
             }
         }
         StringBuilder byR = new StringBuilder();

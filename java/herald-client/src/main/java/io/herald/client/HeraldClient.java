@@ -105,6 +105,11 @@ public final class HeraldClient implements AutoCloseable {
         return connection.isClosed();
     }
 
+    /** Returns how many published records no server has acknowledged yet (open batch included). */
+    public long pendingRecords() {
+        return connection.pendingRecords();
+    }
+
     /** Returns the information-object calls. */
     public InfoObjects info() {
         return info;

@@ -38,6 +38,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class HeraldLogger implements AutoCloseable {
     private static final long MAX_BACKOFF_MS = 5_000;
+    /** How long an own client fails over: for all practical purposes, for ever (as the Rust and Python loggers). */
+    private static final long ENDLESS_MS = 100L * 365 * 24 * 3600 * 1000;
 
     private final LoggerOptions options;
     private final String url;
@@ -158,7 +160,10 @@ public final class HeraldLogger implements AutoCloseable {
         List<LogEvent> batch = new ArrayList<>(1024);
         while (true) {
             if (ownsClient && client != null && client.isClosed() && !closing) {
-                client = null; // every server was lost for the reconnect timeout: connect again
+                // It fails over without end, so it closed for another reason: what it held
+                // unacknowledged is lost, and counted. Then connect again.
+                drops.countUnknown(DropCounter.Reason.CLOSED, client.pendingRecords());
+                client = null;
             }
             if (client == null && !connect()) {
                 if (closing) {
@@ -195,7 +200,9 @@ public final class HeraldLogger implements AutoCloseable {
             return false;
         }
         try {
-            client = HeraldClient.connect(url, ConnectionOptions.defaults().withIdentity(options.process(), ""));
+            // Failover without end: nothing sent and not acknowledged is given up.
+            client = HeraldClient.connect(url,
+                    ConnectionOptions.defaults().withIdentity(options.process(), "").withReconnectTimeoutMs(ENDLESS_MS));
             lastError = null;
             return true;
         } catch (HeraldException e) {
