@@ -167,19 +167,21 @@ const FEW_NAMES: usize = 16;
 
 /// The names seen so far in one map. Most maps are small, so the first names are compared
 /// in a short array; past that a hash set keeps checking a map linear in its size (a
-/// frame of 170,000 distinct names took 96 s with a list).
+/// frame of 170,000 distinct names took 96 s with a list). The set is made only then: making
+/// one reads the thread's hash keys, which for a record with a field or two cost as much as
+/// the rest of its fields' checks.
 #[derive(Default)]
 struct SeenNames<'a> {
     few: [&'a str; FEW_NAMES],
     count: usize,
-    many: std::collections::HashSet<&'a str>,
+    many: Option<std::collections::HashSet<&'a str>>,
 }
 
 impl<'a> SeenNames<'a> {
     /// Adds `name`, or says it appears twice.
     fn insert(&mut self, name: &'a str) -> Result<(), DecodeError> {
         let few = &self.few[..self.count.min(FEW_NAMES)];
-        let repeated = few.contains(&name) || (self.count > FEW_NAMES && self.many.contains(name));
+        let repeated = few.contains(&name) || self.many.as_ref().is_some_and(|m| m.contains(name));
         if repeated {
             return Err(DecodeError::InvalidField {
                 field: "fields",
@@ -189,7 +191,7 @@ impl<'a> SeenNames<'a> {
         match self.count < FEW_NAMES {
             true => self.few[self.count] = name,
             false => {
-                self.many.insert(name);
+                self.many.get_or_insert_with(Default::default).insert(name);
             }
         }
         self.count += 1;

@@ -12,6 +12,16 @@ use crate::server::Shared;
 /// white space and control characters become `_` (a host `dv01.example.org` is the one
 /// level `dv01_example_org`).
 pub fn push_subject_level(out: &mut String, text: &str) {
+    if text.is_ascii() {
+        // The usual case (host and program names), a byte at a time; the same mapping as
+        // below: ASCII white space other than the space is a control character.
+        out.reserve(text.len());
+        for &byte in text.as_bytes() {
+            let keep = !matches!(byte, b'.' | b'*' | b'?' | b' ') && !byte.is_ascii_control();
+            out.push(char::from(if keep { byte } else { b'_' }));
+        }
+        return;
+    }
     out.extend(text.chars().map(|c| match c {
         '.' | '*' | '?' => '_',
         c if c.is_whitespace() || c.is_control() => '_',
@@ -65,4 +75,34 @@ pub async fn route_batch(shared: &Shared, route: &mut RouteContext, records: &[R
     let bytes: u64 = records.iter().map(|r| r.bytes.len() as u64).sum();
     let queued = stats.deliveries.saturating_sub(dropped.total());
     shared.monitor.count_batch(stats.records, bytes, queued);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_subject_level;
+
+    #[test]
+    fn a_subject_level_maps_ascii_as_any_other_text() {
+        let reference = |text: &str| -> String {
+            text.chars()
+                .map(|c| match c {
+                    '.' | '*' | '?' => '_',
+                    c if c.is_whitespace() || c.is_control() => '_',
+                    c => c,
+                })
+                .collect()
+        };
+        let ascii: String = (0u8..128).map(char::from).collect();
+        let mut out = String::from("syslog.");
+        push_subject_level(&mut out, &ascii);
+        assert_eq!(out, format!("syslog.{}", reference(&ascii)));
+        // Not ASCII: the character path, the same mapping.
+        let mixed = format!("{ascii}é\u{2003}x");
+        out.clear();
+        push_subject_level(&mut out, &mixed);
+        assert_eq!(out, reference(&mixed));
+        out.clear();
+        push_subject_level(&mut out, "dv01.example.org");
+        assert_eq!(out, "dv01_example_org");
+    }
 }

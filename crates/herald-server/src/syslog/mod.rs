@@ -136,13 +136,33 @@ pub struct Ingest {
     spans: Vec<(usize, RecordMeta)>,
     records: Vec<RawRecord>,
     record: Record,
+    /// The subject template of `config`, read once.
+    template: record::Template,
+    /// When the batch's first message was read: the time of the batch's messages that
+    /// carry none (one clock read a batch, not one a message).
+    received: Option<i64>,
+}
+
+/// Returns the subject template `config` gives syslog records.
+fn template_of(config: &crate::Config) -> record::Template {
+    record::Template::new(
+        config
+            .syslog
+            .as_ref()
+            .map_or(crate::config::syslog::DEFAULT_SUBJECT, |c| {
+                c.subject.as_str()
+            }),
+    )
 }
 
 impl Ingest {
     /// Returns an ingest for one listener or connection.
     pub fn new(shared: Arc<Shared>, stats: Arc<SyslogStats>) -> Ingest {
+        let config = shared.config();
         Ingest {
-            config: shared.config(),
+            template: template_of(&config),
+            received: None,
+            config,
             shared,
             stats,
             route: RouteContext::default(),
@@ -155,19 +175,12 @@ impl Ingest {
 
     /// Reads one message from `peer`; a good one waits for [`Ingest::flush`].
     pub fn message(&mut self, bytes: &[u8], peer: &str) {
-        let now = now_nanos();
-        let template = self
-            .config
-            .syslog
-            .as_ref()
-            .map_or(crate::config::syslog::DEFAULT_SUBJECT, |c| {
-                c.subject.as_str()
-            });
+        let now = *self.received.get_or_insert_with(now_nanos);
         let message = match parse::parse(bytes, now) {
             Ok(message) => message,
             Err(why) => return self.stats.bad(peer, &why, bytes),
         };
-        record::fill(&mut self.record, message, template, now, peer);
+        record::fill(&mut self.record, message, &self.template, now, peer);
         let start = self.encoded.len();
         self.record.encode(&mut self.encoded);
         // The record checks, as for a published record: a subject the template made too
@@ -196,12 +209,17 @@ impl Ingest {
                 }
             }));
         self.spans.clear();
+        self.received = None;
         let over_quota = crate::ingest::ingest(&self.shared, &mut self.route, &self.records).await;
         // Those refused over their source's quota are counted there (dropped, reason quota).
         let taken = self.records.len() as u64 - over_quota;
         self.stats.records.fetch_add(taken, Ordering::Relaxed);
         self.records.clear();
-        self.config = self.shared.config();
+        let config = self.shared.config();
+        if !Arc::ptr_eq(&config, &self.config) {
+            self.template = template_of(&config);
+            self.config = config;
+        }
     }
 
     /// Returns how many records wait for [`Ingest::flush`].

@@ -21,25 +21,100 @@ pub fn priority(severity: u8) -> Priority {
     }
 }
 
+/// A subject template (`syslog.{host}.{app}`), read once: its text and its placeholders in
+/// order, so that a message's subject is made without looking for them again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Text(String),
+    /// A placeholder: the part of the message it names, `None` for a name that is none
+    /// (filled with `-`, as a missing value).
+    Value(Option<Name>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Name {
+    Host,
+    App,
+    Facility,
+    Severity,
+    Procid,
+    Msgid,
+}
+
+impl Template {
+    /// Reads `template`: `{name}` placeholders (`host`, `app`, `facility`, `severity`,
+    /// `procid`, `msgid`); a `{` without its `}` is text, as is everything else.
+    pub fn new(template: &str) -> Template {
+        let mut parts = Vec::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else {
+                break;
+            };
+            if open > 0 {
+                parts.push(Part::Text(rest[..open].to_string()));
+            }
+            let name = match &rest[open + 1..open + close] {
+                "host" => Some(Name::Host),
+                "app" => Some(Name::App),
+                "facility" => Some(Name::Facility),
+                "severity" => Some(Name::Severity),
+                "procid" => Some(Name::Procid),
+                "msgid" => Some(Name::Msgid),
+                _ => None,
+            };
+            parts.push(Part::Value(name));
+            rest = &rest[open + close + 1..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Text(rest.to_string()));
+        }
+        Template { parts }
+    }
+}
+
 /// Makes `record` the record of `message`: its subject from `template`, dated `received`
 /// when the message had no time, its host `peer` when it named none. Its strings and field
 /// list are reused (a listener keeps one record for all its messages: no allocation per
 /// message once their sizes are reached).
-pub fn fill(record: &mut Record, message: Message<'_>, template: &str, received: i64, peer: &str) {
+pub fn fill(
+    record: &mut Record,
+    message: Message<'_>,
+    template: &Template,
+    received: i64,
+    peer: &str,
+) {
     use std::fmt::Write;
     let host = message.host.unwrap_or(peer);
     let facility = FACILITIES[usize::from(message.facility).min(FACILITIES.len() - 1)];
     let severity = SEVERITIES[usize::from(message.severity & 7)];
     record.subject.clear();
-    subject(&mut record.subject, template, |name| match name {
-        "host" => Some(host),
-        "app" => message.app,
-        "facility" => Some(facility),
-        "severity" => Some(severity),
-        "procid" => message.procid,
-        "msgid" => message.msgid,
-        _ => None,
-    });
+    for part in &template.parts {
+        let value = match part {
+            Part::Text(text) => {
+                record.subject.push_str(text);
+                continue;
+            }
+            Part::Value(name) => name.and_then(|name| match name {
+                Name::Host => Some(host),
+                Name::App => message.app,
+                Name::Facility => Some(facility),
+                Name::Severity => Some(severity),
+                Name::Procid => message.procid,
+                Name::Msgid => message.msgid,
+            }),
+        };
+        // Each value one subject level; a missing one `-`.
+        match value.filter(|v| !v.is_empty()) {
+            Some(v) => crate::ingest::push_subject_level(&mut record.subject, v),
+            None => record.subject.push('-'),
+        }
+    }
     record.kind = Kind::Log;
     record.time = message.time.unwrap_or(received);
     record.priority = priority(message.severity);
@@ -91,26 +166,6 @@ pub fn fill(record: &mut Record, message: Message<'_>, template: &str, received:
     }
 }
 
-/// Appends `template` to `out`, its `{name}` placeholders filled with `value(name)`, each
-/// made one subject level: dots, spaces, wildcards and control characters become `_`, a
-/// missing value `-`.
-fn subject<'a>(out: &mut String, template: &str, value: impl Fn(&str) -> Option<&'a str>) {
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let Some(close) = rest[open..].find('}') else {
-            break;
-        };
-        let name = &rest[open + 1..open + close];
-        match value(name).filter(|v| !v.is_empty()) {
-            Some(v) => crate::ingest::push_subject_level(out, v),
-            None => out.push('-'),
-        }
-        rest = &rest[open + close + 1..];
-    }
-    out.push_str(rest);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,19 +173,42 @@ mod tests {
 
     fn record(message: Message<'_>, template: &str, received: i64, peer: &str) -> Record {
         let mut record = Record::new(Kind::Log, "");
-        fill(&mut record, message, template, received, peer);
+        fill(
+            &mut record,
+            message,
+            &Template::new(template),
+            received,
+            peer,
+        );
         record
+    }
+
+    #[test]
+    fn a_template_fills_known_names_and_keeps_the_rest_as_text() {
+        let message = || parse(b"<13>1 - dv01.x app 7 - - text", 0).unwrap();
+        let subject = |template: &str| record(message(), template, 0, "peer").subject;
+        assert_eq!(subject("syslog.{host}.{app}"), "syslog.dv01_x.app");
+        assert_eq!(subject("{procid}.{msgid}.{nope}"), "7.-.-");
+        assert_eq!(subject("a.{severity}.{facility}"), "a.notice.user");
+        assert_eq!(subject("open.{host"), "open.{host");
+        assert_eq!(subject("plain"), "plain");
+        assert_eq!(subject("{host}{app}"), "dv01_xapp");
+        assert_eq!(
+            record(parse(b"<13>x", 0).unwrap(), "s.{host}", 0, "10.0.0.9").subject,
+            "s.10_0_0_9"
+        );
     }
 
     #[test]
     fn a_reused_record_keeps_nothing_of_the_message_before() {
         let mut reused = Record::new(Kind::Log, "");
         let first = br#"<165>1 2026-11-27T03:58:01Z dv01 app 12 ID1 [a@1 k="v"] first"#;
-        fill(&mut reused, parse(first, 0).unwrap(), "s.{host}", 0, "p");
+        let template = Template::new("s.{host}");
+        fill(&mut reused, parse(first, 0).unwrap(), &template, 0, "p");
         fill(
             &mut reused,
             parse(b"<11>just text", 0).unwrap(),
-            "s.{host}",
+            &template,
             42,
             "p",
         );
