@@ -286,6 +286,33 @@ async fn a_torn_tail_is_cut_and_counted() {
     server.stop().await;
 }
 
+/// Starts a server, then a logger on the disk buffer in `dir` (the producer's restart), and
+/// checks that the `count` records `record 0`, `record 1`… it kept arrive once, in order,
+/// and no drop report with them.
+async fn restart_and_receive_all(dir: &TempDir, subject: &str, count: usize) {
+    let server = TestServer::start().await;
+    let (_subscriber, mut subscription) = subscribe(&server, subject).await;
+    let logger = Logger::connect(
+        &server.url(),
+        ClientOptions::default(),
+        options(subject, &dir.0, 1 << 30),
+    )
+    .unwrap();
+    let records = receive_all(&mut subscription).await;
+    let texts: Vec<String> = records
+        .iter()
+        .filter(|r| !is_report(r))
+        .map(|r| r.text.clone())
+        .collect();
+    let expected: Vec<String> = (0..count).map(|i| format!("record {i}")).collect();
+    assert_eq!(texts, expected, "every record arrives once, in order");
+    assert!(
+        records.iter().all(|r| !is_report(r)),
+        "nothing was lost: {records:?}"
+    );
+    drop(logger);
+}
+
 /// A server that says `WELCOME` and then reads without ever acknowledging: records the
 /// logger sends it are sent, never acknowledged.
 fn silent_server() -> (String, std::thread::JoinHandle<()>) {
@@ -333,27 +360,7 @@ async fn records_sent_and_never_acknowledged_stay_on_disk_at_close() {
     );
     drop(silent);
 
-    let server = TestServer::start().await;
-    let (_subscriber, mut subscription) = subscribe(&server, "APP.unacked").await;
-    let logger = Logger::connect(
-        &server.url(),
-        ClientOptions::default(),
-        options("APP.unacked", &dir.0, 1 << 30),
-    )
-    .unwrap();
-    let records = receive_all(&mut subscription).await;
-    let texts: Vec<String> = records
-        .iter()
-        .filter(|r| !is_report(r))
-        .map(|r| r.text.clone())
-        .collect();
-    let expected: Vec<String> = (0..N).map(|i| format!("record {i}")).collect();
-    assert_eq!(texts, expected, "every record arrives once, in order");
-    assert!(
-        records.iter().all(|r| !is_report(r)),
-        "nothing was lost: {records:?}"
-    );
-    drop(logger);
+    restart_and_receive_all(&dir, "APP.unacked", N).await;
 }
 
 /// A server that says `WELCOME`, reads what comes for `listen`, never acknowledging it, and
@@ -464,25 +471,5 @@ async fn records_of_a_connection_that_gives_up_go_to_the_disk_buffer() {
     );
     drop(logger);
 
-    let server = TestServer::start().await;
-    let (_subscriber, mut subscription) = subscribe(&server, "APP.gaveup").await;
-    let logger = Logger::connect(
-        &server.url(),
-        ClientOptions::default(),
-        options("APP.gaveup", &dir.0, 1 << 30),
-    )
-    .unwrap();
-    let records = receive_all(&mut subscription).await;
-    let texts: Vec<String> = records
-        .iter()
-        .filter(|r| !is_report(r))
-        .map(|r| r.text.clone())
-        .collect();
-    let expected: Vec<String> = (0..N).map(|i| format!("record {i}")).collect();
-    assert_eq!(texts, expected, "every record arrives once, in order");
-    assert!(
-        records.iter().all(|r| !is_report(r)),
-        "nothing was lost: {records:?}"
-    );
-    drop(logger);
+    restart_and_receive_all(&dir, "APP.gaveup", N).await;
 }
