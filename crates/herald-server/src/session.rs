@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use herald_proto::frame::{Hello, Welcome, PROTOCOL_VERSION};
 use herald_proto::{ErrorCode, ErrorFrame, Frame, FrameError};
-use herald_router::{DropReason, RouteContext};
+use herald_router::RouteContext;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -20,81 +20,13 @@ use crate::connection::{FrameReader, ReadError};
 use crate::events::{self, CloseReason};
 use crate::monitor::ConnectionState;
 use crate::server::Shared;
+use crate::session_state::{Close, Session, QUERIES_AT_ONCE};
 use crate::shutdown::Shutdown;
 
 /// Control frames waiting for the writer; a client that never reads only blocks itself.
 pub(crate) const CONTROL_QUEUE_FRAMES: usize = 1024;
 /// How long the writer may take to flush after the session ends.
 const WRITER_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Why a session ends, and what to tell the client first.
-#[derive(Debug)]
-pub struct Close {
-    /// The reason the monitor counts.
-    pub reason: CloseReason,
-    /// The error frame to send, if any.
-    pub error: Option<ErrorFrame>,
-    /// The peer spoke HTTP: answer in HTTP, which its tools can show, not with a frame.
-    pub http: bool,
-}
-
-impl Close {
-    /// Closes with `reason` after sending an error frame with `code` and `message`.
-    pub fn with_error(reason: CloseReason, code: ErrorCode, message: impl Into<String>) -> Close {
-        Close {
-            http: false,
-            reason,
-            error: Some(ErrorFrame {
-                cid: 0,
-                code,
-                message: message.into(),
-            }),
-        }
-    }
-
-    /// Closes quietly.
-    pub fn quiet(reason: CloseReason) -> Close {
-        Close {
-            reason,
-            error: None,
-            http: false,
-        }
-    }
-}
-
-/// The state of one handshaken session, handed to each command.
-pub struct Session {
-    /// Server-wide state.
-    pub shared: Arc<Shared>,
-    /// This connection's state, shared with its writer and the monitor.
-    pub state: Arc<ConnectionState>,
-    /// Frames for the writer.
-    pub replies: mpsc::Sender<Frame>,
-    /// This publisher's match cache and scratch space.
-    pub route: RouteContext,
-    /// Turns for archive queries: a connection has at most [`QUERIES_AT_ONCE`] read at once.
-    pub queries: Arc<tokio::sync::Semaphore>,
-    /// What the connection's identity may do.
-    pub access: Access,
-    /// The producer id the client gave in `HELLO` (0: it does not number its records).
-    pub producer: u64,
-    /// Acknowledgements waiting for cluster routes, in order.
-    pub acks: crate::acks::AckOrder,
-    /// Scratch space: what became of each record of a numbered batch.
-    pub fates: Vec<crate::producers::Fate>,
-    /// When the connection feeds this server as a mirror (it sent `MIRROR`): what it feeds.
-    pub feed: Option<crate::mirror::feed::FeedState>,
-}
-
-/// Archive queries of one connection read at once; more wait their turn.
-pub const QUERIES_AT_ONCE: usize = 4;
-
-impl Session {
-    /// Queues `frame` for the writer. If the writer is gone the connection is closing anyway.
-    pub async fn reply(&self, frame: Frame) {
-        let _ = self.replies.send(frame).await;
-    }
-}
 
 /// Serves one accepted connection until it closes: over TLS when the server has it.
 pub async fn run(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, shutdown: Shutdown) {
@@ -216,7 +148,7 @@ async fn serve<R, W>(
         }
         session.reply(Frame::Error(error.clone())).await;
     }
-    unregister(&shared, &session.state, close.reason);
+    crate::closing::unregister(&shared, &session.state, close.reason);
     drop(session);
     let _ = tokio::time::timeout(WRITER_FLUSH_TIMEOUT, writer).await;
     events::connection_closed(
@@ -226,49 +158,6 @@ async fn serve<R, W>(
         close.reason,
         &close_detail(&close),
     );
-}
-
-/// Takes a closing connection (native or browser) out of the router, the information
-/// service and the monitor, and counts what its queues still held as lost.
-pub(crate) fn unregister(shared: &Shared, state: &ConnectionState, reason: CloseReason) {
-    shared.router.remove_connection(state.id);
-    shared.info.remove_connection(state.id);
-    shared.monitor.remove_connection(state.id);
-    discard_queues(shared, state, reason);
-}
-
-/// Counts the records still queued for a closing connection's subscriptions as lost.
-fn discard_queues(shared: &Shared, state: &ConnectionState, reason: CloseReason) {
-    let drop_reason = match reason {
-        CloseReason::SlowConsumer => DropReason::SlowConsumer,
-        _ => DropReason::Closed,
-    };
-    for subscription in state.subscriptions().iter() {
-        hand_over(shared, subscription);
-        let discarded = subscription.queue.discard(drop_reason);
-        events::queue_discarded(
-            &shared.monitor,
-            state.id,
-            subscription.id,
-            drop_reason,
-            discarded,
-        );
-    }
-}
-
-/// A queue group member that leaves hands what is queued for it to the other members (what
-/// none takes stays, for the discard that follows to count as lost).
-pub(crate) fn hand_over(shared: &Shared, subscription: &crate::monitor::SubscriptionState) {
-    let Some(group) = &subscription.group else {
-        return;
-    };
-    let (handed, drops) = shared.router.hand_over(group, &subscription.queue);
-    if drops.total() > 0 {
-        events::records_dropped(&shared.monitor, 0, &drops);
-    }
-    if handed > 0 {
-        tracing::debug!(group = %group, handed, "a queue group member left: its records went to the others");
-    }
 }
 
 fn close_detail(close: &Close) -> String {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::auth::{Access, Operation};
 use crate::cluster::info::Placement;
 use crate::info::InfoFailure;
-use crate::session::{Close, Session};
+use crate::session_state::{Close, Session};
 use herald_proto::info::{InfoReply, InfoRequest, SelectionData};
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
 

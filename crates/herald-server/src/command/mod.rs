@@ -14,7 +14,7 @@ use herald_proto::request::{request_cid, CheckedPublish};
 use herald_proto::{ErrorCode, ErrorFrame, Frame, FrameError, FrameType};
 
 use crate::events::CloseReason;
-use crate::session::{Close, Session};
+use crate::session_state::{Close, Session};
 
 /// A frame from the client, decoded.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 use herald_proto::Frame;
 
 use crate::auth::Operation;
-use crate::session::{Close, Session};
+use crate::session_state::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, cid: u64) -> Result<(), Close> {
     let what = "see the server's connections and counters (MONITOR)";

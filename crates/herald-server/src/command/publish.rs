@@ -11,7 +11,7 @@ use herald_router::Origin;
 
 use crate::events;
 use crate::producers::Fate;
-use crate::session::{Close, Session};
+use crate::session_state::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Result<(), Close> {
     let refused = checked.first_refused.is_some().then(|| refusal(&checked));

@@ -9,7 +9,7 @@ use herald_proto::archive::ArchiveRequest;
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
 
 use crate::auth::Operation;
-use crate::session::{Close, Session};
+use crate::session_state::{Close, Session};
 
 /// Room left in a reply frame for everything but the records.
 const REPLY_OVERHEAD_BYTES: usize = 4096;

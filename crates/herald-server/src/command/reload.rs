@@ -6,7 +6,7 @@ use herald_proto::Frame;
 
 use crate::auth::Operation;
 use crate::reload::ReloadError;
-use crate::session::{Close, Session};
+use crate::session_state::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, cid: u64) -> Result<(), Close> {
     let what = "reload the server's configuration (RELOAD)";

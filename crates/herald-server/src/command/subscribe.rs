@@ -12,7 +12,7 @@ use crate::auth::Operation;
 use crate::Config;
 
 use crate::monitor::SubscriptionState;
-use crate::session::{Close, Session};
+use crate::session_state::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, subscribe: Subscribe) -> Result<(), Close> {
     let subject = subscribe.filter.subject.as_str();

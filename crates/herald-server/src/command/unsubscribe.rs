@@ -6,7 +6,7 @@ use herald_proto::{ErrorCode, ErrorFrame, Frame};
 use herald_router::DropReason;
 
 use crate::events;
-use crate::session::{Close, Session};
+use crate::session_state::{Close, Session};
 
 pub(super) async fn apply(session: &mut Session, cid: u64, subscription: u64) -> Result<(), Close> {
     let connection = session.state.id;
@@ -18,7 +18,7 @@ pub(super) async fn apply(session: &mut Session, cid: u64, subscription: u64) ->
         position.map(|index| subscriptions.remove(index))
     };
     if let Some(state) = removed_state {
-        crate::session::hand_over(&session.shared, &state);
+        crate::closing::hand_over(&session.shared, &state);
         let discarded = state.queue.discard(DropReason::Closed);
         let (monitor, connection) = (&session.shared.monitor, session.state.id);
         events::queue_discarded(

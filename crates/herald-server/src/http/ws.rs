@@ -116,7 +116,7 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        crate::session::unregister(&self.shared, &self.state, self.reason);
+        crate::closing::unregister(&self.shared, &self.state, self.reason);
         let (id, peer) = (self.state.id, self.state.peer);
         events::connection_closed(&self.shared.monitor, id, peer, self.reason, "websocket");
     }

@@ -13,7 +13,7 @@ use herald_proto::ErrorCode;
 
 use super::Feed;
 use crate::events::CloseReason;
-use crate::session::{Close, Session};
+use crate::session_state::{Close, Session};
 
 /// What a session that feeds this mirror keeps.
 #[derive(Debug)]
