@@ -709,37 +709,6 @@ impl Frame {
             Frame::Error(_) => FrameType::Error,
         }
     }
-
-    /// Appends the whole frame, length prefix included.
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        let start = begin_frame(out, self.frame_type());
-        crate::frame_body::encode_body(self, out);
-        end_frame(out, start);
-    }
-
-    /// Returns the whole frame as a new vector.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.encode(&mut out);
-        out
-    }
-
-    /// Decodes a frame from `frame`: the bytes after the length prefix (type byte and body).
-    /// Records in a `PUBLISH` or `DELIVER` are slices of `frame`, not copies.
-    ///
-    /// # Errors
-    /// [`FrameError`] naming the frame type and what was wrong.
-    pub fn decode(frame: Bytes) -> Result<Frame, FrameError> {
-        let Some(&type_byte) = frame.first() else {
-            return Err(FrameError::Empty);
-        };
-        let frame_type = FrameType::from_u8(type_byte)?;
-        let body = frame.slice(1..);
-        crate::frame_body::decode_body(frame_type, &body).map_err(|source| FrameError::Malformed {
-            frame: frame_type.name(),
-            source,
-        })
-    }
 }
 
 pub(crate) fn read_ack_level(reader: &mut Reader<'_>) -> Result<AckLevel, DecodeError> {

@@ -1,10 +1,12 @@
-//! Encoding and decoding of each frame body, one pair per frame type.
+//! Encoding and decoding of frames: [`Frame::encode`] and [`Frame::decode`] over one pair of
+//! functions per frame type. Above the frame types (`frame.rs`) and `request.rs`, which
+//! do not use it.
 
 use bytes::Bytes;
 
 use crate::archive::{ArchiveReply, ArchiveRequest};
 use crate::delivery_options::DeliveryOptions;
-use crate::error::DecodeError;
+use crate::error::{DecodeError, FrameError};
 use crate::filter::Filter;
 use crate::frame::{
     self, write_entry, Ack, DeliverEntry, ErrorCode, ErrorFrame, Frame, FrameType, GapNotice,
@@ -16,7 +18,40 @@ use crate::priority::Priority;
 use crate::record::RecordMeta;
 use crate::value;
 
-pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
+impl Frame {
+    /// Appends the whole frame, length prefix included.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let start = frame::begin_frame(out, self.frame_type());
+        encode_body(self, out);
+        frame::end_frame(out, start);
+    }
+
+    /// Returns the whole frame as a new vector.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+
+    /// Decodes a frame from `frame`: the bytes after the length prefix (type byte and body).
+    /// Records in a `PUBLISH` or `DELIVER` are slices of `frame`, not copies.
+    ///
+    /// # Errors
+    /// [`FrameError`] naming the frame type and what was wrong.
+    pub fn decode(frame: Bytes) -> Result<Frame, FrameError> {
+        let Some(&type_byte) = frame.first() else {
+            return Err(FrameError::Empty);
+        };
+        let frame_type = FrameType::from_u8(type_byte)?;
+        let body = frame.slice(1..);
+        decode_body(frame_type, &body).map_err(|source| FrameError::Malformed {
+            frame: frame_type.name(),
+            source,
+        })
+    }
+}
+
+fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
     match frame {
         Frame::Hello(hello) => encode_hello(hello, out),
         Frame::Welcome(welcome) => encode_welcome(welcome, out),
@@ -153,7 +188,7 @@ pub(crate) fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
     }
 }
 
-pub(crate) fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, DecodeError> {
+fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, DecodeError> {
     let mut reader = Reader::new(body);
     let frame = match frame_type {
         FrameType::Hello => Frame::Hello(decode_hello(&mut reader)?),
