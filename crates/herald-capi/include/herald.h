@@ -624,6 +624,15 @@ int herald_threshold(const struct herald_client *c);
 // `c` is NULL or a live client; `out` NULL or writable.
 int herald_log_dropped(const struct herald_client *c, uint64_t *out);
 
+// Stores in `*out` how many records the client held without an acknowledgement when its
+// connection ended for good — failover gave up (`reconnect_timeout_ms`), the server refused
+// the client for good, or `herald_close` came before they were acknowledged: records it
+// cannot say reached a server. 0 while the connection runs.
+//
+// # Safety
+// `c` is NULL or a live client; `out` NULL or writable.
+int herald_abandoned(const struct herald_client *c, uint64_t *out);
+
 // Asks the server for its monitor data (clients, subscriptions, rates, queue depths,
 // drops …) and stores it in `*out` as a record whose fields are the counters: read one
 // with `herald_record_field(r, "records_in", &field)`. Free it with `herald_record_free`.

@@ -355,6 +355,23 @@ pub unsafe extern "C" fn herald_log_dropped(c: *const herald_client, out: *mut u
     })
 }
 
+/// Stores in `*out` how many records the client held without an acknowledgement when its
+/// connection ended for good — failover gave up (`reconnect_timeout_ms`), the server refused
+/// the client for good, or `herald_close` came before they were acknowledged: records it
+/// cannot say reached a server. 0 while the connection runs.
+///
+/// # Safety
+/// `c` is NULL or a live client; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn herald_abandoned(c: *const herald_client, out: *mut u64) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let c = unsafe { borrow(c) }?;
+        // SAFETY: the caller's contract.
+        unsafe { out::put(out, c.client.abandoned()) }
+    })
+}
+
 /// Asks the server for its monitor data (clients, subscriptions, rates, queue depths,
 /// drops …) and stores it in `*out` as a record whose fields are the counters: read one
 /// with `herald_record_field(r, "records_in", &field)`. Free it with `herald_record_free`.

@@ -153,6 +153,14 @@ impl Client {
         self.handle.inner.refused_records.load(Ordering::Relaxed)
     }
 
+    /// Returns how many records this client held without an acknowledgement when its
+    /// connection ended for good — it gave up failing over (`reconnect_timeout`), the server
+    /// refused it for good, or it was closed before they were acknowledged: records it
+    /// cannot say reached a server (also logged as a warning). 0 while it runs.
+    pub fn abandoned(&self) -> u64 {
+        self.handle.inner.abandoned.load(Ordering::Relaxed)
+    }
+
     /// Returns how many stored records archive answers left out because the archive could
     /// not decode them (each answer says so; the rest of the answer is whole).
     pub fn archive_skipped(&self) -> u64 {

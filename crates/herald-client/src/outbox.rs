@@ -93,6 +93,17 @@ impl Outbox {
         self.batch_bytes() + self.unacked_bytes + self.control_bytes
     }
 
+    /// Returns how many records are held without an acknowledgement: those of `PUBLISH`
+    /// frames not acknowledged (written or not) and of the open batch.
+    pub fn records_held(&self) -> u64 {
+        let sealed: u64 = self
+            .unacked
+            .iter()
+            .map(|(_, _, records)| u64::from(*records))
+            .sum();
+        sealed + u64::from(self.batch_count)
+    }
+
     /// Returns the bytes of records in the open batch.
     fn batch_bytes(&self) -> usize {
         self.batch.len().saturating_sub(PUBLISH_HEADER_BYTES)

@@ -118,6 +118,7 @@ static void null_arguments(void) {
   EXPECT_INVALID(herald_set_threshold(NULL, HERALD_INFO), "client is NULL");
   EXPECT(herald_threshold(NULL) == 0);
   EXPECT_INVALID(herald_log_dropped(NULL, &count), "client is NULL");
+  EXPECT_INVALID(herald_abandoned(NULL, &count), "client is NULL");
   EXPECT_INVALID(herald_monitor(NULL, &r), "client is NULL");
   EXPECT_INVALID(herald_server(NULL, buf, sizeof buf), "client is NULL");
   EXPECT(herald_log_enabled(NULL, HERALD_EMERGENCY) == 0);

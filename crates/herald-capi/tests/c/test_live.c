@@ -85,6 +85,8 @@ static void callbacks_while_threads_log(void) {
   CHECK(herald_unsubscribe(sub));
   CHECK(herald_log_dropped(client, &dropped));
   EXPECT(dropped == 0);
+  CHECK(herald_abandoned(client, &dropped));
+  EXPECT(dropped == 0); /* nothing given up while the connection runs */
   EXPECT(tally.records == THREADS * PER_THREAD);
   EXPECT(tally.from_this_file == THREADS * PER_THREAD);
   EXPECT(tally.gaps == 0);

@@ -93,6 +93,8 @@ pub(crate) struct Inner {
     pub(crate) refused_records: AtomicU64,
     /// Stored records archive answers left out because they do not decode.
     pub(crate) archive_skipped: AtomicU64,
+    /// Records held without an acknowledgement when the connection ended for good.
+    pub(crate) abandoned: AtomicU64,
     pub(crate) outbox: Mutex<Outbox>,
     /// Wakes the writer.
     pub(crate) wake: Notify,
@@ -145,6 +147,12 @@ impl Inner {
     pub(crate) fn fail(&self, error: ClientError) {
         if self.error.set(error.clone()).is_ok() {
             tracing::debug!(error = %error, "herald connection closed");
+            // What no server acknowledged is given up with the connection: counted.
+            let held = lock(&self.outbox).records_held();
+            self.abandoned.store(held, Ordering::Relaxed);
+            if held > 0 {
+                tracing::warn!(error = %error, records = held, "herald client ended with records no server acknowledged");
+            }
         }
         for (_, sender) in lock(&self.pending).drain() {
             let _ = sender.send(Err(error.clone()));
@@ -287,6 +295,7 @@ pub(crate) fn start(
         down: AtomicBool::new(false),
         refused_records: AtomicU64::new(0),
         archive_skipped: AtomicU64::new(0),
+        abandoned: AtomicU64::new(0),
         outbox: Mutex::new(Outbox::new(max_frame, Arc::clone(&ids), numbering)),
         wake: Notify::new(),
         space: Notify::new(),
