@@ -92,6 +92,14 @@ class Client(InfoMixin, ArchiveMixin, RequestMixin):
         return self._conn.producer
 
     @property
+    def abandoned(self) -> int:
+        """Records this client held without an acknowledgement when its connection ended for
+        good (failover gave up after ``reconnect_timeout``, the server refused it for good, or
+        it was closed before they were acknowledged): records it cannot say reached a server
+        (also logged as a warning on the ``herald.client`` logger). 0 while it runs."""
+        return self._conn.abandoned
+
+    @property
     def refused_records(self) -> int:
         """Published records the server refused as bad (``bad_record``) or because this
         client's identity may not publish them (``denied``): each PUBLISH frame's

@@ -110,6 +110,8 @@ class Connection(FailoverMixin):
         self._partial: Dict[int, Union[InfoReplyFrame, QueryReply]] = {}
         self._outbox = Outbox(link.welcome.max_frame_bytes, numbering or Numbering(dialer.producer))
         self._closed: Optional[BaseException] = None
+        # Records held without an acknowledgement when the connection ended for good.
+        self.abandoned = 0
         self._down: Optional[str] = None
         self._last_sent = time.monotonic()
         self._reader = threading.Thread(target=self._read_loop, name="herald-reader", daemon=True)
@@ -315,6 +317,7 @@ class Connection(FailoverMixin):
             if self._closed is not None:
                 return
             self._closed = error
+            self.abandoned = self._outbox.records_held()
             waiters = list(self._waiters.values())
             self._waiters.clear()
             self._partial.clear()
@@ -326,6 +329,12 @@ class Connection(FailoverMixin):
             waiter.set(None, error)
         for sub in subs:
             sub._end()
+        if self.abandoned:
+            _log.warning(
+                "herald client ended with %d records no server acknowledged: %s",
+                self.abandoned,
+                error,
+            )
         self._link.break_off()
 
     # ---- writer: batches and heartbeats ---------------------------------------------------

@@ -222,5 +222,10 @@ class Outbox:
             found.extend(_publish_frame_records(sent.frame)[1])
         return found
 
+    def records_held(self) -> int:
+        """Records held without an acknowledgement: those of the frames not acknowledged and
+        of the open batch."""
+        return sum(sent.records for sent in self._unacked.values()) + len(self.batch)
+
     def unacked_count(self) -> int:
         return len(self._unacked)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
+import time
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
@@ -166,3 +168,44 @@ def test_a_request_waiting_at_the_failover_fails_clearly(
         assert failed and "failing over" in failed[0], failed
         wait_until(lambda: client.failovers == 1, 10, "failover")
         assert client.monitor()["clients"]
+
+
+def test_a_client_that_gives_up_counts_the_records_it_held() -> None:
+    from herald.wire.frames import Welcome, encode_frame
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    url = f"herald://127.0.0.1:{listener.getsockname()[1]}"
+    stop = threading.Event()
+
+    def silent() -> None:
+        conn, _ = listener.accept()
+        listener.close()
+        with conn:
+            conn.sendall(encode_frame(Welcome(1, "silent", 60_000, 1 << 20, 1)))
+            conn.settimeout(0.02)
+            while not stop.is_set():
+                try:
+                    if not conn.recv(65536):
+                        break
+                except socket.timeout:
+                    continue
+
+    server = threading.Thread(target=silent, daemon=True)
+    server.start()
+    client = herald.connect(url, name="given-up", reconnect_timeout=0.3)
+    try:
+        for i in range(200):
+            client.publish("app.given_up", text=f"record {i}")
+        time.sleep(0.3)
+        assert client.abandoned == 0, "nothing is given up while it runs"
+        stop.set()  # the server goes; no other answers
+        server.join(5)
+        deadline = time.monotonic() + 10
+        while not client.closed and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert client.closed, "the client gave up"
+        assert client.abandoned == 200
+    finally:
+        client.close(0.1)
