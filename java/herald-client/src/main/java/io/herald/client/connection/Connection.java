@@ -243,15 +243,15 @@ public final class Connection implements AutoCloseable {
      */
     public CompletableFuture<Frame> sealAndAcknowledge(AckLevel level) {
         long ackId = nextId();
-        CompletableFuture<Frame> answer = waiters.add(ackId);
+        CompletableFuture<Frame> answer;
         lock.lock();
         try {
             checkOpen();
             outbox.seal(ackId, level, producer);
+            // With its frame, under the lock a lost link's clean-up holds (failWaiters): it
+            // sees both, and keeps the waiter for the resend, or neither.
+            answer = waiters.add(ackId);
             changed.signalAll();
-        } catch (RuntimeException e) {
-            waiters.forget(ackId);
-            throw e;
         } finally {
             lock.unlock();
         }
@@ -529,16 +529,15 @@ public final class Connection implements AutoCloseable {
     }
 
     private void failWaiters(HeraldException error, boolean keepPublishes) {
-        Set<Long> publishes = Set.of();
-        if (keepPublishes) {
-            lock.lock();
-            try {
-                publishes = Set.copyOf(outbox.ackIds());
-            } finally {
-                lock.unlock();
-            }
+        // Under the lock a flush seals its frame and registers its waiter in: a flush made
+        // while the link is lost is either kept (its frame is resent) or never seen here,
+        // not failed for a frame the next server will acknowledge.
+        lock.lock();
+        try {
+            waiters.failAll(error, keepPublishes ? Set.copyOf(outbox.ackIds()) : Set.of());
+        } finally {
+            lock.unlock();
         }
-        waiters.failAll(error, publishes);
     }
 
     private void shutDown(String why) {
