@@ -148,11 +148,7 @@ impl Drain {
     pub(super) fn salvage(&mut self) {
         for client in self.link.take_failed() {
             let frames = client.take_unacknowledged();
-            if self.spool.is_some() {
-                self.keep_frames(frames);
-            } else {
-                self.count_lost_frames(&frames);
-            }
+            self.keep_frames(frames);
         }
     }
 
@@ -175,7 +171,8 @@ impl Drain {
     }
 
     /// Puts the `PUBLISH` frames `frames` in front of the disk buffer, under the numbers
-    /// they were sent with; a frame that does not read back (none should) is counted as lost.
+    /// they were sent with; a frame that does not read back (none should) is counted as lost,
+    /// and so is every frame when there is no disk buffer.
     fn keep_frames(&mut self, frames: Vec<bytes::Bytes>) {
         let Some(spool) = self.spool.as_mut() else {
             return self.count_lost_frames(&frames);
