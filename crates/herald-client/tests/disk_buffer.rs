@@ -2,8 +2,13 @@
 //! survive the producer's restart and arrive once, in order, with their timestamps; a full
 //! quota sheds the lowest priorities and reports it; a torn tail is cut and counted.
 
+mod common;
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use common::{fake_server, read_unacknowledged};
 
 use herald_client::{Client, ClientOptions, Logger, LoggerError, LoggerOptions, Subscription};
 use herald_proto::{Filter, Priority, Record, Value};
@@ -315,24 +320,10 @@ async fn restart_and_receive_all(dir: &TempDir, subject: &str, count: usize) {
 
 /// A server that says `WELCOME` and then reads without ever acknowledging: records the
 /// logger sends it are sent, never acknowledged.
-fn silent_server() -> (String, std::thread::JoinHandle<()>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("herald://{}", listener.local_addr().unwrap());
-    let thread = std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
-        let welcome = herald_proto::Frame::Welcome(herald_proto::frame::Welcome {
-            version: herald_proto::frame::PROTOCOL_VERSION,
-            server: "silent".into(),
-            heartbeat_ms: 60_000,
-            max_frame_bytes: 1 << 20,
-            connection: 1,
-        });
-        stream.write_all(&welcome.to_bytes()).unwrap();
-        let mut sink = [0u8; 65_536];
-        while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
-    });
-    (url, thread)
+fn silent_server() -> (String, std::thread::JoinHandle<usize>) {
+    fake_server("silent", |mut stream| {
+        read_unacknowledged(&mut stream, || false)
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -368,31 +359,9 @@ async fn records_sent_and_never_acknowledged_stay_on_disk_at_close() {
 /// change) and stops listening: the logger's own connection gives up holding every record
 /// it sent.
 fn refusing_server(listen: Duration) -> (String, std::thread::JoinHandle<usize>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("herald://{}", listener.local_addr().unwrap());
-    let thread = std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
-        drop(listener);
-        let welcome = herald_proto::Frame::Welcome(herald_proto::frame::Welcome {
-            version: herald_proto::frame::PROTOCOL_VERSION,
-            server: "refusing".into(),
-            heartbeat_ms: 60_000,
-            max_frame_bytes: 1 << 20,
-            connection: 1,
-        });
-        stream.write_all(&welcome.to_bytes()).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_millis(20)))
-            .unwrap();
-        let (until, mut read, mut sink) = (std::time::Instant::now() + listen, 0, [0u8; 65_536]);
-        while std::time::Instant::now() < until {
-            match stream.read(&mut sink) {
-                Ok(0) => break,
-                Ok(n) => read += n,
-                Err(_) => {}
-            }
-        }
+    fake_server("refusing", move |mut stream| {
+        let until = std::time::Instant::now() + listen;
+        let read = read_unacknowledged(&mut stream, || std::time::Instant::now() >= until);
         let refusal = herald_proto::Frame::Error(herald_proto::ErrorFrame {
             cid: 0,
             code: herald_proto::ErrorCode::Unauthorized,
@@ -400,8 +369,7 @@ fn refusing_server(listen: Duration) -> (String, std::thread::JoinHandle<usize>)
         });
         let _ = stream.write_all(&refusal.to_bytes());
         read
-    });
-    (url, thread)
+    })
 }
 
 /// Waits until `done` holds, at most [`WAIT`].

@@ -1,42 +1,25 @@
 //! A client whose connection ends for good counts what it held without an acknowledgement
 //! (`Client::abandoned`), and nothing while it runs.
 
-use std::io::{Read, Write};
+mod common;
+
 use std::time::{Duration, Instant};
+
+use common::{fake_server, read_unacknowledged};
 
 use herald_client::{Client, ClientOptions};
 use herald_proto::{Kind, Record};
 
 /// A server that says `WELCOME` and reads without acknowledging until told to stop; then it
-/// closes the connection and no longer listens.
+/// closes the connection (and listens no more).
 fn silent_server() -> (
     String,
     std::sync::mpsc::Sender<()>,
-    std::thread::JoinHandle<()>,
+    std::thread::JoinHandle<usize>,
 ) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("herald://{}", listener.local_addr().unwrap());
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
-    let thread = std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
-        drop(listener);
-        let welcome = herald_proto::Frame::Welcome(herald_proto::frame::Welcome {
-            version: herald_proto::frame::PROTOCOL_VERSION,
-            server: "silent".into(),
-            heartbeat_ms: 60_000,
-            max_frame_bytes: 1 << 20,
-            connection: 1,
-        });
-        stream.write_all(&welcome.to_bytes()).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_millis(20)))
-            .unwrap();
-        let mut sink = [0u8; 65_536];
-        while stopped.try_recv().is_err() {
-            if matches!(stream.read(&mut sink), Ok(0)) {
-                break;
-            }
-        }
+    let (url, thread) = fake_server("silent", move |mut stream| {
+        read_unacknowledged(&mut stream, || stopped.try_recv().is_ok())
     });
     (url, stop, thread)
 }
