@@ -230,6 +230,20 @@ impl RawRecord {
         Ok(RawRecord { bytes, meta })
     }
 
+    /// Encodes `record`, checked as [`RawRecord::new`] checks bytes (while it is written:
+    /// [`Record::encode_meta`]).
+    ///
+    /// # Errors
+    /// The [`DecodeError`] `RawRecord::new` would give for its bytes.
+    pub fn from_record(record: &crate::Record) -> Result<RawRecord, DecodeError> {
+        let mut bytes = Vec::with_capacity(64 + record.text.len());
+        let meta = record.encode_meta(&mut bytes)?;
+        Ok(RawRecord {
+            bytes: bytes.into(),
+            meta,
+        })
+    }
+
     /// Returns the subject.
     pub fn subject(&self) -> &str {
         self.str_at(self.meta.subject)

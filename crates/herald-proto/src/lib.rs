@@ -45,6 +45,7 @@ pub mod msgpack;
 pub mod origin;
 pub mod priority;
 pub mod record;
+mod record_encode;
 mod record_scan;
 pub mod request;
 pub mod route;

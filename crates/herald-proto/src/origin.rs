@@ -95,6 +95,17 @@ impl Origin {
     /// Written out field by field (no table of entries to walk): it is part of every log
     /// record a client encodes.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_located::<false>(out);
+    }
+
+    /// [`Origin::encode`]; with `NOTE`, returns where in `out` the host, process and log id
+    /// strings went (`(0, 0)` for one left out; all `(0, 0)` without `NOTE`, whose code
+    /// notes nothing: it is on every client's path).
+    #[inline(always)]
+    pub(crate) fn encode_located<const NOTE: bool>(
+        &self,
+        out: &mut Vec<u8>,
+    ) -> [(usize, usize); 3] {
         let texts = [
             &self.host,
             &self.process,
@@ -123,9 +134,16 @@ impl Origin {
                 msgpack::write_uint(out, number);
             }
         };
+        // Where `text` just wrote its string, if it did.
+        let noted = |out: &Vec<u8>, text: &str| match NOTE && !text.is_empty() {
+            true => (out.len() - text.len(), out.len()),
+            false => (0, 0),
+        };
         // In key order, the keys being the indexes of `NAMES` (each one byte on the wire).
         text(out, 0, &self.host);
+        let host = noted(out, &self.host);
         text(out, 1, &self.process);
+        let process = noted(out, &self.process);
         text(out, 2, &self.thread);
         text(out, 3, &self.file);
         number(out, 4, self.line);
@@ -134,7 +152,9 @@ impl Origin {
         text(out, 7, &self.stack_id);
         number(out, 8, self.stack_level);
         text(out, 9, &self.log_id);
+        let log_id = noted(out, &self.log_id);
         text(out, 10, &self.uri);
+        [host, process, log_id]
     }
 
     /// Decodes an origin map.

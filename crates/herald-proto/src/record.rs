@@ -7,7 +7,7 @@
 use crate::error::DecodeError;
 use crate::glob::MAX_PATTERN_BYTES;
 use crate::kind::Kind;
-use crate::msgpack::{self, Reader};
+use crate::msgpack::Reader;
 use crate::origin::Origin;
 use crate::priority::Priority;
 use crate::value::{self, Field};
@@ -76,60 +76,6 @@ impl Record {
         }
     }
 
-    /// Appends the wire encoding.
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        let optional = [
-            !self.type_name.is_empty(),
-            !self.audience.is_empty(),
-            !self.origin.is_empty(),
-            !self.text.is_empty(),
-            !self.fields.is_empty(),
-            self.reply_to.is_some(),
-            self.id.is_some(),
-        ];
-        let count = 4 + optional.iter().filter(|present| **present).count();
-        msgpack::write_map_len(out, count as u32);
-        write_key(out, key::KIND);
-        msgpack::write_uint(out, self.kind as u64);
-        write_key(out, key::SUBJECT);
-        msgpack::write_str(out, &self.subject);
-        if !self.type_name.is_empty() {
-            write_key(out, key::TYPE);
-            msgpack::write_str(out, &self.type_name);
-        }
-        write_key(out, key::TIME);
-        msgpack::write_int(out, self.time);
-        write_key(out, key::PRIORITY);
-        msgpack::write_uint(out, self.priority as u64);
-        if !self.audience.is_empty() {
-            write_key(out, key::AUDIENCE);
-            msgpack::write_array_len(out, msgpack::len_u32(self.audience.len()));
-            for name in &self.audience {
-                msgpack::write_str(out, name);
-            }
-        }
-        if !self.origin.is_empty() {
-            write_key(out, key::ORIGIN);
-            self.origin.encode(out);
-        }
-        if !self.text.is_empty() {
-            write_key(out, key::TEXT);
-            msgpack::write_str(out, &self.text);
-        }
-        if !self.fields.is_empty() {
-            write_key(out, key::FIELDS);
-            value::encode_fields(out, &self.fields);
-        }
-        if let Some(reply_to) = &self.reply_to {
-            write_key(out, key::REPLY_TO);
-            msgpack::write_str(out, reply_to);
-        }
-        if let Some(id) = self.id {
-            write_key(out, key::ID);
-            msgpack::write_uint(out, id);
-        }
-    }
-
     /// Returns the wire encoding as a new vector.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.text.len());
@@ -185,10 +131,6 @@ impl Record {
         }
         Ok(record)
     }
-}
-
-fn write_key(out: &mut Vec<u8>, key: u64) {
-    msgpack::write_uint(out, key);
 }
 
 /// Reads a record key, refusing unknown and repeated keys.
@@ -420,6 +362,7 @@ impl RecordMeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::msgpack;
     use crate::value::Value;
 
     fn sample() -> Record {

@@ -1,5 +1,6 @@
 //! Property: every record and filter the types can express encodes to bytes that decode to
-//! the same value and re-encode to the same bytes; and the two record readers agree.
+//! the same value and re-encode to the same bytes; and the two record readers agree, as does
+//! what `Record::encode_meta` says of the record it writes.
 
 use herald_proto::msgpack::Reader;
 use herald_proto::priority::ALL_PRIORITIES;
@@ -96,7 +97,73 @@ fn record() -> impl Strategy<Value = Record> {
         )
 }
 
+/// Subjects good and bad: wildcards, control characters, empty, too long.
+fn any_subject() -> impl Strategy<Value = String> {
+    prop_oneof![
+        subject(),
+        "[A-Za-z.*?\\x00-\\x1f ]{0,6}",
+        "\\PC{0,6}",
+        "x{1020,1030}"
+    ]
+}
+
+/// Values nested `depth` deep (an array or map at every level).
+fn nested(depth: usize, leaf: Value) -> Value {
+    (0..depth).fold(leaf, |inner, level| match level % 2 {
+        0 => Value::Array(vec![inner]),
+        _ => Value::Map(vec![("n".into(), inner)]),
+    })
+}
+
+/// Fields as a `Record` may hold them, names given twice and values nested too deep among
+/// them.
+fn any_fields() -> impl Strategy<Value = Vec<(String, Value)>> {
+    let deep = (28usize..36).prop_map(|depth| ("deep".to_string(), nested(depth, Value::Int(1))));
+    prop_oneof![
+        proptest::collection::vec(("[a-c]{1,2}", value()), 0..6),
+        proptest::collection::vec(("[a-z]{1,2}", value()), 15..19),
+        (
+            proptest::collection::vec(("[a-z]{1,3}", value()), 0..3),
+            deep
+        )
+            .prop_map(|(mut fields, deep)| {
+                fields.push(deep);
+                fields
+            }),
+        (
+            "[a-c]{1,2}",
+            proptest::collection::vec(("[a-b]", value()), 0..4)
+        )
+            .prop_map(|(name, inner)| vec![(name, Value::Map(inner))]),
+    ]
+}
+
 proptest! {
+    #[test]
+    fn encode_meta_says_what_the_scan_reads(
+        record in record(),
+        subject in any_subject(),
+        reply_to in proptest::option::of(any_subject()),
+        fields in any_fields(),
+        log_id in "[a-z]{0,3}",
+        prefix in 0usize..40,
+    ) {
+        let record = Record {
+            subject,
+            reply_to,
+            fields,
+            origin: Origin { log_id, ..record.origin.clone() },
+            ..record
+        };
+        // Written after other bytes, as into a batch's buffer.
+        let mut out = vec![0xc1; prefix];
+        let said = record.encode_meta(&mut out);
+        let bytes = record.to_bytes();
+        prop_assert_eq!(&out[prefix..], &bytes[..]);
+        let scanned = RecordMeta::scan(&mut Reader::new(&bytes), 0);
+        prop_assert_eq!(said, scanned);
+    }
+
     #[test]
     fn records_round_trip_byte_for_byte(record in record()) {
         let bytes = record.to_bytes();

@@ -143,7 +143,7 @@ pub async fn export(
                 let checked = access
                     .check(Operation::Publish, &made.subject)
                     .and_then(|()| {
-                        RawRecord::new(Bytes::from(made.to_bytes()))
+                        RawRecord::from_record(&made)
                             .map_err(|err| format!("record refused: {err}"))
                     });
                 match checked {

@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use herald_proto::frame::RawRecord;
-use herald_proto::msgpack::Reader;
 use herald_proto::record::RecordMeta;
 use herald_proto::time::now_nanos;
 use herald_proto::value::{Field, Value};
@@ -182,10 +181,9 @@ impl Ingest {
         };
         record::fill(&mut self.record, message, &self.template, now, peer);
         let start = self.encoded.len();
-        self.record.encode(&mut self.encoded);
-        // The record checks, as for a published record: a subject the template made too
-        // long, for one, refuses this message alone.
-        match RecordMeta::scan(&mut Reader::new(&self.encoded[start..]), 0) {
+        // The record checks, as for a published record, made while it is written: a subject
+        // the template made too long, for one, refuses this message alone.
+        match self.record.encode_meta(&mut self.encoded) {
             Ok(meta) => self.spans.push((start, meta)),
             Err(err) => {
                 self.encoded.truncate(start);
