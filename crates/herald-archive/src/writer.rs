@@ -444,12 +444,15 @@ impl Inner {
         let mut last_sync = Instant::now();
         let mut last_expire: Option<Instant> = None;
         let mut committed = 0u64;
+        // The last batch's vector, emptied: the next batch is taken into it.
+        let mut spare: Vec<Entry> = Vec::new();
         loop {
             if last_expire.is_none_or(|at| at.elapsed() >= self.options.expire_interval) {
                 self.expire();
                 last_expire = Some(Instant::now());
             }
-            let Some((batch, end, wanted, closing, spilled)) = self.next_batch(last_sync) else {
+            let next = self.next_batch(last_sync, std::mem::take(&mut spare));
+            let Some((mut batch, end, wanted, closing, spilled)) = next else {
                 self.sync(committed, &mut last_sync);
                 return;
             };
@@ -478,13 +481,19 @@ impl Inner {
             } else if due {
                 last_sync = Instant::now();
             }
+            batch.clear();
+            spare = batch;
         }
     }
 
-    /// Waits for records (or the sync interval) and takes a batch. Returns `None` when
-    /// closing with nothing left.
+    /// Waits for records (or the sync interval) and takes a batch (into `spare`, an empty
+    /// vector whose room is kept). Returns `None` when closing with nothing left.
     #[allow(clippy::type_complexity)]
-    fn next_batch(&self, last_sync: Instant) -> Option<(Vec<Entry>, u64, u64, bool, bool)> {
+    fn next_batch(
+        &self,
+        last_sync: Instant,
+        spare: Vec<Entry>,
+    ) -> Option<(Vec<Entry>, u64, u64, bool, bool)> {
         let mut buffer = lock(&self.buffer);
         if let (Some(overflow), true) = (&self.overflow, buffer.entries.is_empty()) {
             // Memory is drained: the oldest spill file comes next, read without holding up
@@ -544,7 +553,17 @@ impl Inner {
             return None;
         }
         let count = buffer.entries.len().min(self.options.batch_records);
-        let batch: Vec<Entry> = buffer.entries.drain(..count).collect();
+        let batch: Vec<Entry> = match count == buffer.entries.len() {
+            // The usual case, all of them: the buffer's vector is taken whole and `spare`
+            // put in its place (neither copies an entry while the buffer's start is its
+            // vector's, as after every swap; drained one by one, the entries were 8 % of
+            // this thread's time).
+            true => Vec::from(std::mem::replace(
+                &mut buffer.entries,
+                VecDeque::from(spare),
+            )),
+            false => buffer.entries.drain(..count).collect(),
+        };
         let bytes: usize = batch.iter().map(|e| e.record.bytes.len()).sum();
         buffer.bytes -= bytes;
         buffer.in_flight = count;
