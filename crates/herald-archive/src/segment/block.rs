@@ -266,16 +266,21 @@ impl BlockBuilder {
             subjects.insert(hash);
         }
         let previous = self.previous;
-        let raw = &mut self.raw;
-        write_varint(raw, zigzag(entry.seq.wrapping_sub(previous.seq) as i64));
-        write_varint(raw, zigzag(entry.received.wrapping_sub(previous.received)));
-        write_varint(raw, zigzag(time.wrapping_sub(previous.time)));
-        raw.push(((meta.kind as u8) << 4) | meta.priority as u8);
+        // The entry's head is made on the stack and appended whole, with the record: two
+        // appends rather than a check for room at every byte.
+        let mut head = Head::default();
+        head.varint(zigzag(entry.seq.wrapping_sub(previous.seq) as i64));
+        head.varint(zigzag(entry.received.wrapping_sub(previous.received)));
+        head.varint(zigzag(time.wrapping_sub(previous.time)));
+        head.byte(((meta.kind as u8) << 4) | meta.priority as u8);
         for (start, end) in [meta.subject, meta.type_name, meta.audience] {
-            write_varint(raw, u64::from(start));
-            write_varint(raw, u64::from(end.wrapping_sub(start)));
+            head.varint(u64::from(start));
+            head.varint(u64::from(end.wrapping_sub(start)));
         }
-        write_varint(raw, record.bytes.len() as u64);
+        head.varint(record.bytes.len() as u64);
+        let raw = &mut self.raw;
+        raw.reserve(head.len + record.bytes.len());
+        raw.extend_from_slice(&head.bytes[..head.len]);
         raw.extend_from_slice(&record.bytes);
         self.previous = Previous {
             seq: entry.seq,
@@ -501,12 +506,37 @@ fn unzigzag(value: u64) -> i64 {
     ((value >> 1) as i64) ^ -((value & 1) as i64)
 }
 
-fn write_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
+/// An entry's head as it is made: at most three 64-bit varints, a byte and seven 32-bit
+/// ones (as 64-bit: 10 bytes each).
+struct Head {
+    bytes: [u8; 11 * 10 + 1],
+    len: usize,
+}
+
+impl Default for Head {
+    fn default() -> Head {
+        Head {
+            bytes: [0; 11 * 10 + 1],
+            len: 0,
+        }
     }
-    out.push(value as u8);
+}
+
+impl Head {
+    #[inline(always)]
+    fn byte(&mut self, byte: u8) {
+        self.bytes[self.len] = byte;
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.byte((value as u8) | 0x80);
+            value >>= 7;
+        }
+        self.byte(value as u8);
+    }
 }
 
 fn read_varint(bytes: &[u8], at: &mut usize) -> Result<u64, ArchiveError> {
@@ -667,10 +697,11 @@ pub(crate) mod tests {
             i64::MIN,
             1_700_000_000_000_000_000,
         ] {
-            let mut out = Vec::new();
-            write_varint(&mut out, zigzag(value));
+            let mut head = Head::default();
+            head.varint(zigzag(value));
+            let out = &head.bytes[..head.len];
             let mut at = 0;
-            assert_eq!(unzigzag(read_varint(&out, &mut at).unwrap()), value);
+            assert_eq!(unzigzag(read_varint(out, &mut at).unwrap()), value);
             assert_eq!(at, out.len());
         }
     }
