@@ -10,7 +10,7 @@ use herald_client::{Client, Event, Subscription};
 use herald_proto::{DeliveryOptions, Filter};
 use serde_json::json;
 
-use crate::herald::{bench_record, number_text};
+use crate::herald::{bench_record, Numbered};
 use crate::report::Report;
 
 const SUBJECT: &str = "bench.group";
@@ -58,10 +58,11 @@ async fn run(
     }
     let publisher = Client::connect(&format!("{url}?name=bench-group-pub")).await?;
     let mut record = bench_record(SUBJECT, size);
+    let numbered = Numbered::new(&record.text);
     let started = Instant::now();
     for n in 1..=records {
         // Every text its own: identical records would collapse as a log storm.
-        number_text(&mut record.text, n);
+        numbered.write(&mut record.text, n);
         publisher.publish(&record).await?;
     }
     publisher.flush(Duration::from_secs(60)).await?;

@@ -9,7 +9,7 @@ use herald_client::{Client, Event, Subscription};
 use herald_proto::{Filter, Kind, Priority, Record};
 use serde_json::json;
 
-use crate::herald::number_text;
+use crate::herald::Numbered;
 use crate::report::{percentiles, Report};
 
 /// The well-behaved source's subject, and the storm's.
@@ -50,6 +50,7 @@ async fn steady(
     seconds: f64,
 ) -> anyhow::Result<Phase> {
     let mut record = record(NORMAL, "steady", &"x".repeat(128));
+    let numbered = Numbered::new(&record.text);
     let total = (rate * seconds) as u64;
     let start = Instant::now();
     let (mut sent, mut delivered) = (0u64, 0u64);
@@ -61,7 +62,7 @@ async fn steady(
         while sent < due {
             sent += 1;
             record.time = herald_proto::time::now_nanos();
-            number_text(&mut record.text, sent);
+            numbered.write(&mut record.text, sent);
             publisher.publish(&record).await?;
         }
         while let Some(event) = subscription.try_next() {
