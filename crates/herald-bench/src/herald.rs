@@ -89,11 +89,12 @@ impl Numbered {
     /// Makes `text` the text numbered `n`.
     pub(crate) fn write(&self, text: &mut String, n: u64) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        text.clear();
-        for index in 0..self.digits {
-            let nibble = (n >> (4 * (self.digits - 1 - index))) & 0xf;
-            text.push(char::from(HEX[nibble as usize]));
+        let mut digits = [b'0'; 16];
+        for (index, digit) in digits[..self.digits].iter_mut().enumerate() {
+            *digit = HEX[((n >> (4 * (self.digits - 1 - index))) & 0xf) as usize];
         }
+        text.clear();
+        text.push_str(std::str::from_utf8(&digits[..self.digits]).expect("hex digits"));
         text.push_str(&self.tail);
     }
 }
