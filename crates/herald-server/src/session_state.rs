@@ -69,7 +69,7 @@ pub struct Session {
     /// Scratch space: what became of each record of a numbered batch.
     pub fates: Vec<crate::producers::Fate>,
     /// When the connection feeds this server as a mirror (it sent `MIRROR`): what it feeds.
-    pub feed: Option<crate::mirror::feed::FeedState>,
+    pub feed: Option<crate::mirror::feed_state::FeedState>,
 }
 
 /// Archive queries of one connection read at once; more wait their turn.

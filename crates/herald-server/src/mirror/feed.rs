@@ -11,17 +11,10 @@ use herald_proto::glob::Glob;
 use herald_proto::route::{InfoChange, MirrorFeed, SYNCED};
 use herald_proto::ErrorCode;
 
+use super::feed_state::FeedState;
 use super::Feed;
 use crate::events::CloseReason;
 use crate::session_state::{Close, Session};
-
-/// What a session that feeds this mirror keeps.
-#[derive(Debug)]
-pub struct FeedState {
-    feed: Feed,
-    /// The objects of the snapshot being received.
-    snapshot: Vec<InfoObject>,
-}
 
 /// The connection announced a feed: checks it may, and registers what it mirrors.
 ///

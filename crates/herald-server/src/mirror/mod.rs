@@ -8,6 +8,7 @@
 //! - [`Mirrored`]: what a mirror holds read-only, and the refusals of changes to it.
 
 pub mod feed;
+pub mod feed_state;
 pub mod source;
 
 use std::sync::atomic::{AtomicBool, Ordering};
