@@ -231,7 +231,7 @@ impl RawRecord {
     }
 
     /// Encodes `record`, checked as [`RawRecord::new`] checks bytes (while it is written:
-    /// [`Record::encode_meta`]).
+    /// [`crate::Record::encode_meta`]).
     ///
     /// # Errors
     /// The [`DecodeError`] `RawRecord::new` would give for its bytes.
