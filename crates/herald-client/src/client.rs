@@ -402,7 +402,7 @@ impl Client {
             id,
             conn: self.handle.clone(),
             events: receiver,
-            taken: std::collections::VecDeque::new(),
+            taken: Vec::new().into_iter(),
             counters,
             active: true,
         };

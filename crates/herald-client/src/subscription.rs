@@ -20,7 +20,9 @@ pub struct Subscription {
     pub(crate) id: u64,
     pub(crate) conn: Handle,
     pub(crate) events: mpsc::UnboundedReceiver<Vec<Event>>,
-    pub(crate) taken: std::collections::VecDeque<Event>,
+    /// The batch being read, taken from `events`: read where it is (copied into a queue,
+    /// each event was moved once more, ~2 % of a subscriber's time).
+    pub(crate) taken: std::vec::IntoIter<Event>,
     pub(crate) counters: Arc<Counters>,
     pub(crate) active: bool,
 }
@@ -33,15 +35,9 @@ impl Subscription {
 
     /// Returns the next record or gap notice if one is already here, without waiting.
     pub fn try_next(&mut self) -> Option<Event> {
-        if self.taken.is_empty() {
+        if self.taken.as_slice().is_empty() {
             match self.events.try_recv() {
-                Ok(batch) => {
-                    self.counters
-                        .queued
-                        .fetch_sub(batch.len(), Ordering::AcqRel);
-                    self.counters.space.notify_one();
-                    self.taken.extend(batch);
-                }
+                Ok(batch) => self.take(batch),
                 Err(_) => {
                     return lock(&self.counters.gap)
                         .take()
@@ -49,7 +45,7 @@ impl Subscription {
                 }
             }
         }
-        let event = self.taken.pop_front()?;
+        let event = self.taken.next()?;
         if let Event::Record(_) = event {
             self.counters.received.fetch_add(1, Ordering::Relaxed);
         }
@@ -63,12 +59,18 @@ impl Subscription {
             return Some(event);
         }
         let batch = self.events.recv().await?;
+        self.take(batch);
+        self.try_next()
+    }
+
+    /// Makes `batch` the one read next (the one before is read through), and makes its
+    /// room in the subscription's buffer free.
+    fn take(&mut self, batch: Vec<Event>) {
         self.counters
             .queued
             .fetch_sub(batch.len(), Ordering::AcqRel);
         self.counters.space.notify_one();
-        self.taken.extend(batch);
-        self.try_next()
+        self.taken = batch.into_iter();
     }
 
     /// Waits for the next record, passing over gap notices (they are still counted in
