@@ -1,12 +1,19 @@
 //! The syslog UDP listener: a datagram is a message, and datagrams are read many to a
 //! system call (`recvmmsg`), since one call per datagram costs more than the message's
-//! parsing and routing together.
+//! parsing and routing together. The socket asks for UDP receive offload (`UDP_GRO`,
+//! Linux 5.0 and later): the kernel may then hand over a run of datagrams of one size from
+//! one sender as one buffer with their size (as a network card's GRO gathers a busy
+//! sender's datagrams, and loopback passes on those a sender gave as one buffer with
+//! `UDP_SEGMENT`), and the listener cuts it into the datagrams it was; the kernel's work per
+//! datagram is then mostly saved.
 
 use std::io::IoSliceMut;
 use std::net::IpAddr;
 use std::os::fd::{AsRawFd, RawFd};
 
-use nix::sys::socket::{recvmmsg, MsgFlags, MultiHeaders, SockaddrStorage};
+use nix::sys::socket::{
+    recvmmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, MultiHeaders, SockaddrStorage,
+};
 use tokio::io::Interest;
 use tokio::net::UdpSocket;
 
@@ -28,7 +35,9 @@ pub async fn listen(
     max: usize,
     mut stop: Shutdown,
 ) -> UdpSocket {
-    let mut slots = Slots::new(max);
+    // Refused by a kernel without it: datagrams then come one by one, as before.
+    let offload = setsockopt(&socket, sockopt::UdpGroSegment, &true).is_ok();
+    let mut slots = Slots::new(max, offload);
     loop {
         tokio::select! {
             ready = socket.readable() => if let Err(err) = ready {
@@ -68,36 +77,46 @@ fn datagram(ingest: &mut Ingest, bytes: &[u8], peer: &str, max: usize) {
     }
 }
 
-/// Room for [`SLOTS`] datagrams, and what the last read put there.
+/// Room for [`SLOTS`] datagrams (or runs of them, with offload), and what the last read put
+/// there.
 struct Slots {
     buffer: Vec<u8>,
     /// Bytes a slot has: one more than a message may have, to tell a message of `max`
-    /// from a longer one.
+    /// from a longer one; with offload, the longest run the kernel hands over.
     size: usize,
-    /// Each datagram's length and sender.
-    received: Vec<(usize, Option<SockaddrStorage>)>,
+    /// Whether the socket has receive offload: a slot may hold a run of datagrams.
+    offload: bool,
+    /// Each slot's length, sender, and the size of the datagrams of its run (`None`: one
+    /// datagram).
+    received: Vec<(usize, Option<SockaddrStorage>, Option<usize>)>,
     /// The last sender, written out: datagrams mostly come in runs from one sender.
     peer: Option<(IpAddr, String)>,
 }
 
 impl Slots {
-    fn new(max: usize) -> Slots {
-        let size = max.saturating_add(1).min(LONGEST);
+    fn new(max: usize, offload: bool) -> Slots {
+        let size = match offload {
+            true => LONGEST,
+            false => max.saturating_add(1).min(LONGEST),
+        };
         Slots {
             // Zeroed by the allocator's fresh pages: a slot costs memory only as far as
             // datagrams have filled it.
             buffer: vec![0; SLOTS * size],
             size,
+            offload,
             received: Vec::with_capacity(SLOTS),
             peer: None,
         }
     }
 
-    /// Reads the datagrams waiting, [`SLOTS`] at most, without waiting; returns how many.
+    /// Reads the datagrams waiting, [`SLOTS`] slots at most, without waiting; returns how
+    /// many datagrams.
     fn receive(&mut self, fd: RawFd) -> std::io::Result<usize> {
         // Made for each call: the headers hold pointers, which a task may not keep across
-        // an await (it would no longer be `Send`); they cost two small allocations.
-        let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(SLOTS, None);
+        // an await (it would no longer be `Send`); they cost a few small allocations.
+        let control = self.offload.then(|| nix::cmsg_space!(i32));
+        let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(SLOTS, control);
         let mut slices: Vec<[IoSliceMut<'_>; 1]> = self
             .buffer
             .chunks_mut(self.size)
@@ -112,14 +131,24 @@ impl Slots {
         )
         .map_err(std::io::Error::from)?;
         self.received.clear();
-        self.received
-            .extend(results.map(|message| (message.bytes, message.address)));
-        Ok(self.received.len())
+        let mut datagrams = 0;
+        for message in results {
+            let run = message.cmsgs().ok().and_then(|mut all| {
+                all.find_map(|control| match control {
+                    ControlMessageOwned::UdpGroSegments(size) => usize::try_from(size).ok(),
+                    _ => None,
+                })
+            });
+            let run = run.filter(|&size| size > 0 && size < message.bytes);
+            datagrams += run.map_or(1, |size| message.bytes.div_ceil(size));
+            self.received.push((message.bytes, message.address, run));
+        }
+        Ok(datagrams)
     }
 
     /// Calls `found` with each datagram the last [`Slots::receive`] read and its sender.
     fn each(&mut self, mut found: impl FnMut(&[u8], &str)) {
-        for (index, &(len, address)) in self.received.iter().enumerate() {
+        for (index, &(len, address, run)) in self.received.iter().enumerate() {
             let ip = address.as_ref().and_then(ip_of);
             let peer = match (&self.peer, ip) {
                 (Some((last, name)), Some(ip)) if *last == ip => name.as_str(),
@@ -127,7 +156,12 @@ impl Slots {
                 (_, None) => "",
             };
             let start = index * self.size;
-            found(&self.buffer[start..start + len.min(self.size)], peer);
+            let slot = &self.buffer[start..start + len.min(self.size)];
+            match run {
+                // The datagrams of a run, each of `size` bytes but the last.
+                Some(size) => slot.chunks(size).for_each(|datagram| found(datagram, peer)),
+                None => found(slot, peer),
+            }
         }
     }
 }
@@ -177,7 +211,7 @@ mod tests {
         for message in [&b"one"[..], b"two", &long] {
             sender.send_to(message, to).unwrap();
         }
-        let mut slots = Slots::new(32);
+        let mut slots = Slots::new(32, false);
         socket.readable().await.unwrap();
         // Loopback delivers at once: the three are there to read.
         let count = slots.receive(socket.as_raw_fd()).unwrap();
@@ -190,5 +224,54 @@ mod tests {
         assert_eq!(seen[2].0.len(), 33);
         let err = slots.receive(socket.as_raw_fd()).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
+    }
+
+    #[tokio::test]
+    async fn a_run_of_datagrams_given_as_one_buffer_is_read_as_the_datagrams_it_was() {
+        use nix::sys::socket::{sendmsg, ControlMessage};
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let offload = setsockopt(&socket, sockopt::UdpGroSegment, &true).is_ok();
+        let to = socket.local_addr().unwrap();
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sender.connect(to).unwrap();
+        // Ten datagrams of 20 bytes and a last one of 7, given to the kernel as one buffer.
+        let mut buffer = Vec::new();
+        for n in 0..10u8 {
+            buffer.extend(std::iter::repeat_n(b'a' + n, 20));
+        }
+        buffer.extend_from_slice(b"the end");
+        let segment: u16 = 20;
+        sendmsg::<SockaddrStorage>(
+            sender.as_raw_fd(),
+            &[std::io::IoSlice::new(&buffer)],
+            &[ControlMessage::UdpGsoSegments(&segment)],
+            MsgFlags::empty(),
+            None,
+        )
+        .unwrap();
+        let mut slots = Slots::new(64, offload);
+        let mut seen: Vec<Vec<u8>> = Vec::new();
+        while seen.len() < 11 {
+            let wait = std::time::Duration::from_secs(5);
+            let ready = tokio::time::timeout(wait, socket.readable()).await;
+            ready.expect("the datagrams come").unwrap();
+            let Ok(count) = slots.receive(socket.as_raw_fd()) else {
+                continue;
+            };
+            let before = seen.len();
+            slots.each(|bytes, peer| {
+                assert_eq!(peer, "127.0.0.1");
+                seen.push(bytes.to_vec());
+            });
+            assert_eq!(seen.len() - before, count, "receive counts datagrams");
+        }
+        for (n, datagram) in seen[..10].iter().enumerate() {
+            assert_eq!(datagram, &vec![b'a' + n as u8; 20]);
+        }
+        assert_eq!(seen[10], b"the end");
+        if offload {
+            // The kernel handed the run over whole: one slot held all eleven.
+            assert_eq!(slots.received.len(), 1);
+        }
     }
 }
