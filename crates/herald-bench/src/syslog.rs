@@ -55,7 +55,10 @@ pub async fn syslog(
     let client = Client::connect(url).await?;
     let mut lines = Vec::new();
     let mut json = serde_json::Map::new();
-    for transport in ["udp", "tcp"] {
+    // `udp`: a sender that gives the kernel 64 datagrams at once (`UDP_SEGMENT`), which the
+    // listener receives as runs (receive offload); `udp-single`: one datagram a message, as
+    // most syslog senders send, each through the kernel's path on its own.
+    for transport in ["udp", "udp-single", "tcp"] {
         let before = counter(&client, "records").await?;
         let bad_before = counter(&client, "bad").await?;
         // The kernel's count for the UDP socket (Linux), when the server can read it.
@@ -64,8 +67,10 @@ pub async fn syslog(
         // formatting.
         let messages: Vec<Vec<u8>> = (0..records).map(|i| message(i, size)).collect();
         let started = Instant::now();
+        let is_udp = transport != "tcp";
         match transport {
-            "udp" => send_udp(udp, messages, udp_rate).await?,
+            "udp" => send_udp(udp, messages, udp_rate, true).await?,
+            "udp-single" => send_udp(udp, messages, udp_rate, false).await?,
             _ => send_tcp(tcp, &messages).await?,
         }
         let sent = started.elapsed();
@@ -87,7 +92,7 @@ pub async fn syslog(
         };
         let bad = counter(&client, "bad").await? - bad_before;
         let kernel = match (kernel_before, counter(&client, "udp_dropped").await.ok()) {
-            (Some(before), Some(after)) if transport == "udp" => Some(after - before),
+            (Some(before), Some(after)) if is_udp => Some(after - before),
             _ => None,
         };
         let rate = taken as f64 / elapsed.as_secs_f64();
@@ -96,19 +101,19 @@ pub async fn syslog(
             "syslog {transport}: {taken} of {records} messages ({size} B of text) taken in {:.3} s: {rate:.0} records/s (sent in {:.3} s{}; {lost} not taken{}, {bad} bad)",
             elapsed.as_secs_f64(),
             sent.as_secs_f64(),
-            match udp_rate.filter(|_| transport == "udp") {
+            match udp_rate.filter(|_| is_udp) {
                 Some(pace) => format!(", paced at {pace:.0}/s"),
                 None => String::new(),
             },
             match kernel {
-                Some(n) => format!("; the kernel counted {n} datagrams dropped, its receive buffer full"),
+                Some(n) => format!("; the kernel counted {n} packets dropped (a datagram each, or a run), its receive buffer full"),
                 None => String::new(),
             },
         ));
         json.insert(
             transport.into(),
             json!({"records": records, "taken": taken,
-                   "paced": udp_rate.filter(|_| transport == "udp"), "rate": rate, "lost": lost, "bad": bad,
+                   "paced": udp_rate.filter(|_| is_udp), "rate": rate, "lost": lost, "bad": bad,
                    "kernel_dropped": kernel, "seconds": elapsed.as_secs_f64()}),
         );
     }
@@ -119,11 +124,16 @@ pub async fn syslog(
 }
 
 /// Sends each message as one datagram from a thread of its own, [`UDP_BATCH`] to a
-/// blocking system call: with UDP segmentation offload (one buffer that the kernel cuts into
-/// datagrams of one size, as QUIC stacks send) when the messages are all of one length, else
-/// with `sendmmsg`. The listener reads each datagram as any other: the offload only makes
-/// the sender cheap enough that one sender on this 2-core VM does not limit the rate.
-async fn send_udp(to: SocketAddr, messages: Vec<Vec<u8>>, rate: Option<f64>) -> anyhow::Result<()> {
+/// blocking system call: with `segmented` and messages all of one length, with UDP
+/// segmentation offload (one buffer of datagrams of one size, as QUIC stacks send), which
+/// loopback hands to a listener with receive offload as that one run; else with
+/// `sendmmsg`, each datagram through the kernel's path on its own.
+async fn send_udp(
+    to: SocketAddr,
+    messages: Vec<Vec<u8>>,
+    rate: Option<f64>,
+    segmented: bool,
+) -> anyhow::Result<()> {
     tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
         let mut pace = Pace::new(rate);
         let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
@@ -131,7 +141,7 @@ async fn send_udp(to: SocketAddr, messages: Vec<Vec<u8>>, rate: Option<f64>) -> 
         let length = messages.first().map_or(0, Vec::len);
         let one_length = messages.iter().all(|m| m.len() == length);
         match u16::try_from(length) {
-            Ok(segment) if one_length && length * UDP_BATCH <= 65_000 => {
+            Ok(segment) if segmented && one_length && length * UDP_BATCH <= 65_000 => {
                 send_segmented(&socket, &messages, segment, &mut pace)
             }
             _ => send_many(&socket, &messages, &mut pace),
