@@ -505,7 +505,7 @@ fn syslog(e: &mut Exposition, syslog: &[Field]) {
         e.single(
             "herald_syslog_udp_dropped_total",
             "counter",
-            "syslog datagrams the kernel dropped, the socket's receive buffer full.",
+            "syslog UDP packets the kernel dropped, the socket's receive buffer full (a datagram each, or a run of one sender's).",
             num(syslog, "udp_dropped"),
         );
     }

@@ -53,7 +53,7 @@ pub async fn bind(config: &SyslogConfig) -> std::io::Result<Sockets> {
                 tracing::info!(
                     bytes = size,
                     "syslog: the UDP receive buffer is capped by net.core.rmem_max; raise it \
-                     for bursts (datagrams the kernel drops are counted as syslog.udp_dropped)"
+                     for bursts (packets the kernel drops are counted as syslog.udp_dropped)"
                 );
             }
             Some(socket)
