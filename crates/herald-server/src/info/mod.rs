@@ -10,7 +10,6 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bytes::Bytes;
 use herald_archive::Archive;
 use herald_info::{
     Change, FsyncPolicy, InfoError, InfoObject, InfoStore, ObjectUpdate, Selection, StoreOptions,
@@ -416,7 +415,7 @@ pub fn change_record(object: &InfoObject, reason: &str) -> Record {
 }
 
 fn delivery(object: &InfoObject, reason: &str, seq: u64, received: i64) -> Delivery {
-    let raw = RawRecord::new(Bytes::from(change_record(object, reason).to_bytes()))
+    let raw = RawRecord::from_record(&change_record(object, reason))
         .expect("the store's names are valid subjects");
     Delivery {
         seq,
@@ -439,7 +438,7 @@ fn publish(
     router: &Router,
     context: &mut RouteContext,
 ) {
-    let raw = RawRecord::new(Bytes::from(change_record(object, reason).to_bytes()))
+    let raw = RawRecord::from_record(&change_record(object, reason))
         .expect("the store's names are valid subjects");
     let received = now_nanos();
     let stats = router.route(context, std::slice::from_ref(&raw), received);
@@ -484,7 +483,7 @@ fn tell_subscribers(state: &State, object: &InfoObject, reason: &str, router: &R
     {
         return;
     }
-    let raw = RawRecord::new(Bytes::from(change_record(object, reason).to_bytes()))
+    let raw = RawRecord::from_record(&change_record(object, reason))
         .expect("the store's names are valid subjects");
     let seq = router.allocate_seq(1);
     queue_for_subscribers(state, object, &raw, seq, now_nanos());

@@ -3,7 +3,6 @@
 //! stay the record's own, so every subscriber that would have seen the storm's records
 //! sees its marks.
 
-use bytes::Bytes;
 use herald_proto::frame::RawRecord;
 use herald_proto::storm::{self, Summary};
 use herald_proto::value::Field;
@@ -26,5 +25,5 @@ fn with_fields(record: &RawRecord, marks: Vec<Field>) -> RawRecord {
         return record.clone();
     };
     storm::put_marks(&mut decoded.fields, marks);
-    RawRecord::new(Bytes::from(decoded.to_bytes())).unwrap_or_else(|_| record.clone())
+    RawRecord::from_record(&decoded).unwrap_or_else(|_| record.clone())
 }

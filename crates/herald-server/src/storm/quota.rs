@@ -4,7 +4,6 @@
 //! (`state` `over`, the count, the source), and once more (`state` `ended`, the total) after
 //! a window without refusals.
 
-use bytes::Bytes;
 use herald_proto::frame::RawRecord;
 use herald_proto::storm::KeyMap;
 use herald_proto::{Kind, Priority, Record, Value};
@@ -183,7 +182,7 @@ fn report(bucket: &Bucket, rate: u64, window_ns: i64, state: &str) -> RawRecord 
         ],
         ..Record::new(Kind::Log, REPORT_SUBJECT)
     };
-    RawRecord::new(Bytes::from(record.to_bytes())).expect("a record made here is valid")
+    RawRecord::from_record(&record).expect("a record made here is valid")
 }
 
 #[cfg(test)]
@@ -196,7 +195,7 @@ mod tests {
         let mut r = Record::new(Kind::Log, "a.b");
         r.origin.host = "dv01".into();
         r.origin.process = "mountd".into();
-        RawRecord::new(Bytes::from(r.to_bytes())).unwrap()
+        RawRecord::from_record(&r).unwrap()
     }
 
     #[test]
