@@ -50,6 +50,8 @@ mod record_scan;
 pub mod request;
 pub mod route;
 pub mod storm;
+#[cfg(test)]
+mod test_rng;
 pub mod time;
 pub mod value;
 

@@ -356,14 +356,7 @@ mod tests {
 
     #[test]
     fn never_passes_what_the_general_scan_refuses_or_reads_otherwise() {
-        // A small xorshift generator: the same mutations on every run.
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         const MARKERS: [u8; 16] = [
             0x00, 0x7f, 0x80, 0x8f, 0x90, 0xa0, 0xbf, 0xc0, 0xc1, 0xcc, 0xcf, 0xd3, 0xd9, 0xdb,
             0xde, 0xff,

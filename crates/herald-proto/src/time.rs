@@ -366,13 +366,7 @@ mod tests {
             "9999-12-31T23:59:59.999999999-23:59",
         ];
         let alphabet = b"0123456789-:.TtZz+ x";
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         let (mut fast, mut checked_ok) = (0, 0);
         for base in bases {
             for round in 0..20_000 {
