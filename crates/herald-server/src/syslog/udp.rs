@@ -2,9 +2,9 @@
 //! system call (`recvmmsg`), since one call per datagram costs more than the message's
 //! parsing and routing together. The socket asks for UDP receive offload (`UDP_GRO`,
 //! Linux 5.0 and later): the kernel may then hand over a run of datagrams of one size from
-//! one sender as one buffer with their size (as a network card's GRO gathers a busy
-//! sender's datagrams, and loopback passes on those a sender gave as one buffer with
-//! `UDP_SEGMENT`), and the listener cuts it into the datagrams it was; the kernel's work per
+//! one sender as one buffer with their size (loopback passes on those a sender gave as one
+//! buffer with `UDP_SEGMENT`; over a network the kernel's GRO may gather a busy sender's,
+//! not measured here), and the listener cuts it into the datagrams it was; the kernel's work per
 //! datagram is then mostly saved.
 
 use std::io::IoSliceMut;
