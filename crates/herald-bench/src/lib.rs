@@ -9,6 +9,8 @@
 //! - [`logger`]: the cost of the Herald logger's call from several threads.
 //! - [`scenarios`]: `pub`, `pubsub`/`fanout`, `slow`, `latency`.
 //! - [`stored`]: `pub` acknowledged `stored` (Herald's, beside JetStream's acknowledged publish).
+//! - [`syslog`]: messages into the syslog listeners, beside native publish.
+//! - [`server_cpu`]: the CPU time of the server when it runs in the bench's process.
 //! - [`report`]: [`Report`] and percentiles.
 //! - [`payload`]: the peers' opaque payload, stamped with its send time.
 //! - `nats`, `redis` (feature `peers`): the peers' adapters, used by `herald-bench-compare`
@@ -29,6 +31,7 @@ pub mod payload;
 pub mod redis;
 pub mod report;
 pub mod scenarios;
+pub mod server_cpu;
 pub mod stored;
 pub mod storm;
 pub mod syslog;

@@ -1,9 +1,21 @@
 //! `syslog`: messages into the server's syslog listeners, as a device or a host's syslog
-//! daemon would send them — RFC 5424, `size` bytes of text — over UDP (a datagram each)
-//! and over TCP (one connection, octet-counted frames written in large chunks). The rate is
-//! messages the server took as records per second, from the first send until the monitor's
-//! `syslog.records` stops growing; UDP datagrams the kernel dropped (its receive buffer
-//! full) are what was sent and never counted.
+//! daemon would send them, `size` bytes of text, then the same count published natively:
+//!
+//! - `udp`: RFC 5424 datagrams, 64 given to the kernel at once (`UDP_SEGMENT`), which the
+//!   listener receives as runs (receive offload);
+//! - `udp-single`: RFC 5424, one datagram a message through the kernel's path on its own,
+//!   as most syslog senders send;
+//! - `tcp`: RFC 5424, one connection, octet-counted frames written in large chunks;
+//! - `tcp-3164`: RFC 3164 lines (`<PRI>Mmm dd hh:mm:ss host app[pid]: text`), newline
+//!   framed, as a BSD syslog daemon forwards them;
+//! - `native`: `herald bench pub`'s publisher into the same server.
+//!
+//! The rate is messages the server took as records per second, from the first send until
+//! the monitor's `syslog.records` stops growing (`native`: until the publisher's flush);
+//! UDP datagrams the kernel dropped (its receive buffer full) are what was sent and never
+//! counted. When the server runs in this process, each line also gives the server's CPU
+//! time per million messages ([`crate::server_cpu`]): where one sender cannot keep the
+//! listener busy (`udp-single` on a small machine), that is what says how much it could take.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -23,11 +35,48 @@ const UDP_BATCH: usize = 64;
 /// Bytes of frames written to TCP at once.
 const TCP_CHUNK: usize = 256 * 1024;
 
-/// Returns the message with sequence number `i`: RFC 5424, `size` bytes of text, no
-/// MSGID. Each text is its own: no two messages are a storm (a MSGID is the record's log
-/// id, and 11 records of one log id in 10 s would be collapsed into one and a count).
-fn message(i: u64, size: usize) -> Vec<u8> {
-    let mut line = b"<14>1 2026-11-27T04:00:00.000000Z dv01 bench 4242 - - ".to_vec();
+/// How messages go to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    Udp,
+    UdpSingle,
+    Tcp,
+    Tcp3164,
+}
+
+impl Transport {
+    const ALL: [Transport; 4] = [
+        Transport::Udp,
+        Transport::UdpSingle,
+        Transport::Tcp,
+        Transport::Tcp3164,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::UdpSingle => "udp-single",
+            Transport::Tcp => "tcp",
+            Transport::Tcp3164 => "tcp-3164",
+        }
+    }
+
+    fn is_udp(self) -> bool {
+        matches!(self, Transport::Udp | Transport::UdpSingle)
+    }
+}
+
+/// Returns the message with sequence number `i`, `size` bytes of text: RFC 5424 without a
+/// MSGID, or RFC 3164. Each text is its own: no two messages are a storm (a MSGID is the
+/// record's log id, and 11 records of one log id in 10 s would be collapsed into one and a
+/// count).
+fn message(i: u64, size: usize, rfc5424: bool) -> Vec<u8> {
+    let head: &[u8] = if rfc5424 {
+        b"<14>1 2026-11-27T04:00:00.000000Z dv01 bench 4242 - - "
+    } else {
+        b"<14>Nov 27 04:00:00 dv01 bench[4242]: "
+    };
+    let mut line = head.to_vec();
     let text = format!("message {i} ");
     line.extend(text.bytes().chain(std::iter::repeat(b'x')).take(size));
     line
@@ -39,9 +88,26 @@ async fn counter(client: &Client, name: &str) -> anyhow::Result<u64> {
     crate::herald::section_counter(client, "syslog", name, absent).await
 }
 
-/// Sends `records` messages of `size` bytes of text over UDP to `udp` and over TCP to
-/// `tcp`, one after the other, and reports the rates. `udp_rate` paces the UDP sender (else
-/// it sends as fast as it can, and what the listener cannot take the kernel drops).
+/// The server's CPU seconds so far, when it runs in this process.
+fn server_cpu(own_server: bool) -> Option<f64> {
+    own_server.then(crate::server_cpu::server_seconds).flatten()
+}
+
+/// CPU seconds per million messages, and its text for a line.
+fn cpu_per_million(before: Option<f64>, after: Option<f64>, count: u64) -> (Option<f64>, String) {
+    match (before, after) {
+        (Some(before), Some(after)) if count > 0 => {
+            let per = (after - before) / (count as f64 / 1e6);
+            (Some(per), format!("; server CPU {per:.2} s per million"))
+        }
+        _ => (None, String::new()),
+    }
+}
+
+/// Sends `records` messages of `size` bytes of text over each transport to `udp` and
+/// `tcp`, one after the other, then publishes as many natively, and reports the rates (and,
+/// with `own_server`, the server's CPU time). `udp_rate` paces the UDP sender (else it
+/// sends as fast as it can, and what the listener cannot take the kernel drops).
 ///
 /// # Errors
 /// The server cannot be reached or has no syslog listener.
@@ -51,27 +117,28 @@ pub async fn syslog(
     records: u64,
     size: usize,
     udp_rate: Option<f64>,
+    own_server: bool,
 ) -> anyhow::Result<Report> {
     let client = Client::connect(url).await?;
     let mut lines = Vec::new();
     let mut json = serde_json::Map::new();
-    // `udp`: a sender that gives the kernel 64 datagrams at once (`UDP_SEGMENT`), which the
-    // listener receives as runs (receive offload); `udp-single`: one datagram a message, as
-    // most syslog senders send, each through the kernel's path on its own.
-    for transport in ["udp", "udp-single", "tcp"] {
+    let mut rates = Vec::new();
+    for transport in Transport::ALL {
         let before = counter(&client, "records").await?;
         let bad_before = counter(&client, "bad").await?;
         // The kernel's count for the UDP socket (Linux), when the server can read it.
         let kernel_before = counter(&client, "udp_dropped").await.ok();
         // Made before the clock starts: what is measured is the server, not the sender's
         // formatting.
-        let messages: Vec<Vec<u8>> = (0..records).map(|i| message(i, size)).collect();
+        let rfc5424 = transport != Transport::Tcp3164;
+        let messages: Vec<Vec<u8>> = (0..records).map(|i| message(i, size, rfc5424)).collect();
+        let cpu_before = server_cpu(own_server);
         let started = Instant::now();
-        let is_udp = transport != "tcp";
         match transport {
-            "udp" => send_udp(udp, messages, udp_rate, true).await?,
-            "udp-single" => send_udp(udp, messages, udp_rate, false).await?,
-            _ => send_tcp(tcp, &messages).await?,
+            Transport::Udp => send_udp(udp, messages, udp_rate, true).await?,
+            Transport::UdpSingle => send_udp(udp, messages, udp_rate, false).await?,
+            Transport::Tcp => send_tcp(tcp, &messages, true).await?,
+            Transport::Tcp3164 => send_tcp(tcp, &messages, false).await?,
         }
         let sent = started.elapsed();
         // Until every message is counted, or the count stands still.
@@ -90,15 +157,18 @@ pub async fn syslog(
         } else {
             last_change.duration_since(started)
         };
+        let (cpu, cpu_text) = cpu_per_million(cpu_before, server_cpu(own_server), taken);
         let bad = counter(&client, "bad").await? - bad_before;
+        let is_udp = transport.is_udp();
         let kernel = match (kernel_before, counter(&client, "udp_dropped").await.ok()) {
             (Some(before), Some(after)) if is_udp => Some(after - before),
             _ => None,
         };
         let rate = taken as f64 / elapsed.as_secs_f64();
         let lost = records - taken.min(records);
+        let name = transport.name();
         lines.push(format!(
-            "syslog {transport}: {taken} of {records} messages ({size} B of text) taken in {:.3} s: {rate:.0} records/s (sent in {:.3} s{}; {lost} not taken{}, {bad} bad)",
+            "syslog {name}: {taken} of {records} messages ({size} B of text) taken in {:.3} s: {rate:.0} records/s (sent in {:.3} s{}; {lost} not taken{}, {bad} bad{cpu_text})",
             elapsed.as_secs_f64(),
             sent.as_secs_f64(),
             match udp_rate.filter(|_| is_udp) {
@@ -111,12 +181,47 @@ pub async fn syslog(
             },
         ));
         json.insert(
-            transport.into(),
+            name.into(),
             json!({"records": records, "taken": taken,
                    "paced": udp_rate.filter(|_| is_udp), "rate": rate, "lost": lost, "bad": bad,
-                   "kernel_dropped": kernel, "seconds": elapsed.as_secs_f64()}),
+                   "kernel_dropped": kernel, "seconds": elapsed.as_secs_f64(),
+                   "server_cpu_per_million": cpu}),
         );
+        rates.push((name, rate, cpu));
     }
+    // Native publish into the same server, as `herald bench pub`: what the front doors
+    // are measured against.
+    let herald = crate::herald::Herald {
+        url: url.to_string(),
+        subscriber_url: None,
+    };
+    let cpu_before = server_cpu(own_server);
+    let native = crate::scenarios::publish_only(&herald, records, size).await?;
+    let native_rate = native.json["messages_per_second"].as_f64().unwrap_or(0.0);
+    let (native_cpu, cpu_text) = cpu_per_million(cpu_before, server_cpu(own_server), records);
+    lines.push(format!(
+        "native publish: {records} records ({size} B of text): {native_rate:.0} records/s{cpu_text}"
+    ));
+    json.insert(
+        "native".into(),
+        json!({"records": records, "rate": native_rate, "server_cpu_per_million": native_cpu}),
+    );
+    let ratios: Vec<String> = rates
+        .iter()
+        .map(|(name, rate, cpu)| {
+            let by_cpu = match (cpu, native_cpu) {
+                (Some(cpu), Some(native)) if *cpu > 0.0 => {
+                    format!(" (by server CPU a message {:.2}×)", native / cpu)
+                }
+                _ => String::new(),
+            };
+            format!("{name} {:.2}×{by_cpu}", rate / native_rate)
+        })
+        .collect();
+    lines.push(format!(
+        "syslog against native publish: {}",
+        ratios.join(", ")
+    ));
     Ok(Report {
         lines,
         json: json!({"scenario": "syslog", "size": size, "results": json}),
@@ -244,12 +349,18 @@ impl Pace {
     }
 }
 
-async fn send_tcp(to: SocketAddr, messages: &[Vec<u8>]) -> anyhow::Result<()> {
+/// Sends `messages` over one connection, octet-counted (`LEN SP MSG`) or one a line.
+async fn send_tcp(to: SocketAddr, messages: &[Vec<u8>], counted: bool) -> anyhow::Result<()> {
     let mut stream = tokio::net::TcpStream::connect(to).await?;
     let mut chunk = Vec::with_capacity(TCP_CHUNK + 4096);
     for line in messages {
-        chunk.extend_from_slice(format!("{} ", line.len()).as_bytes());
+        if counted {
+            chunk.extend_from_slice(format!("{} ", line.len()).as_bytes());
+        }
         chunk.extend_from_slice(line);
+        if !counted {
+            chunk.push(b'\n');
+        }
         if chunk.len() >= TCP_CHUNK {
             stream.write_all(&chunk).await?;
             chunk.clear();

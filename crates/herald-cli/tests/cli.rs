@@ -389,3 +389,32 @@ fn an_unknown_herald_variable_is_a_warning_not_a_refusal() {
     let server = herald_testkit::ServeProcess::start_with_env(HERALD, &[], &[("HERALD_BIN", "x")]);
     drop(server);
 }
+
+/// `herald bench syslog` on its own server: every transport's messages are counted as
+/// records (TCP's all of them; UDP's the kernel may drop under load, so only some), the
+/// same count is published natively, and the server's CPU time is given for each.
+#[test]
+fn bench_syslog_runs_every_transport_beside_native_publish() {
+    let output = run_bounded({
+        let mut command = Command::new(HERALD);
+        command.args(["bench", "syslog", "-n", "3000", "--json"]);
+        command
+    });
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value =
+        serde_json::from_str(text(&output.stdout).trim()).expect("one JSON object");
+    let results = &report["results"];
+    for transport in ["udp", "udp-single", "tcp", "tcp-3164"] {
+        let result = &results[transport];
+        let taken = result["taken"].as_u64().expect("taken");
+        if transport.starts_with("tcp") {
+            assert_eq!(taken, 3000, "{transport}: {result}");
+        } else {
+            assert!(taken > 0, "{transport}: {result}");
+        }
+        assert_eq!(result["bad"], 0, "{transport}: {result}");
+        let cpu = result["server_cpu_per_million"].as_f64();
+        assert!(cpu.is_some_and(|s| s >= 0.0), "{transport}: {result}");
+    }
+    assert!(results["native"]["rate"].as_f64().is_some_and(|r| r > 0.0));
+}

@@ -80,7 +80,9 @@ enum Scenario {
     /// The archive: sustained ingest beside live routing, and the read time of one day of a
     /// 1 Hz signal, whole and in 1,000 buckets.
     Archive,
-    /// syslog: RFC 5424 messages into the syslog listeners over UDP, then over TCP.
+    /// syslog: messages into the syslog listeners over UDP (runs, then one datagram a
+    /// message) and TCP (RFC 5424 octet-counted, RFC 3164 lines), then native publish; with
+    /// the server's CPU time per million when it runs in this process.
     Syslog,
     /// `tracing::info!` through Herald's layer, beside fmt + tracing-appender, 1/2/8 threads.
     Tracing,
@@ -185,8 +187,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .context("with --server, give its syslog addresses: --syslog UDP,TCP")?;
                 // `--rate` paces the UDP sender when given above its latency default.
                 let rate = (args.rate > 10_000.0).then_some(args.rate);
-                herald_bench::syslog::syslog(&herald.url, (udp, tcp), args.records, args.size, rate)
-                    .await
+                // The server's CPU time is read only when it runs in this process.
+                let own_server = server.is_some();
+                let addrs = (udp, tcp);
+                herald_bench::syslog::syslog(
+                    &herald.url,
+                    addrs,
+                    args.records,
+                    args.size,
+                    rate,
+                    own_server,
+                )
+                .await
             }
             (None, Scenario::Group) => {
                 herald_bench::group::group(&herald.url, args.records, args.size).await
