@@ -10,7 +10,7 @@
 //! - [`scenarios`]: `pub`, `pubsub`/`fanout`, `slow`, `latency`.
 //! - [`stored`]: `pub` acknowledged `stored` (Herald's, beside JetStream's acknowledged publish).
 //! - [`syslog`]: messages into the syslog listeners, beside native publish.
-//! - [`server_cpu`]: the CPU time of the server when it runs in the bench's process.
+//! - [`cpu`]: CPU time of a thread, and of the server when it runs in the bench's process.
 //! - [`report`]: [`Report`] and percentiles.
 //! - [`payload`]: the peers' opaque payload, stamped with its send time.
 //! - `nats`, `redis` (feature `peers`): the peers' adapters, used by `herald-bench-compare`
@@ -20,6 +20,7 @@
 //! Herald, NATS and Redis in one go.
 
 pub mod archive;
+pub mod cpu;
 pub mod group;
 pub mod herald;
 pub mod info;
@@ -31,7 +32,6 @@ pub mod payload;
 pub mod redis;
 pub mod report;
 pub mod scenarios;
-pub mod server_cpu;
 pub mod stored;
 pub mod storm;
 pub mod syslog;

@@ -14,8 +14,10 @@
 //! the monitor's `syslog.records` stops growing (`native`: until the publisher's flush);
 //! UDP datagrams the kernel dropped (its receive buffer full) are what was sent and never
 //! counted. When the server runs in this process, each line also gives the server's CPU
-//! time per million messages ([`crate::server_cpu`]): where one sender cannot keep the
+//! time per million messages ([`crate::cpu`]): where one sender cannot keep the
 //! listener busy (`udp-single` on a small machine), that is what says how much it could take.
+//! UDP lines give the sender's CPU time a message too: on loopback the kernel's whole path,
+//! sending and receiving up to the listener's socket, runs in the sender's system calls.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -90,7 +92,7 @@ async fn counter(client: &Client, name: &str) -> anyhow::Result<u64> {
 
 /// The server's CPU seconds so far, when it runs in this process.
 fn server_cpu(own_server: bool) -> Option<f64> {
-    own_server.then(crate::server_cpu::server_seconds).flatten()
+    own_server.then(crate::cpu::server_seconds).flatten()
 }
 
 /// CPU seconds per million messages, and its text for a line.
@@ -134,12 +136,20 @@ pub async fn syslog(
         let messages: Vec<Vec<u8>> = (0..records).map(|i| message(i, size, rfc5424)).collect();
         let cpu_before = server_cpu(own_server);
         let started = Instant::now();
-        match transport {
+        // The UDP sender's CPU time: on loopback it also pays for the kernel's receiving.
+        let sender_cpu = match transport {
             Transport::Udp => send_udp(udp, messages, udp_rate, true).await?,
             Transport::UdpSingle => send_udp(udp, messages, udp_rate, false).await?,
-            Transport::Tcp => send_tcp(tcp, &messages, true).await?,
-            Transport::Tcp3164 => send_tcp(tcp, &messages, false).await?,
-        }
+            Transport::Tcp => send_tcp(tcp, &messages, true).await.map(|()| None)?,
+            Transport::Tcp3164 => send_tcp(tcp, &messages, false).await.map(|()| None)?,
+        };
+        let sender_text = match sender_cpu {
+            Some(seconds) => format!(
+                "; the sender's CPU {:.2} µs a message",
+                seconds / records as f64 * 1e6
+            ),
+            None => String::new(),
+        };
         let sent = started.elapsed();
         // Until every message is counted, or the count stands still.
         let (mut taken, mut last_change) = (0, Instant::now());
@@ -168,7 +178,7 @@ pub async fn syslog(
         let lost = records - taken.min(records);
         let name = transport.name();
         lines.push(format!(
-            "syslog {name}: {taken} of {records} messages ({size} B of text) taken in {:.3} s: {rate:.0} records/s (sent in {:.3} s{}; {lost} not taken{}, {bad} bad{cpu_text})",
+            "syslog {name}: {taken} of {records} messages ({size} B of text) taken in {:.3} s: {rate:.0} records/s (sent in {:.3} s{}; {lost} not taken{}, {bad} bad{cpu_text}{sender_text})",
             elapsed.as_secs_f64(),
             sent.as_secs_f64(),
             match udp_rate.filter(|_| is_udp) {
@@ -185,7 +195,7 @@ pub async fn syslog(
             json!({"records": records, "taken": taken,
                    "paced": udp_rate.filter(|_| is_udp), "rate": rate, "lost": lost, "bad": bad,
                    "kernel_dropped": kernel, "seconds": elapsed.as_secs_f64(),
-                   "server_cpu_per_million": cpu}),
+                   "server_cpu_per_million": cpu, "sender_cpu_seconds": sender_cpu}),
         );
         rates.push((name, rate, cpu));
     }
@@ -238,8 +248,9 @@ async fn send_udp(
     messages: Vec<Vec<u8>>,
     rate: Option<f64>,
     segmented: bool,
-) -> anyhow::Result<()> {
-    tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
+) -> anyhow::Result<Option<f64>> {
+    tokio::task::spawn_blocking(move || -> anyhow::Result<Option<f64>> {
+        let cpu = crate::cpu::thread_seconds();
         let mut pace = Pace::new(rate);
         let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
         socket.connect(to)?;
@@ -250,7 +261,10 @@ async fn send_udp(
                 send_segmented(&socket, &messages, segment, &mut pace)
             }
             _ => send_many(&socket, &messages, &mut pace),
-        }
+        }?;
+        Ok(cpu
+            .zip(crate::cpu::thread_seconds())
+            .map(|(before, after)| after - before))
     })
     .await?
 }

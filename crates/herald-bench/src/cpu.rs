@@ -1,5 +1,5 @@
-//! The CPU time of a server running in this process (`herald bench` without `--server`):
-//! the sum over its threads — the `herald-server` runtime's workers and blocking threads,
+//! CPU time: of a thread of this process, from `/proc/thread-self/stat`, and of a server
+//! running in this process (`herald bench` without `--server`): the sum over its threads — the `herald-server` runtime's workers and blocking threads,
 //! the archive's writer (`herald-archive`) and spill (`herald-spill`) — read from
 //! `/proc/self/task` (Linux; `None` elsewhere). The bench's own threads (`herald-bench`,
 //! the main thread, a sender's) are not counted. A server thread that ends between two
@@ -10,6 +10,13 @@ use nix::unistd::{sysconf, SysconfVar};
 
 /// Thread names (as the kernel keeps them, 15 bytes at most) of the server's threads.
 const SERVER_THREADS: [&str; 3] = ["herald-server", "herald-archive", "herald-spill"];
+
+/// Returns the CPU seconds the calling thread has used so far.
+pub fn thread_seconds() -> Option<f64> {
+    let ticks = sysconf(SysconfVar::CLK_TCK).ok().flatten()? as f64;
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    Some(ticks_of(&stat)? as f64 / ticks)
+}
 
 /// Returns the CPU seconds the server's threads in this process have used so far.
 pub fn server_seconds() -> Option<f64> {
@@ -36,6 +43,12 @@ fn server_ticks(stat: &str) -> Option<u64> {
     if !SERVER_THREADS.iter().any(|prefix| name.starts_with(prefix)) {
         return None;
     }
+    ticks_of(stat)
+}
+
+/// The user and system clock ticks of one `/proc/…/stat` line.
+fn ticks_of(stat: &str) -> Option<u64> {
+    let close = stat.rfind(')')?;
     let mut fields = stat.get(close + 2..)?.split(' ').skip(11);
     let user: u64 = fields.next()?.parse().ok()?;
     let system: u64 = fields.next()?.parse().ok()?;
@@ -74,5 +87,9 @@ mod tests {
             .join()
             .expect("the thread");
         assert!(spun.1 - before >= 0.2, "{before} → {}", spun.1);
+        let mine = thread_seconds().expect("Linux /proc");
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_millis(200) {}
+        assert!(thread_seconds().expect("Linux /proc") - mine >= 0.1);
     }
 }
