@@ -5,11 +5,11 @@
 use bytes::Bytes;
 
 use crate::error::DecodeError;
-use crate::frame_body::{expect_array, read_opt_str, write_opt_str};
 use crate::glob::Glob;
 use crate::msgpack::{self, Reader};
 use crate::priority::PrioritySet;
 use crate::record::Record;
+use crate::wire::{expect_array, read_opt_str, write_opt_str};
 
 /// Most records one page may hold; larger limits are refused.
 pub const MAX_PAGE_RECORDS: u32 = 100_000;

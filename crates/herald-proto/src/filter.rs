@@ -117,7 +117,7 @@ impl Filter {
 
     /// Returns true if `record` passes every dimension but the subject; its type is only
     /// looked at when this filter has a type pattern.
-    pub fn matches_record(&self, record: &crate::frame::RawRecord) -> bool {
+    pub fn matches_record(&self, record: &crate::raw_record::RawRecord) -> bool {
         let meta = &record.meta;
         self.kinds.contains(meta.kind)
             && self.priorities.contains(meta.priority)

@@ -17,6 +17,7 @@ use crate::msgpack::{self, Reader};
 use crate::priority::Priority;
 use crate::record::RecordMeta;
 use crate::value;
+use crate::wire::expect_array;
 
 impl Frame {
     /// Appends the whole frame, length prefix included.
@@ -330,39 +331,6 @@ fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, DecodeError
         });
     }
     Ok(frame)
-}
-
-/// Writes a string, or `nil` for none.
-pub(crate) fn write_opt_str(out: &mut Vec<u8>, text: Option<&str>) {
-    match text {
-        Some(text) => msgpack::write_str(out, text),
-        None => msgpack::write_nil(out),
-    }
-}
-
-/// Reads what [`write_opt_str`] wrote.
-pub(crate) fn read_opt_str(reader: &mut Reader<'_>) -> Result<Option<String>, DecodeError> {
-    if reader.read_nil()? {
-        return Ok(None);
-    }
-    Ok(Some(reader.read_str()?.to_string()))
-}
-
-/// Reads an array header and checks it has `expected` elements.
-pub(crate) fn expect_array(
-    reader: &mut Reader<'_>,
-    message: &'static str,
-    expected: u32,
-) -> Result<(), DecodeError> {
-    let found = reader.read_array_len()?;
-    if found != expected {
-        return Err(DecodeError::WrongLength {
-            message,
-            expected,
-            found,
-        });
-    }
-    Ok(())
 }
 
 /// Reads an array header whose length must lie in `lengths` (a frame with optional trailing

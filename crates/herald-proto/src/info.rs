@@ -3,9 +3,9 @@
 //! only encodes and decodes.
 
 use crate::error::DecodeError;
-use crate::frame_body::{expect_array, read_opt_str, write_opt_str};
 use crate::msgpack::{self, Reader};
 use crate::value::{self, Field};
+use crate::wire::{expect_array, read_opt_str, write_opt_str};
 
 /// An information object: its latest value.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -44,8 +44,10 @@ pub mod kind;
 pub mod msgpack;
 pub mod origin;
 pub mod priority;
+mod raw_record;
 pub mod record;
 mod record_encode;
+mod record_meta;
 mod record_scan;
 pub mod request;
 pub mod route;
@@ -54,6 +56,7 @@ pub mod storm;
 mod test_rng;
 pub mod time;
 pub mod value;
+mod wire;
 
 pub use delivery_options::{DeliveryOptions, Policy};
 pub use error::{DecodeError, FrameError};

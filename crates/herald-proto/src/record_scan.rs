@@ -17,7 +17,7 @@ use crate::glob::MAX_PATTERN_BYTES;
 use crate::kind::Kind;
 use crate::origin;
 use crate::priority::{Priority, ALL_PRIORITIES};
-use crate::record::{key, RecordMeta};
+use crate::record_meta::{key, RecordMeta};
 use crate::value;
 
 /// The priorities by wire value (`None` where none is defined).

@@ -39,7 +39,7 @@ impl MirrorFeed {
     /// # Errors
     /// [`DecodeError`] for anything else.
     pub fn decode(reader: &mut Reader<'_>) -> Result<MirrorFeed, DecodeError> {
-        crate::frame_body::expect_array(reader, "MIRROR", 3)?;
+        crate::wire::expect_array(reader, "MIRROR", 3)?;
         let source = reader.read_str()?.to_string();
         let mut lists = [Vec::new(), Vec::new()];
         for list in &mut lists {
@@ -98,7 +98,7 @@ impl InfoChange {
     /// # Errors
     /// [`DecodeError`] for anything else.
     pub fn decode(reader: &mut Reader<'_>) -> Result<InfoChange, DecodeError> {
-        crate::frame_body::expect_array(reader, "INFO_CHANGE", 3)?;
+        crate::wire::expect_array(reader, "INFO_CHANGE", 3)?;
         let reason = reader.read_str()?.to_string();
         let count = reader.read_array_len()?;
         let mut objects = Vec::with_capacity((count as usize).min(1024));
@@ -157,7 +157,7 @@ impl Members {
     /// # Errors
     /// [`DecodeError`] for anything else.
     pub fn decode(reader: &mut Reader<'_>) -> Result<Members, DecodeError> {
-        crate::frame_body::expect_array(reader, "MEMBERS", 3)?;
+        crate::wire::expect_array(reader, "MEMBERS", 3)?;
         let cluster = reader.read_str()?.to_string();
         let me = Member::decode(reader)?;
         let count = reader.read_array_len()?;
@@ -178,7 +178,7 @@ impl Member {
     }
 
     fn decode(reader: &mut Reader<'_>) -> Result<Member, DecodeError> {
-        crate::frame_body::expect_array(reader, "MEMBERS member", 3)?;
+        crate::wire::expect_array(reader, "MEMBERS member", 3)?;
         Ok(Member {
             id: reader.read_uint()?,
             name: reader.read_str()?.to_string(),
