@@ -11,7 +11,7 @@ use herald_proto::{DecodeError, PrioritySet};
 
 use crate::backend::{Backend, RowRange, Source};
 use crate::error::{ArchiveError, ArchiveErrorKind};
-use crate::query::{check_range, read_rows, Budget};
+use crate::rows::{check_range, read_rows, Budget};
 
 /// Rows read per page while folding.
 const FOLD_PAGE_ROWS: usize = 16_384;

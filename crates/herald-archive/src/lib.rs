@@ -36,6 +36,7 @@ pub mod keep;
 pub mod migrate;
 mod overflow;
 pub mod query;
+pub mod rows;
 pub mod rules;
 pub mod segment;
 pub mod spill;

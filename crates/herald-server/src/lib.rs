@@ -15,14 +15,16 @@
 //! - [`writer`]: the per-connection writer task (replies, pings, deliveries, gap notices).
 //! - [`producers`]: numbered producers' records seen here, to drop what a failover resends;
 //!   [`acks`]: a connection's acknowledgements in order while some wait for routes;
-//!   [`relay`]: records from another server (a route, a mirror's source) routed here.
+//!   [`relay`]: records from another server (a route, a mirror's source) routed here;
+//!   [`remote_gap`]: a loss on another server passed on to the local subscribers.
 //! - [`reload`]: SIGHUP and `RELOAD` read the configuration again and put in force what
 //!   can change live ([`reload::diff`] says which); `config::Source` is where it came from.
 //! - [`info`]: the information service (store, info subscribers, change records).
 //! - [`http`]: the HTTP front door (`GET`/`PUT`/`DELETE /info/{name}`, `GET /info`,
 //!   `GET /info-types`, the archive, `GET /monitor`, the WebSockets `/ws/records` and
 //!   `/ws/info`, the embedded UI files), JSON errors.
-//! - [`monitor`]: counters and the connection registry; [`events`]: log-and-count events.
+//! - [`monitor`]: counters and the connection registry; [`events`]: log-and-count events;
+//!   [`close_reason`]: why a connection ended, below both.
 //! - [`memory`]: freed memory given back to the system once the server goes quiet.
 //! - [`config`]: [`Config`] from file, `HERALD_*` and flags; [`units`] for `2s`, `64KiB`.
 //! - [`data_lock`]: [`DataDirGuard`](data_lock::DataDirGuard), one server per data directory.
@@ -48,6 +50,7 @@
 pub mod acks;
 pub mod archive;
 pub mod auth;
+pub mod close_reason;
 pub mod closing;
 pub mod cluster;
 pub mod command;
@@ -67,6 +70,7 @@ pub mod otlp;
 pub mod producers;
 pub mod relay;
 pub mod reload;
+pub mod remote_gap;
 pub mod revoke;
 pub mod round_trip;
 pub mod server;

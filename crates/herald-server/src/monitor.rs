@@ -11,7 +11,7 @@ use herald_proto::Value;
 use herald_router::{DropCounters, DropReason, Drops, Queue};
 use tokio::sync::Notify;
 
-use crate::events::CloseReason;
+use crate::close_reason::CloseReason;
 
 /// One subscription as the monitor shows it.
 #[derive(Debug)]

@@ -22,9 +22,8 @@ use crate::monitor::ConnectionState;
 use crate::server::Shared;
 use crate::session_state::{Close, Session, QUERIES_AT_ONCE};
 use crate::shutdown::Shutdown;
+use crate::writer::CONTROL_QUEUE_FRAMES;
 
-/// Control frames waiting for the writer; a client that never reads only blocks itself.
-pub(crate) const CONTROL_QUEUE_FRAMES: usize = 1024;
 /// How long the writer may take to flush after the session ends.
 const WRITER_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 

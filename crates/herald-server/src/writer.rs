@@ -13,6 +13,9 @@ use tokio::sync::mpsc;
 
 use crate::monitor::ConnectionState;
 
+/// Control frames waiting for the writer; a client that never reads only blocks itself.
+pub(crate) const CONTROL_QUEUE_FRAMES: usize = 1024;
+
 /// Most record bytes taken from one queue for one `DELIVER` frame.
 pub(crate) const DRAIN_BYTES: usize = 256 * 1024;
 /// Bytes gathered before they are written out.

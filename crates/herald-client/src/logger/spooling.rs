@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use herald_proto::frame::{self, DEFAULT_MAX_FRAME_BYTES};
+use herald_proto::frame;
 use herald_proto::{Frame, Priority};
 
 use super::drops::DropReason;
@@ -16,8 +16,6 @@ use super::spool::replay::replay_step;
 use super::spool::{on_disk, DiskLoss};
 use super::worker::{CloseAck, Drain};
 
-/// Largest record put on disk: what a `PUBLISH` frame holds under the default frame limit.
-pub(crate) const MAX_SPILLED_RECORD_BYTES: usize = DEFAULT_MAX_FRAME_BYTES as usize - 41;
 /// Records handed to the disk buffer at once (its quota sheds within such a batch).
 const SPILL_BATCH_RECORDS: usize = 512;
 /// Room made on disk for a drop report: more than one takes (about 400 bytes with every

@@ -233,7 +233,7 @@ impl Drain {
         if self.spilling {
             let mut bytes = Vec::new();
             record.encode(&mut bytes);
-            if bytes.len() > super::spooling::MAX_SPILLED_RECORD_BYTES {
+            if bytes.len() > super::spool::MAX_SPILLED_RECORD_BYTES {
                 self.shared
                     .drops
                     .count(record.priority, DropReason::Rejected);

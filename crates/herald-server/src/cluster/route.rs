@@ -8,11 +8,11 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use herald_proto::frame::{Ack, DeliverEntry, GapNotice};
+use herald_proto::frame::{Ack, DeliverEntry};
 use herald_proto::info::{InfoRequest, TypeData};
 use herald_proto::route::InfoChange;
 use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Frame};
-use herald_router::{Gap, RouteContext};
+use herald_router::RouteContext;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -107,7 +107,7 @@ pub async fn run(
     }
     // One writer drains the link's queue at a time: wait for the last connection's to end.
     let turn = Arc::clone(&link.turn).lock_owned().await;
-    let (frames, control_rx) = mpsc::channel(crate::session::CONTROL_QUEUE_FRAMES);
+    let (frames, control_rx) = mpsc::channel(crate::writer::CONTROL_QUEUE_FRAMES);
     let pump = tokio::spawn(async move {
         while let Some(frame) = pending.recv().await {
             if frames.send(frame).await.is_err() {
@@ -232,7 +232,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
                 tracing::warn!(%member, "route error from the other member: {}", error.message);
                 return "the other member sent an error";
             }
-            Frame::Gap(gap) => owe_gap(shared, &link.member().name, &gap),
+            Frame::Gap(gap) => crate::remote_gap::owe_gap(shared, &link.member().name, &gap),
             Frame::Ack(ack) => {
                 let lost = link.confirm(ack.ack_id, std::mem::take(&mut first_ack));
                 if lost > 0 {
@@ -408,26 +408,4 @@ fn route_ack(through: u64, count: u64) -> Frame {
         level: AckLevel::Received,
         count,
     })
-}
-
-/// Passes a loss on the far member's route queue on to the local subscribers it may have
-/// hit: each whose filter takes any of the priorities lost gets a gap notice naming the
-/// member, counting the records of those priorities. Which subjects the lost records had
-/// is not known here, so a subscriber may hear of records its subject pattern would not
-/// have matched: a loss is never left unreported.
-pub(crate) fn owe_gap(shared: &Shared, member: &str, notice: &GapNotice) {
-    for subscription in shared.router.index().iter().filter(|s| !s.route) {
-        let mut gap = Gap {
-            first_seq: notice.first_seq,
-            last_seq: notice.last_seq,
-            ..Gap::default()
-        };
-        for (priority, count) in &notice.by_priority {
-            if subscription.filter.priorities.contains(*priority) {
-                gap.by_priority[*priority as usize] += count;
-                gap.count += count;
-            }
-        }
-        subscription.queue.note_remote_gap(member, gap);
-    }
 }

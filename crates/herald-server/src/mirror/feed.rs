@@ -83,7 +83,7 @@ pub async fn deliver(session: &mut Session, entries: Vec<DeliverEntry>) {
 /// Passes a loss on the source's side on to the subscribers here, naming the source.
 pub fn gap(session: &Session, notice: &GapNotice) {
     if let Some(feed) = &session.feed {
-        crate::cluster::route::owe_gap(&session.shared, &feed.feed.source, notice);
+        crate::remote_gap::owe_gap(&session.shared, &feed.feed.source, notice);
     }
 }
 

@@ -239,7 +239,7 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
     });
     link.up.store(true, Ordering::Relaxed);
     tracing::info!(mirror = %link.config.to, "feeding the mirror");
-    let (frames, control_rx) = mpsc::channel(crate::session::CONTROL_QUEUE_FRAMES);
+    let (frames, control_rx) = mpsc::channel(crate::writer::CONTROL_QUEUE_FRAMES);
     let pump = tokio::spawn(async move {
         while let Some(frame) = pending.recv().await {
             if frames.send(frame).await.is_err() {

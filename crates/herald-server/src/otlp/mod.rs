@@ -30,7 +30,7 @@ use herald_router::RouteContext;
 use prost::Message;
 
 use crate::auth::{Access, Operation};
-use crate::http::HttpError;
+use crate::http::error::HttpError;
 use crate::server::Shared;
 
 /// What `/v1/logs` counted.

@@ -39,6 +39,9 @@ use lock::{LockError, SpoolLock};
 use segment::{Counts, Segment, HEADER_BYTES, MAGIC, PRIORITY_SLOTS};
 use state::StateFile;
 
+/// Largest record put on disk: what a `PUBLISH` frame holds under the default frame limit.
+pub(crate) const MAX_SPILLED_RECORD_BYTES: usize =
+    herald_proto::frame::DEFAULT_MAX_FRAME_BYTES as usize - 41;
 /// Default bytes of segments a disk buffer may hold.
 pub const DEFAULT_BUFFER_QUOTA_BYTES: u64 = 256 * 1024 * 1024;
 /// Smallest quota allowed (one segment's worth).
