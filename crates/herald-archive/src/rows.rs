@@ -68,9 +68,9 @@ pub struct RowsRead {
     pub skipped: u64,
 }
 
-/// As [`read_page`](crate::query::read_page), returning the rows (with their times) and the next cursor: day by day,
-/// merging the slots of each day. Each row is checked before `keep` sees it; a row whose
-/// record does not decode is skipped and counted.
+/// As [`read_page`](crate::query::read_page), returning the rows (with their times) and
+/// the next cursor: day by day, merging the slots of each day. Each row is checked before
+/// `keep` sees it; a row whose record does not decode is skipped and counted.
 pub fn read_rows(
     backend: &dyn Backend,
     source: Source<'_>,
