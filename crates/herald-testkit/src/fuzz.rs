@@ -19,18 +19,22 @@
 //! - [`http_params`]: the archive routes' query strings, and time parsing.
 //! - [`is_xml`]: information objects as XML (checked by a small XML parser) and JSON (back
 //!   again).
+//! - [`syslog_parse`]: syslog messages read, made records and checked; TCP streams framed
+//!   whole and cut in two.
 //!
 //! Inputs that need several parts start with a selector byte; the corpus files in
 //! `fuzz/corpus/` show the layout of each.
 
 mod config;
 mod info;
+mod syslog;
 mod text;
 mod wire;
 mod xml_check;
 
 pub use config::config_parse;
 pub use info::is_xml;
+pub use syslog::syslog_parse;
 pub use text::{filter_parse, http_params, server_url};
 pub use wire::{frame_decode, record_decode, request_decode};
 

@@ -54,6 +54,7 @@ replay_targets!(
     server_url,
     http_params,
     is_xml,
+    syslog_parse,
 );
 
 /// Every target in `fuzz/fuzz_targets/` has a replay test above, and every test a target.
