@@ -21,12 +21,15 @@
 //!   again).
 //! - [`syslog_parse`]: syslog messages read, made records and checked; TCP streams framed
 //!   whole and cut in two.
+//! - [`otlp_decode`]: OpenTelemetry export requests (protobuf, JSON) and the records made of
+//!   them.
 //!
 //! Inputs that need several parts start with a selector byte; the corpus files in
 //! `fuzz/corpus/` show the layout of each.
 
 mod config;
 mod info;
+mod otlp;
 mod syslog;
 mod text;
 mod wire;
@@ -34,6 +37,7 @@ mod xml_check;
 
 pub use config::config_parse;
 pub use info::is_xml;
+pub use otlp::otlp_decode;
 pub use syslog::syslog_parse;
 pub use text::{filter_parse, http_params, server_url};
 pub use wire::{frame_decode, record_decode, request_decode};

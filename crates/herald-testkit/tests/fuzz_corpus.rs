@@ -55,6 +55,7 @@ replay_targets!(
     http_params,
     is_xml,
     syslog_parse,
+    otlp_decode,
 );
 
 /// Every target in `fuzz/fuzz_targets/` has a replay test above, and every test a target.
