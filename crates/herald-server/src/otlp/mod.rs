@@ -130,34 +130,22 @@ pub async fn export(
     let received = now_nanos();
     let mut records = Vec::new();
     let (mut rejected, mut first_error) = (0i64, String::new());
-    for resource_logs in &request.resource_logs {
-        let attributes = resource_logs
-            .resource
-            .as_ref()
-            .map_or(&[][..], |r| &r.attributes[..]);
-        for scope_logs in &resource_logs.scope_logs {
-            let scope = scope_logs.scope.as_ref().map_or("", |s| s.name.as_str());
-            let context = record::Context::new(attributes, scope);
-            for log in &scope_logs.log_records {
-                let made = record::record(log, &context, received);
-                let checked = access
-                    .check(Operation::Publish, &made.subject)
-                    .and_then(|()| {
-                        RawRecord::from_record(&made)
-                            .map_err(|err| format!("record refused: {err}"))
-                    });
-                match checked {
-                    Ok(raw) => records.push(raw),
-                    Err(why) => {
-                        rejected += 1;
-                        if first_error.is_empty() {
-                            first_error = why;
-                        }
-                    }
+    record::each_record(request, received, |made| {
+        let checked = access
+            .check(Operation::Publish, &made.subject)
+            .and_then(|()| {
+                RawRecord::from_record(&made).map_err(|err| format!("record refused: {err}"))
+            });
+        match checked {
+            Ok(raw) => records.push(raw),
+            Err(why) => {
+                rejected += 1;
+                if first_error.is_empty() {
+                    first_error = why;
                 }
             }
         }
-    }
+    });
     let mut route = RouteContext::default();
     let over_quota = crate::ingest::ingest(shared, &mut route, &records).await;
     let stats = &shared.otlp;

@@ -5,7 +5,29 @@
 use herald_proto::value::{Field, Value};
 use herald_proto::{Kind, Priority, Record};
 
-use super::proto::{Any, AnyValue, KeyValue, LogRecord};
+use super::proto::{Any, AnyValue, ExportLogsServiceRequest, KeyValue, LogRecord};
+
+/// Calls `found` with the record made of each log record of `request`, in order (each
+/// under its resource's and scope's [`Context`]), dated `received` when it has no time.
+pub fn each_record(
+    request: &ExportLogsServiceRequest,
+    received: i64,
+    mut found: impl FnMut(Record),
+) {
+    for resource_logs in &request.resource_logs {
+        let attributes = resource_logs
+            .resource
+            .as_ref()
+            .map_or(&[][..], |r| &r.attributes[..]);
+        for scope_logs in &resource_logs.scope_logs {
+            let scope = scope_logs.scope.as_ref().map_or("", |s| s.name.as_str());
+            let context = Context::new(attributes, scope);
+            for log in &scope_logs.log_records {
+                found(record(log, &context, received));
+            }
+        }
+    }
+}
 
 /// Returns the priority of OTLP severity number `number` (1–24), or of `text` when the
 /// number is unspecified (0).

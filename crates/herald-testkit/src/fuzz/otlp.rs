@@ -15,7 +15,7 @@ const RECEIVED: i64 = 1_795_752_000_000_000_000;
 /// Input: `mode: u8 | body`. Mode even: the body in protobuf — a request that decodes
 /// encodes to bytes that decode to the same request. Mode odd: the body in JSON (OTLP's
 /// JSON mapping, `otlp::json::request`). Either way, for every log record of a request that
-/// reads, the record made of it (`otlp::record::record`) either passes the record checks as
+/// reads, the record made of it (`otlp::record::each_record`) either passes the record checks as
 /// `RawRecord::from_record` wrote it — the same routing fields as `RawRecord::new` reads,
 /// decoding back to itself — or is refused by both.
 pub fn otlp_decode(data: &[u8]) {
@@ -36,19 +36,8 @@ pub fn otlp_decode(data: &[u8]) {
             Err(_) => return,
         }
     };
-    for resource_logs in &request.resource_logs {
-        let attributes = resource_logs
-            .resource
-            .as_ref()
-            .map_or(&[][..], |r| &r.attributes[..]);
-        for scope_logs in &resource_logs.scope_logs {
-            let scope = scope_logs.scope.as_ref().map_or("", |s| s.name.as_str());
-            let context = record::Context::new(attributes, scope);
-            for log in &scope_logs.log_records {
-                check(&record::record(log, &context, RECEIVED));
-            }
-        }
-    }
+    // The records the server makes of the request, as `POST /v1/logs` makes them.
+    record::each_record(&request, RECEIVED, |made| check(&made));
 }
 
 /// `made` passes the record checks as `RawRecord::from_record` writes it, or is refused by
