@@ -126,78 +126,19 @@ pub async fn syslog(
     let mut json = serde_json::Map::new();
     let mut rates = Vec::new();
     for transport in Transport::ALL {
-        let before = counter(&client, "records").await?;
-        let bad_before = counter(&client, "bad").await?;
-        // The kernel's count for the UDP socket (Linux), when the server can read it.
-        let kernel_before = counter(&client, "udp_dropped").await.ok();
-        // Made before the clock starts: what is measured is the server, not the sender's
-        // formatting.
-        let rfc5424 = transport != Transport::Tcp3164;
-        let messages: Vec<Vec<u8>> = (0..records).map(|i| message(i, size, rfc5424)).collect();
-        let cpu_before = server_cpu(own_server);
-        let started = Instant::now();
-        // The UDP sender's CPU time: on loopback it also pays for the kernel's receiving.
-        let sender_cpu = match transport {
-            Transport::Udp => send_udp(udp, messages, udp_rate, true).await?,
-            Transport::UdpSingle => send_udp(udp, messages, udp_rate, false).await?,
-            Transport::Tcp => send_tcp(tcp, &messages, true).await.map(|()| None)?,
-            Transport::Tcp3164 => send_tcp(tcp, &messages, false).await.map(|()| None)?,
-        };
-        let sender_text = match sender_cpu {
-            Some(seconds) => format!(
-                "; the sender's CPU {:.2} µs a message",
-                seconds / records as f64 * 1e6
-            ),
-            None => String::new(),
-        };
-        let sent = started.elapsed();
-        // Until every message is counted, or the count stands still.
-        let (mut taken, mut last_change) = (0, Instant::now());
-        while taken < records {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            let now = counter(&client, "records").await? - before;
-            if now != taken {
-                (taken, last_change) = (now, Instant::now());
-            } else if last_change.elapsed() > SETTLE {
-                break;
-            }
-        }
-        let elapsed = if taken == records {
-            started.elapsed()
-        } else {
-            last_change.duration_since(started)
-        };
-        let (cpu, cpu_text) = cpu_per_million(cpu_before, server_cpu(own_server), taken);
-        let bad = counter(&client, "bad").await? - bad_before;
-        let is_udp = transport.is_udp();
-        let kernel = match (kernel_before, counter(&client, "udp_dropped").await.ok()) {
-            (Some(before), Some(after)) if is_udp => Some(after - before),
-            _ => None,
-        };
-        let rate = taken as f64 / elapsed.as_secs_f64();
-        let lost = records - taken.min(records);
-        let name = transport.name();
-        lines.push(format!(
-            "syslog {name}: {taken} of {records} messages ({size} B of text) taken in {:.3} s: {rate:.0} records/s (sent in {:.3} s{}; {lost} not taken{}, {bad} bad{cpu_text}{sender_text})",
-            elapsed.as_secs_f64(),
-            sent.as_secs_f64(),
-            match udp_rate.filter(|_| is_udp) {
-                Some(pace) => format!(", paced at {pace:.0}/s"),
-                None => String::new(),
-            },
-            match kernel {
-                Some(n) => format!("; the kernel counted {n} packets dropped (a datagram each, or a run), its receive buffer full"),
-                None => String::new(),
-            },
-        ));
-        json.insert(
-            name.into(),
-            json!({"records": records, "taken": taken,
-                   "paced": udp_rate.filter(|_| is_udp), "rate": rate, "lost": lost, "bad": bad,
-                   "kernel_dropped": kernel, "seconds": elapsed.as_secs_f64(),
-                   "server_cpu_per_million": cpu, "sender_cpu_seconds": sender_cpu}),
-        );
-        rates.push((name, rate, cpu));
+        let run = run(
+            &client,
+            transport,
+            (udp, tcp),
+            records,
+            size,
+            udp_rate,
+            own_server,
+        )
+        .await?;
+        lines.push(run.line);
+        json.insert(transport.name().into(), run.json);
+        rates.push((transport.name(), run.rate, run.cpu));
     }
     // Native publish into the same server, as `herald bench pub`: what the front doors
     // are measured against.
@@ -235,6 +176,101 @@ pub async fn syslog(
     Ok(Report {
         lines,
         json: json!({"scenario": "syslog", "size": size, "results": json}),
+    })
+}
+
+/// What one transport's run measured: its line and JSON, the rate, the server's CPU
+/// seconds per million messages.
+struct Run {
+    line: String,
+    json: serde_json::Value,
+    rate: f64,
+    cpu: Option<f64>,
+}
+
+/// Sends `records` messages over `transport` and measures how fast the server takes them.
+async fn run(
+    client: &Client,
+    transport: Transport,
+    (udp, tcp): (SocketAddr, SocketAddr),
+    records: u64,
+    size: usize,
+    udp_rate: Option<f64>,
+    own_server: bool,
+) -> anyhow::Result<Run> {
+    let before = counter(client, "records").await?;
+    let bad_before = counter(client, "bad").await?;
+    // The kernel's count for the UDP socket (Linux), when the server can read it.
+    let kernel_before = counter(client, "udp_dropped").await.ok();
+    // Made before the clock starts: what is measured is the server, not the sender's
+    // formatting.
+    let rfc5424 = transport != Transport::Tcp3164;
+    let messages: Vec<Vec<u8>> = (0..records).map(|i| message(i, size, rfc5424)).collect();
+    let cpu_before = server_cpu(own_server);
+    let started = Instant::now();
+    // The UDP sender's CPU time: on loopback it also pays for the kernel's receiving.
+    let sender_cpu = match transport {
+        Transport::Udp => send_udp(udp, messages, udp_rate, true).await?,
+        Transport::UdpSingle => send_udp(udp, messages, udp_rate, false).await?,
+        Transport::Tcp => send_tcp(tcp, &messages, true).await.map(|()| None)?,
+        Transport::Tcp3164 => send_tcp(tcp, &messages, false).await.map(|()| None)?,
+    };
+    let sender_text = match sender_cpu {
+        Some(seconds) => format!(
+            "; the sender's CPU {:.2} µs a message",
+            seconds / records as f64 * 1e6
+        ),
+        None => String::new(),
+    };
+    let sent = started.elapsed();
+    // Until every message is counted, or the count stands still.
+    let (mut taken, mut last_change) = (0, Instant::now());
+    while taken < records {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let now = counter(client, "records").await? - before;
+        if now != taken {
+            (taken, last_change) = (now, Instant::now());
+        } else if last_change.elapsed() > SETTLE {
+            break;
+        }
+    }
+    let elapsed = if taken == records {
+        started.elapsed()
+    } else {
+        last_change.duration_since(started)
+    };
+    let (cpu, cpu_text) = cpu_per_million(cpu_before, server_cpu(own_server), taken);
+    let bad = counter(client, "bad").await? - bad_before;
+    let is_udp = transport.is_udp();
+    let kernel = match (kernel_before, counter(client, "udp_dropped").await.ok()) {
+        (Some(before), Some(after)) if is_udp => Some(after - before),
+        _ => None,
+    };
+    let rate = taken as f64 / elapsed.as_secs_f64();
+    let lost = records - taken.min(records);
+    let name = transport.name();
+    let line = format!(
+        "syslog {name}: {taken} of {records} messages ({size} B of text) taken in {:.3} s: {rate:.0} records/s (sent in {:.3} s{}; {lost} not taken{}, {bad} bad{cpu_text}{sender_text})",
+        elapsed.as_secs_f64(),
+        sent.as_secs_f64(),
+        match udp_rate.filter(|_| is_udp) {
+            Some(pace) => format!(", paced at {pace:.0}/s"),
+            None => String::new(),
+        },
+        match kernel {
+            Some(n) => format!("; the kernel counted {n} packets dropped (a datagram each, or a run), its receive buffer full"),
+            None => String::new(),
+        },
+    );
+    let json = json!({"records": records, "taken": taken,
+               "paced": udp_rate.filter(|_| is_udp), "rate": rate, "lost": lost, "bad": bad,
+               "kernel_dropped": kernel, "seconds": elapsed.as_secs_f64(),
+               "server_cpu_per_million": cpu, "sender_cpu_seconds": sender_cpu});
+    Ok(Run {
+        line,
+        json,
+        rate,
+        cpu,
     })
 }
 

@@ -4,8 +4,9 @@
 //! Linux 5.0 and later): the kernel may then hand over a run of datagrams of one size from
 //! one sender as one buffer with their size (loopback passes on those a sender gave as one
 //! buffer with `UDP_SEGMENT`; over a network the kernel's GRO may gather a busy sender's,
-//! not measured here), and the listener cuts it into the datagrams it was; the kernel's work per
-//! datagram is then mostly saved.
+//! not measured here), and the listener cuts it into the datagrams it was; the kernel's work
+//! per datagram is then mostly saved. A read that leaves slots empty is routed before the
+//! next read is asked for.
 
 use std::io::IoSliceMut;
 use std::net::IpAddr;
