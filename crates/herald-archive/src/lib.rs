@@ -25,6 +25,7 @@
 
 pub mod backend;
 pub mod blockstore;
+mod buffer;
 pub mod conformance;
 #[cfg(feature = "cql")]
 pub mod cql;

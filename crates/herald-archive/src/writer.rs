@@ -11,7 +11,6 @@
 //! records a producer waits on as `stored`, which are always kept (their producers'
 //! in-flight windows bound them).
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -23,6 +22,7 @@ use herald_proto::Priority;
 use tokio::sync::watch;
 
 use crate::backend::{Backend, Slot};
+use crate::buffer::{Buffer, Handed, Keeps};
 use crate::entry::Entry;
 use crate::error::ArchiveError;
 use crate::overflow::{join_until, Overflow};
@@ -131,25 +131,6 @@ pub struct Offer {
 }
 
 #[derive(Debug, Default)]
-struct Buffer {
-    entries: VecDeque<Entry>,
-    bytes: usize,
-    in_flight: usize,
-    in_flight_bytes: usize,
-    /// Tickets handed out: entries ever taken.
-    issued: u64,
-    /// Highest ticket a producer waits on as `stored`.
-    wanted: u64,
-    /// When a producer last asked for `stored`.
-    stored_at: Option<Instant>,
-    closing: bool,
-    /// The writer waits on `ready`: an offer wakes it only when it sleeps on an empty buffer,
-    /// when it makes [`WAKE_RECORDS`] or holds a stored record, so that the router rarely
-    /// pays a wake-up syscall.
-    writer_asleep: bool,
-}
-
-#[derive(Debug, Default)]
 struct Counters {
     written: AtomicU64,
     dropped: AtomicU64,
@@ -161,11 +142,10 @@ struct Counters {
 }
 
 impl Counters {
-    /// Counts `entry` as lost.
-    fn lost(&self, entry: &Entry) {
+    /// Counts `record` as lost.
+    fn lost(&self, record: &RawRecord) {
         self.dropped.fetch_add(1, Ordering::Relaxed);
-        self.dropped_by_priority[entry.record.meta.priority as usize]
-            .fetch_add(1, Ordering::Relaxed);
+        self.dropped_by_priority[record.meta.priority as usize].fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -214,7 +194,9 @@ impl Archive {
             Some(dir) => {
                 let spill = Spill::open(dir, options.spill_bytes)?;
                 let counters = Arc::clone(&counters);
-                Some(Overflow::start(spill, move |entry| counters.lost(entry))?)
+                Some(Overflow::start(spill, move |entry| {
+                    counters.lost(&entry.record)
+                })?)
             }
             None => None,
         };
@@ -266,11 +248,12 @@ impl Archive {
     }
 
     /// Takes the records the rules match (numbered from `first_seq`, received at
-    /// `received`) into the buffer. With `stored`, they are taken even over the bound and
-    /// the writer syncs them at once (under [`FsyncPolicy::Stored`]).
+    /// `received`) into the buffer: the vector moves in whole, with the retention of each
+    /// record, and the writer thread makes them entries. With `stored`, they are taken even
+    /// over the bound and the writer syncs them at once (under [`FsyncPolicy::Stored`]).
     pub fn offer(
         &self,
-        records: &[RawRecord],
+        mut records: Vec<RawRecord>,
         first_seq: u64,
         received: i64,
         stored: bool,
@@ -279,32 +262,63 @@ impl Archive {
         let mut offer = Offer::default();
         // Records over their priority's share, for the spill files' thread.
         let mut overflow = Vec::new();
+        let mut keeps = None;
+        // Where each record taken was in `records`, once one was left out.
+        let mut offsets: Option<Vec<u32>> = None;
+        let mut bytes = 0;
         let mut buffer = lock(&self.inner.buffer);
+        let queued = buffer.records + buffer.in_flight;
+        let queued_bytes = buffer.bytes + buffer.in_flight_bytes;
         for (offset, record) in records.iter().enumerate() {
-            let Some(keep) = rules.keep_for(record) else {
-                continue;
-            };
+            let taken = offer.archived as usize;
             let size = record.bytes.len();
-            let entry = Entry {
-                seq: first_seq + offset as u64,
-                received,
-                keep,
-                record: record.clone(),
-            };
-            let priority = record.meta.priority;
-            if !stored && self.inner.over_bound(&buffer, size, priority) {
+            if let Some(keep) = rules.keep_for(record) {
+                let queued = (queued + taken, queued_bytes + bytes + size);
+                if stored || !self.inner.over_bound(queued, record.meta.priority) {
+                    Keeps::push(&mut keeps, taken, keep);
+                    if let Some(offsets) = &mut offsets {
+                        offsets.push(offset as u32);
+                    }
+                    offer.archived += 1;
+                    bytes += size;
+                    continue;
+                }
                 if self.inner.overflow.is_some() {
-                    overflow.push(entry);
+                    overflow.push(Entry {
+                        seq: first_seq + offset as u64,
+                        received,
+                        keep,
+                        record: record.clone(),
+                    });
                 } else {
                     offer.dropped += 1;
-                    self.inner.counters.lost(&entry);
+                    self.inner.counters.lost(record);
                 }
-                continue;
             }
-            buffer.entries.push_back(entry);
-            buffer.bytes += size;
-            buffer.issued += 1;
-            offer.archived += 1;
+            // Left out: the records before it were all taken, at their own places.
+            offsets.get_or_insert_with(|| (0..offset as u32).collect());
+        }
+        if let Some(keeps) = keeps {
+            if let Some(offsets) = &offsets {
+                let mut next = offsets.iter().peekable();
+                let mut index = 0;
+                records.retain(|_| {
+                    let taken = next.next_if_eq(&&index).is_some();
+                    index += 1;
+                    taken
+                });
+            }
+            buffer.batches.push_back(Handed {
+                records,
+                keeps,
+                first_seq,
+                offsets,
+                received,
+                bytes,
+            });
+            buffer.records += offer.archived as usize;
+            buffer.bytes += bytes;
+            buffer.issued += offer.archived;
         }
         offer.ticket = buffer.issued;
         if stored {
@@ -313,7 +327,7 @@ impl Archive {
         }
         // The writer sleeps either on an empty buffer (wake it: it starts to linger) or
         // lingering over a few records (wake it only for many, or for a stored one).
-        let pending = buffer.entries.len();
+        let pending = buffer.records;
         let wake = buffer.writer_asleep
             && offer.archived > 0
             && (stored || pending as u64 == offer.archived || pending >= WAKE_RECORDS);
@@ -327,7 +341,7 @@ impl Archive {
                     offer.dropped += count;
                     refused
                         .iter()
-                        .for_each(|entry| self.inner.counters.lost(entry));
+                        .for_each(|entry| self.inner.counters.lost(&entry.record));
                 }
             }
         }
@@ -348,7 +362,7 @@ impl Archive {
         let counters = &self.inner.counters;
         ArchiveStats {
             backend: self.inner.backend.describe(),
-            backlog_records: (buffer.entries.len() + buffer.in_flight) as u64,
+            backlog_records: (buffer.records + buffer.in_flight) as u64,
             backlog_bytes: (buffer.bytes + buffer.in_flight_bytes) as u64,
             written: counters.written.load(Ordering::Relaxed),
             dropped: counters.dropped.load(Ordering::Relaxed),
@@ -430,12 +444,10 @@ pub fn shed_limit(priority: Priority) -> (usize, usize) {
 }
 
 impl Inner {
-    /// Whether a record of `priority` and `size` bytes is over what the buffer may hold for
-    /// its priority.
-    fn over_bound(&self, buffer: &Buffer, size: usize, priority: Priority) -> bool {
+    /// Whether a record of `priority` is over what the buffer may hold for its priority,
+    /// with `records` queued before it and `bytes` queued with it.
+    fn over_bound(&self, (records, bytes): (usize, usize), priority: Priority) -> bool {
         let (num, den) = shed_limit(priority);
-        let records = buffer.entries.len() + buffer.in_flight;
-        let bytes = buffer.bytes + buffer.in_flight_bytes + size;
         records * den >= self.options.buffer_records * num
             || bytes * den > self.options.buffer_bytes.saturating_mul(num)
     }
@@ -495,7 +507,7 @@ impl Inner {
         spare: Vec<Entry>,
     ) -> Option<(Vec<Entry>, u64, u64, bool, bool)> {
         let mut buffer = lock(&self.buffer);
-        if let (Some(overflow), true) = (&self.overflow, buffer.entries.is_empty()) {
+        if let (Some(overflow), true) = (&self.overflow, buffer.records == 0) {
             // Memory is drained: the oldest spill file comes next, read without holding up
             // the router. Its records were never given tickets (no producer waits on them),
             // so the watermark stays.
@@ -525,7 +537,7 @@ impl Inner {
         };
         let mut lingered: Option<Instant> = None;
         while !buffer.closing {
-            let pending = buffer.entries.len();
+            let pending = buffer.records;
             let stored_waiting = buffer.wanted > buffer.issued - pending as u64;
             if pending >= WAKE_RECORDS || (pending > 0 && stored_waiting) {
                 break;
@@ -549,27 +561,22 @@ impl Inner {
                 .0;
             buffer.writer_asleep = false;
         }
-        if buffer.entries.is_empty() && buffer.closing {
+        if buffer.records == 0 && buffer.closing {
             return None;
         }
-        let count = buffer.entries.len().min(self.options.batch_records);
-        let batch: Vec<Entry> = match count == buffer.entries.len() {
-            // The usual case, all of them: the buffer's vector is taken whole and `spare`
-            // put in its place (neither copies an entry while the buffer's start is its
-            // vector's, as after every swap; drained one by one, the entries were 8 % of
-            // this thread's time).
-            true => Vec::from(std::mem::replace(
-                &mut buffer.entries,
-                VecDeque::from(spare),
-            )),
-            false => buffer.entries.drain(..count).collect(),
-        };
-        let bytes: usize = batch.iter().map(|e| e.record.bytes.len()).sum();
-        buffer.bytes -= bytes;
-        buffer.in_flight = count;
-        buffer.in_flight_bytes = bytes;
-        let end = buffer.issued - buffer.entries.len() as u64;
-        Some((batch, end, buffer.wanted, buffer.closing, false))
+        // Whole routed batches are taken under the lock and become entries after it, so
+        // that the router's offers do not wait on that (a batch may take the count a little
+        // past `batch_records`).
+        let mut handed = Vec::new();
+        buffer.take(self.options.batch_records, &mut handed);
+        let end = buffer.issued - buffer.records as u64;
+        let (wanted, closing) = (buffer.wanted, buffer.closing);
+        drop(buffer);
+        let mut batch = spare;
+        for handed in handed {
+            handed.into_entries(&mut batch);
+        }
+        Some((batch, end, wanted, closing, false))
     }
 
     /// Deletes the spill file whose records were just written.
@@ -669,14 +676,14 @@ impl Inner {
     /// Counts what is left unwritten at shutdown as dropped.
     fn abandon(&self, in_flight: &[Entry]) {
         let mut buffer = lock(&self.buffer);
-        let lost = in_flight.len() + buffer.entries.len();
-        for entry in in_flight.iter().chain(&buffer.entries) {
-            self.counters.lost(entry);
+        let mut lost = in_flight.len();
+        for entry in in_flight {
+            self.counters.lost(&entry.record);
         }
-        buffer.entries.clear();
-        buffer.bytes = 0;
-        buffer.in_flight = 0;
-        buffer.in_flight_bytes = 0;
+        for record in buffer.clear() {
+            self.counters.lost(&record);
+            lost += 1;
+        }
         tracing::error!(
             lost,
             "archive store unavailable at shutdown; records not archived"

@@ -18,6 +18,8 @@ use herald_proto::{Kind, Priority, Record, Value};
 struct Flaky {
     store: EmbeddedBackend,
     down: AtomicBool,
+    /// The sequence numbers of what was written, in order.
+    written: std::sync::Mutex<Vec<u64>>,
 }
 
 impl Flaky {
@@ -38,7 +40,10 @@ impl Backend for Flaky {
     }
     fn write(&self, entries: &[Entry]) -> Result<(), ArchiveError> {
         self.check()?;
-        self.store.write(entries)
+        self.store.write(entries)?;
+        let mut written = self.written.lock().unwrap();
+        written.extend(entries.iter().map(|entry| entry.seq));
+        Ok(())
     }
     fn sync(&self) -> Result<(), ArchiveError> {
         self.check()?;
@@ -93,6 +98,7 @@ fn down(dir: &std::path::Path) -> Arc<Flaky> {
     Arc::new(Flaky {
         store: EmbeddedBackend::open(dir),
         down: AtomicBool::new(true),
+        written: std::sync::Mutex::default(),
     })
 }
 
@@ -118,7 +124,7 @@ fn stored_batches_become_durable_and_readable() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Arc::new(EmbeddedBackend::open(dir.path()));
     let archive = Archive::start(backend.clone(), ArchiveOptions::default()).unwrap();
-    let offer = archive.offer(&records("A.b", 0, 100), 1, 0, true);
+    let offer = archive.offer(records("A.b", 0, 100), 1, 0, true);
     assert_eq!((offer.archived, offer.dropped, offer.ticket), (100, 0, 100));
     let durable = archive.durable();
     wait_until("the durable watermark", || {
@@ -148,7 +154,7 @@ fn a_few_records_are_written_soon_and_a_stored_one_at_once() {
     // Let the writer fall asleep on an empty buffer first.
     std::thread::sleep(Duration::from_millis(50));
     let started = Instant::now();
-    archive.offer(&records("A.few", 0, 3), 1, 0, false);
+    archive.offer(records("A.few", 0, 3), 1, 0, false);
     wait_until("three records written", || archive.stats().written == 3);
     assert!(
         started.elapsed() < Duration::from_secs(2),
@@ -156,7 +162,7 @@ fn a_few_records_are_written_soon_and_a_stored_one_at_once() {
         started.elapsed()
     );
     std::thread::sleep(Duration::from_millis(50));
-    let offer = archive.offer(&records("A.one", 0, 1), 4, 0, true);
+    let offer = archive.offer(records("A.one", 0, 1), 4, 0, true);
     let durable = archive.durable();
     wait_until("the stored record durable", || {
         *durable.borrow() >= offer.ticket
@@ -170,10 +176,10 @@ fn a_store_that_is_down_fills_the_buffer_then_drops_and_counts_and_catches_up() 
     let flaky = down(&dir.path().join("store"));
     let archive = Archive::start(flaky.clone(), small_buffer()).unwrap();
     // INFO records may fill nine tenths of the buffer: the rest is kept for WARNING and up.
-    let first = archive.offer(&records("A.b", 0, 1_500), 1, 0, false);
+    let first = archive.offer(records("A.b", 0, 1_500), 1, 0, false);
     assert_eq!((first.archived, first.dropped), (900, 600));
     // A producer waiting on `stored` is never dropped, even over the bound.
-    let stored = archive.offer(&records("A.b", 1_500, 10), 1_501, 0, true);
+    let stored = archive.offer(records("A.b", 1_500, 10), 1_501, 0, true);
     assert_eq!((stored.archived, stored.dropped), (10, 0));
     wait_until("a failed attempt", || archive.stats().write_errors > 0);
     let stats = archive.stats();
@@ -210,7 +216,7 @@ fn a_filling_buffer_sheds_the_lowest_priorities_first() {
     let mixed: Vec<RawRecord> = (0..2_000)
         .map(|i| at(Kind::Info, "A.mixed", i, order[i as usize % 4]))
         .collect();
-    let offer = archive.offer(&mixed, 1, 0, false);
+    let offer = archive.offer(mixed, 1, 0, false);
     assert_eq!((offer.archived, offer.dropped), (1_000, 1_000));
     let stats = archive.stats();
     let dropped = |p: Priority| stats.dropped_by_priority[p as usize];
@@ -222,13 +228,13 @@ fn a_filling_buffer_sheds_the_lowest_priorities_first() {
     assert_eq!(stats.dropped_by_priority.iter().sum::<u64>(), stats.dropped);
     // Past 95 % only ERROR and up are taken, until the buffer is full.
     let errors = archive.offer(
-        &[at(Kind::Info, "A.mixed", 3_000, Priority::Error)],
+        vec![at(Kind::Info, "A.mixed", 3_000, Priority::Error)],
         2_001,
         0,
         false,
     );
     let warning = archive.offer(
-        &[at(Kind::Info, "A.mixed", 3_001, Priority::Warning)],
+        vec![at(Kind::Info, "A.mixed", 3_001, Priority::Warning)],
         2_002,
         0,
         false,
@@ -241,6 +247,47 @@ fn a_filling_buffer_sheds_the_lowest_priorities_first() {
 }
 
 #[test]
+fn records_left_out_of_a_batch_leave_the_others_numbered_by_their_place_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = down(&dir.path().join("store"));
+    store.down.store(false, Ordering::SeqCst);
+    let archive = Archive::start(store.clone(), small_buffer()).unwrap();
+    // The default rules keep logs from INFO up: the DEBUG ones are not archived.
+    let order = [
+        Priority::Info,
+        Priority::Debug,
+        Priority::Debug,
+        Priority::Warning,
+    ];
+    let batch: Vec<RawRecord> = (0..8)
+        .map(|i| at(Kind::Log, "A.log", i, order[i as usize % 4]))
+        .collect();
+    let offer = archive.offer(batch, 100, 0, true);
+    assert_eq!(offer.archived, 4);
+    let durable = archive.durable();
+    wait_until("the batch", || *durable.borrow() >= offer.ticket);
+    assert_eq!(*store.written.lock().unwrap(), [100, 103, 104, 107]);
+    // A batch whose first record is left out, and one with nothing to archive.
+    let batch = vec![
+        at(Kind::Log, "A.log", 8, Priority::Debug),
+        at(Kind::Log, "A.log", 9, Priority::Error),
+    ];
+    let offer = archive.offer(batch, 200, 0, true);
+    let none = archive.offer(
+        vec![at(Kind::Log, "A.log", 10, Priority::Debug)],
+        300,
+        0,
+        true,
+    );
+    assert_eq!(
+        (offer.archived, none.archived, none.ticket),
+        (1, 0, offer.ticket)
+    );
+    wait_until("the batch", || *durable.borrow() >= offer.ticket);
+    assert_eq!(*store.written.lock().unwrap(), [100, 103, 104, 107, 201]);
+}
+
+#[test]
 fn records_past_their_retention_on_arrival_are_counted_not_written() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Arc::new(EmbeddedBackend::open(dir.path()));
@@ -250,7 +297,7 @@ fn records_past_their_retention_on_arrival_are_counted_not_written() {
         ..Record::new(Kind::Info, "A.old")
     };
     let raw = RawRecord::new(Bytes::from(old.to_bytes())).unwrap();
-    let offer = archive.offer(&[raw], 1, 0, true);
+    let offer = archive.offer(vec![raw], 1, 0, true);
     let durable = archive.durable();
     wait_until("the batch", || *durable.borrow() >= offer.ticket);
     assert_eq!(archive.stats().expired_on_arrival, 1);
@@ -267,7 +314,7 @@ fn a_full_buffer_spills_to_disk_and_the_spill_is_written_when_the_store_returns(
         ..small_buffer()
     };
     let archive = Archive::start(flaky.clone(), options.clone()).unwrap();
-    let offer = archive.offer(&records("A.b", 0, 3_000), 1, 0, false);
+    let offer = archive.offer(records("A.b", 0, 3_000), 1, 0, false);
     // INFO fills nine tenths of the buffer, the rest goes to the spill.
     assert_eq!(
         (offer.archived, offer.spilled, offer.dropped),
@@ -278,7 +325,7 @@ fn a_full_buffer_spills_to_disk_and_the_spill_is_written_when_the_store_returns(
     let stats = archive.stats();
     assert!(stats.spill_bytes > 0 && stats.dropped == 0, "{stats:?}");
     // Past the spill's own bound, records are dropped and counted.
-    let many = archive.offer(&records("A.c", 0, 20_000), 3_001, 0, false);
+    let many = archive.offer(records("A.c", 0, 20_000), 3_001, 0, false);
     assert_eq!(many.spilled + many.dropped, 20_000, "{many:?}");
     wait_until("the spill thread", || {
         let stats = archive.stats();
@@ -317,7 +364,7 @@ fn spill_files_left_by_a_stopped_server_are_written_by_the_next() {
     };
     {
         let archive = Archive::start(down(&store_dir), options.clone()).unwrap();
-        let offer = archive.offer(&records("A.b", 0, 500), 1, 0, false);
+        let offer = archive.offer(records("A.b", 0, 500), 1, 0, false);
         assert_eq!(offer.spilled, 491);
         archive.close(Duration::from_secs(10));
     }

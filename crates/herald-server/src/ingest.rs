@@ -64,7 +64,7 @@ pub async fn route_batch(shared: &Shared, route: &mut RouteContext, records: &[R
     let received = now_nanos();
     let stats = shared.router.route(route, records, received);
     if let Some(archive) = &shared.archive {
-        let offer = archive.offer(records, stats.first_seq, received, false);
+        let offer = archive.offer(records.to_vec(), stats.first_seq, received, false);
         if offer.dropped > 0 {
             crate::events::archive_dropped(offer.dropped);
         }

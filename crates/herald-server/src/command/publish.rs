@@ -117,9 +117,12 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
             .route_from(&mut session.route, &publish.records, received, origin);
     // Batches that went to other members are acknowledged once those have them.
     let marks = session.route.take_marks();
+    let bytes: usize = publish.records.iter().map(|r| r.bytes.len()).sum();
+    // The archive takes the batch's records whole (the router keeps its own references).
     let offer = shared.archive.as_ref().map(|archive| {
         let stored = publish.ack == AckLevel::Stored;
-        archive.offer(&publish.records, stats.first_seq, received, stored)
+        let records = std::mem::take(&mut publish.records);
+        archive.offer(records, stats.first_seq, received, stored)
     });
     if let Some(dropped) = offer.map(|o| o.dropped).filter(|d| *d > 0) {
         events::archive_dropped(dropped);
@@ -132,7 +135,6 @@ pub(super) async fn apply(session: &mut Session, checked: CheckedPublish) -> Res
             .dropped
             .merge(&queue.push_blocking(blocked, started).await);
     }
-    let bytes: usize = publish.records.iter().map(|r| r.bytes.len()).sum();
     let queued = stats.deliveries.saturating_sub(stats.dropped.total());
     shared
         .monitor

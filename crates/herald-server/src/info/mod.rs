@@ -443,7 +443,7 @@ fn publish(
     let received = now_nanos();
     let stats = router.route(context, std::slice::from_ref(&raw), received);
     if let Some(archive) = archive {
-        archive.offer(std::slice::from_ref(&raw), stats.first_seq, received, false);
+        archive.offer(vec![raw.clone()], stats.first_seq, received, false);
     }
     queue_for_subscribers(state, object, &raw, stats.first_seq, received);
 }

@@ -64,7 +64,7 @@ pub async fn deliver(session: &mut Session, entries: Vec<DeliverEntry>) {
     let state = std::sync::Arc::clone(&session.state);
     let routed = |records: &[RawRecord], stats: &herald_router::RouteStats, received| {
         if let Some(archive) = &shared.archive {
-            let offer = archive.offer(records, stats.first_seq, received, false);
+            let offer = archive.offer(records.to_vec(), stats.first_seq, received, false);
             if offer.dropped > 0 {
                 crate::events::archive_dropped(offer.dropped);
             }
