@@ -328,9 +328,12 @@ impl Archive {
         // The writer sleeps either on an empty buffer (wake it: it starts to linger) or
         // lingering over a few records (wake it only for many, or for a stored one).
         let pending = buffer.records;
+        // A `stored` request wakes it even with no records of its own: a client's flush is an
+        // empty batch when its records went in earlier ones, and then only a sync is owed.
         let wake = buffer.writer_asleep
-            && offer.archived > 0
-            && (stored || pending as u64 == offer.archived || pending >= WAKE_RECORDS);
+            && (stored
+                || (offer.archived > 0
+                    && (pending as u64 == offer.archived || pending >= WAKE_RECORDS)));
         buffer.writer_asleep &= !wake;
         drop(buffer);
         if let (Some(spill), false) = (&self.inner.overflow, overflow.is_empty()) {
@@ -539,7 +542,12 @@ impl Inner {
         while !buffer.closing {
             let pending = buffer.records;
             let stored_waiting = buffer.wanted > buffer.issued - pending as u64;
-            if pending >= WAKE_RECORDS || (pending > 0 && stored_waiting) {
+            // A producer waits on records written but not yet synced (they came before its
+            // `stored` request, which brought none): under `Stored` the sync is owed now,
+            // not at the interval (`Interval` makes it wait for that by design).
+            let sync_owed =
+                self.options.fsync == FsyncPolicy::Stored && buffer.wanted > *self.durable.borrow();
+            if pending >= WAKE_RECORDS || (pending > 0 && stored_waiting) || sync_owed {
                 break;
             }
             let wait = if pending == 0 {

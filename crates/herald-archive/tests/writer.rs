@@ -288,6 +288,29 @@ fn records_left_out_of_a_batch_leave_the_others_numbered_by_their_place_in_it() 
 }
 
 #[test]
+fn a_stored_request_with_no_records_of_its_own_is_synced_at_once() {
+    // A client's `stored` flush is an empty `PUBLISH` when its records went out in earlier
+    // frames: those are written already, and only a sync is owed. It used to wait for the
+    // sync interval (here 30 s; 1 s by default) with the writer asleep.
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Arc::new(EmbeddedBackend::open(dir.path()));
+    let options = ArchiveOptions {
+        fsync_interval: Duration::from_secs(30),
+        ..ArchiveOptions::default()
+    };
+    let archive = Archive::start(backend, options).unwrap();
+    let offer = archive.offer(records("A.b", 0, 10), 1, 0, false);
+    wait_until("the records written", || archive.stats().written == 10);
+    std::thread::sleep(Duration::from_millis(50)); // the writer back asleep
+    let flush = archive.offer(Vec::new(), 11, 0, true);
+    assert_eq!((flush.archived, flush.ticket), (0, offer.ticket));
+    let durable = archive.durable();
+    let started = Instant::now();
+    wait_until("the sync", || *durable.borrow() >= flush.ticket);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
 fn records_past_their_retention_on_arrival_are_counted_not_written() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Arc::new(EmbeddedBackend::open(dir.path()));
