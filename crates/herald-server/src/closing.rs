@@ -7,7 +7,7 @@ use herald_router::DropReason;
 
 use crate::events::{self, CloseReason};
 use crate::monitor::ConnectionState;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Takes a closing connection (native or browser) out of the router, the information
 /// service and the monitor, and counts what its queues still held as lost.

@@ -6,7 +6,7 @@ use herald_proto::frame::RawRecord;
 use herald_proto::time::now_nanos;
 use herald_router::RouteContext;
 
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Appends `text` as one level of a subject: dots (which separate levels), wildcards,
 /// white space and control characters become `_` (a host `dv01.example.org` is the one

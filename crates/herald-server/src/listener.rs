@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::connection_limit::Refusal;
 use crate::events::{self, CloseReason};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// Longest pause after repeated accept errors (e.g. out of file descriptors).

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// How long the records must stand still before memory is released.

@@ -5,7 +5,7 @@
 use herald_proto::frame::GapNotice;
 use herald_router::Gap;
 
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Passes a loss on the far member's route queue on to the local subscribers it may have
 /// hit: each whose filter takes any of the priorities lost gets a gap notice naming the

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::auth::Guard;
 use crate::config::Config;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// How often the identities file is looked at.

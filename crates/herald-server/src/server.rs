@@ -1,24 +1,23 @@
 //! The server: binds, accepts, and shuts down gracefully.
 
-use crate::connection_limit::ConnectionLimit;
-use crate::data_lock::DataDirGuard;
-use herald_router::QueueBudget;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
-use herald_archive::Archive;
-use herald_proto::value::{Field, Value};
-use herald_router::Router;
+use herald_proto::value::Field;
+use herald_router::{QueueBudget, Router};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::auth::Guard;
 use crate::config::Config;
+use crate::connection_limit::ConnectionLimit;
+use crate::data_lock::DataDirGuard;
 use crate::info::InfoService;
 use crate::monitor::Monitor;
+pub use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 use crate::tls::Tls;
 
@@ -30,141 +29,6 @@ const INFO_SYNC_INTERVAL: Duration = Duration::from_millis(100);
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How long shutdown waits for the HTTP server to end once its connections are cut.
 const HTTP_CUT_WAIT: Duration = Duration::from_secs(1);
-
-/// What every session shares.
-#[derive(Debug)]
-pub struct Shared {
-    /// The validated configuration in force: a reload replaces it ([`Shared::config`]).
-    config: arc_swap::ArcSwap<Config>,
-    /// How live reloads are made: where the configuration comes from, one at a time.
-    pub reloader: crate::reload::Reloader,
-    /// The native port's open connections, against its limits.
-    pub connections: Arc<ConnectionLimit>,
-    /// The syslog TCP connections, against limits of their own (as many as the native
-    /// port's).
-    pub syslog_connections: Arc<ConnectionLimit>,
-    /// The router.
-    pub router: Router,
-    /// Counters and connections.
-    pub monitor: Monitor,
-    /// Information objects: latest values, types, info subscribers.
-    pub info: InfoService,
-    /// The archive, unless turned off.
-    pub archive: Option<Arc<Archive>>,
-    /// The HTTP front door's open connections, against its limits.
-    pub http_connections: Arc<ConnectionLimit>,
-    /// The bytes every subscriber queue may hold together.
-    pub queue_budget: Arc<QueueBudget>,
-    /// Identities: who a token is, and whether the server is open.
-    pub guard: Guard,
-    /// TLS on both front doors, if configured.
-    pub tls: Option<Arc<Tls>>,
-    /// The cluster this server is a member of, once its route listener is up.
-    pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
-    /// Numbered producers' records seen here, to drop duplicates after a failover.
-    pub producers: crate::producers::Producers,
-    /// What sources feed this server as a read-only mirror.
-    pub mirrored: crate::mirror::Mirrored,
-    /// The mirrors this server feeds.
-    pub mirrors: std::sync::OnceLock<Vec<Arc<crate::mirror::source::MirrorLink>>>,
-    /// The syslog listeners' counters (and addresses, while any runs).
-    pub syslog: Arc<crate::syslog::SyslogStats>,
-    /// The syslog listeners running.
-    pub syslog_doors: crate::syslog::door::Doors,
-    /// What `POST /v1/logs` (OpenTelemetry) counted.
-    pub otlp: crate::otlp::OtlpStats,
-    /// Log storms collapsed and source quotas.
-    pub storms: crate::storm::Storms,
-    next_connection: AtomicU64,
-    /// The shutdown signal, for tasks started on demand (WebSocket connections).
-    stopping: watch::Receiver<bool>,
-}
-
-impl Shared {
-    /// Returns the configuration in force.
-    pub fn config(&self) -> Arc<Config> {
-        self.config.load_full()
-    }
-
-    /// Puts `config` in force (a reload, which has applied what it changes).
-    pub(crate) fn put_config(&self, config: Config) {
-        self.config.store(Arc::new(config));
-    }
-
-    /// Returns a new connection id.
-    pub fn next_connection_id(&self) -> u64 {
-        self.next_connection.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Returns a receiver of the server's shutdown signal.
-    pub fn shutdown_signal(&self) -> Shutdown {
-        Shutdown::new(self.stopping.clone())
-    }
-
-    /// Returns the monitor's snapshot with the archive's counters, if there is an archive:
-    /// the body of a `MONITOR_REPLY` and of `GET /monitor`.
-    pub fn monitor_snapshot(&self) -> Vec<Field> {
-        let mut data = self.monitor.snapshot();
-        let duplicates = i64::try_from(self.producers.duplicates()).unwrap_or(i64::MAX);
-        let after = data
-            .iter()
-            .position(|(name, _)| name == "refused_records")
-            .map_or(data.len(), |i| i + 1);
-        data.insert(after, ("duplicates".into(), Value::Int(duplicates)));
-        let quota_refused = self.storms.stats.quota_refused.load(Ordering::Relaxed);
-        count_drops(&mut data, "quota", quota_refused);
-        if let Some(archive) = &self.archive {
-            let stats = archive.stats();
-            count_drops(&mut data, "archive", stats.dropped);
-            data.push(("archive".into(), crate::archive::stats_value(&stats)));
-        }
-        data.push(("storms".into(), self.storms.snapshot()));
-        if let Some(cluster) = self.cluster.get() {
-            data.push(("cluster".into(), cluster.snapshot()));
-        }
-        if self.syslog.is_on() {
-            data.push(("syslog".into(), self.syslog.snapshot()));
-        }
-        if let Some(otlp) = self.otlp.snapshot() {
-            data.push(("otlp".into(), otlp));
-        }
-        if let Some(mirrors) = self.mirrors.get().filter(|m| !m.is_empty()) {
-            let mirrors = mirrors.iter().map(|m| m.snapshot()).collect();
-            data.push(("mirrors".into(), Value::Array(mirrors)));
-        }
-        if !self.mirrored.is_empty() {
-            let globs = |list: &[herald_proto::glob::Glob]| {
-                Value::Array(list.iter().map(|g| Value::Str(g.to_string())).collect())
-            };
-            let feeds = self
-                .mirrored
-                .feeds()
-                .iter()
-                .map(|f| {
-                    Value::Map(vec![
-                        ("source".into(), Value::Str(f.source.clone())),
-                        ("subjects".into(), globs(&f.subjects)),
-                        ("objects".into(), globs(&f.objects)),
-                    ])
-                })
-                .collect();
-            data.push(("mirrored".into(), Value::Array(feeds)));
-        }
-        data.push((
-            "http".into(),
-            self.monitor.http_value(self.http_connections.open()),
-        ));
-        let int = |n: usize| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        data.push((
-            "queues".into(),
-            Value::Map(vec![
-                ("bytes".into(), int(self.queue_budget.used())),
-                ("budget_bytes".into(), int(self.queue_budget.max_bytes())),
-            ]),
-        ));
-        data
-    }
-}
 
 /// A running server.
 #[derive(Debug)]
@@ -245,7 +109,7 @@ impl Server {
                 config.max_connections_per_address,
             ),
             reloader: crate::reload::Reloader::default(),
-            syslog_doors: crate::syslog::door::Doors::default(),
+            syslog_doors: crate::syslog::running::Doors::default(),
             guard,
             tls: tls.clone(),
             cluster: std::sync::OnceLock::new(),
@@ -428,7 +292,7 @@ impl Server {
 
     /// Returns the whole monitor snapshot, every section included (what `MONITOR` answers).
     pub fn monitor_snapshot(&self) -> Vec<Field> {
-        self.shared.monitor_snapshot()
+        crate::snapshot::monitor_snapshot(&self.shared)
     }
 
     /// Stops accepting, tells every client, and waits (a few seconds at most) for the
@@ -509,22 +373,6 @@ async fn sync_info(shared: Arc<Shared>, mut shutdown: Shutdown) {
         let _ = tokio::task::spawn_blocking(move || shared.info.sync()).await;
         if stopping {
             return;
-        }
-    }
-}
-
-/// Adds records lost outside the subscriber queues — those the archive dropped (its buffer
-/// and spill full), those refused over a source quota — to the monitor's `dropped`, and to
-/// `drops` as `reason`: every loss in the server's totals.
-fn count_drops(data: &mut [Field], reason: &str, count: u64) {
-    let count = i64::try_from(count).unwrap_or(i64::MAX);
-    for (name, value) in data.iter_mut() {
-        match (name.as_str(), value) {
-            ("dropped", Value::Int(total)) => *total = total.saturating_add(count),
-            ("drops", Value::Map(reasons)) => {
-                reasons.push((reason.into(), Value::Int(count)));
-            }
-            _ => {}
         }
     }
 }

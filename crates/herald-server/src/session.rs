@@ -19,8 +19,8 @@ use crate::command::{self, Refused};
 use crate::connection::{FrameReader, ReadError};
 use crate::events::{self, CloseReason};
 use crate::monitor::ConnectionState;
-use crate::server::Shared;
 use crate::session_state::{Close, Session, QUERIES_AT_ONCE};
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 use crate::writer::CONTROL_QUEUE_FRAMES;
 

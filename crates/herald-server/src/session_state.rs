@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use crate::auth::Access;
 use crate::events::CloseReason;
 use crate::monitor::ConnectionState;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Why a session ends, and what to tell the client first.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::route::{self, Ended};
 use super::Cluster;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// First pause after a failed attempt; doubled up to [`MAX_BACKOFF`].

@@ -25,7 +25,7 @@ use super::namespaces::Namespaces;
 use super::requests::Requests;
 use super::{Cluster, Link};
 use crate::info::{ChangeListener, InfoFailure};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// How long a forwarded change waits for the owner's answer.
 pub const FORWARD_TIMEOUT: Duration = Duration::from_secs(10);

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use super::namespaces::Owner;
 use super::Cluster;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// Keeps the leases of the leased namespaces until the server stops; then gives up those it

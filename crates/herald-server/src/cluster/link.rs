@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::monitor::{ConnectionState, SubscriptionState};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// The current connection of a link.
 #[derive(Debug)]

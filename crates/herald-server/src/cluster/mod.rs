@@ -36,7 +36,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 use crate::config::ClusterConfig;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 pub use interest::Interests;
 pub use link::Link;

@@ -20,7 +20,7 @@ use herald_proto::{ErrorCode, Frame};
 use super::requests::Requests;
 use super::{Cluster, Link};
 use crate::info::InfoFailure;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// How long a member waits for another's answer.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(10);

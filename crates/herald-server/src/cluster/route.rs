@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::{Cluster, Link};
 use crate::connection::FrameReader;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// The writer of a route does not ping: its reader does, every heartbeat interval, and

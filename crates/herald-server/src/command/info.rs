@@ -101,7 +101,7 @@ async fn answer_with(
 }
 
 /// Says why `request` may not change an object here, if this server mirrors it read-only.
-pub(crate) fn read_only(shared: &crate::server::Shared, request: &InfoRequest) -> Option<String> {
+pub(crate) fn read_only(shared: &crate::shared::Shared, request: &InfoRequest) -> Option<String> {
     match request {
         InfoRequest::Update { name, .. } | InfoRequest::Delete { name, .. } => {
             shared.mirrored.object_refusal(name)

@@ -11,7 +11,7 @@ pub(super) async fn apply(session: &mut Session, cid: u64) -> Result<(), Close> 
         super::deny(session, cid, message).await;
         return Ok(());
     }
-    let data = session.shared.monitor_snapshot();
+    let data = crate::snapshot::monitor_snapshot(&session.shared);
     session.reply(Frame::MonitorReply { cid, data }).await;
     Ok(())
 }

@@ -17,7 +17,7 @@ use super::listener::ClientCertificate;
 use super::HttpError;
 use crate::auth::{Access, Operation};
 use crate::events;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// The WebSocket subprotocol prefix that carries a token.
 pub const BEARER_PROTOCOL_PREFIX: &str = "bearer.";

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::Value as JsonValue;
 
 use super::{apply, HttpError};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// The content type of XML answers.
 pub const XML_CONTENT_TYPE: &str = "application/xml; charset=utf-8";

@@ -24,7 +24,7 @@ use serde_json::{Map, Value as JsonValue};
 
 use super::info::{first_object, object_name};
 use super::{apply, HttpError};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// What a `PUT` may do to an object that does or does not exist.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]

@@ -12,14 +12,14 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::IntoResponse;
 use herald_proto::value::{Field, Value};
 
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// The exposition format's media type.
 const CONTENT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// `GET /metrics`.
 pub async fn get(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
-    let data = shared.monitor_snapshot();
+    let data = crate::snapshot::monitor_snapshot(&shared);
     let objects = shared.info.read(|store| store.len());
     (
         [(CONTENT_TYPE, CONTENT), (CACHE_CONTROL, "no-cache")],

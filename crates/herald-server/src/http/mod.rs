@@ -66,7 +66,7 @@ pub use error::HttpError;
 pub use listener::{CuttableStream, PeerAddr};
 
 use crate::events;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// The connection id that changes made over HTTP are counted under in the monitor's events

@@ -11,11 +11,11 @@ use axum::response::IntoResponse;
 use axum::Json;
 use herald_info::json::fields_json;
 
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// `GET /monitor`.
 pub async fn get(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
-    let data = shared.monitor_snapshot();
+    let data = crate::snapshot::monitor_snapshot(&shared);
     (
         [(CACHE_CONTROL, "no-cache")],
         Json(serde_json::Value::Object(fields_json(&data))),

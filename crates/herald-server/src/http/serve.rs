@@ -31,7 +31,7 @@ use tower::ServiceExt;
 
 use super::listener::{ClientCertificate, CuttableStream, PeerAddr};
 use crate::connection_limit::Refusal;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 use crate::tls::Tls;
 

@@ -27,7 +27,7 @@ use tokio::sync::watch;
 
 use crate::events::{self, CloseReason};
 use crate::monitor::{ConnectionState, SubscriptionState};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// How often the server pings a browser.

@@ -28,7 +28,7 @@ use super::ws::{self, Browser, Render};
 use super::ws_records::{not_websocket, peer};
 use super::HttpError;
 use crate::command::info::describe;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// `GET /ws/info?match=&type=&combine=`.
 pub async fn upgrade(

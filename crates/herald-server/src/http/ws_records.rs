@@ -26,7 +26,7 @@ use super::ws::{self, Browser, Render};
 use super::HttpError;
 use crate::command::subscribe::describe;
 use crate::monitor::ConnectionState;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// The query of `GET /ws/records`; every parameter is optional, and open when left out.
 #[derive(Debug, Default, Deserialize)]

@@ -9,6 +9,7 @@
 
 pub mod feed;
 pub mod feed_state;
+pub mod link;
 pub mod source;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -11,11 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use herald_info::InfoObject;
 use herald_proto::frame::{Hello, PROTOCOL_VERSION};
 use herald_proto::info::ObjectData;
-use herald_proto::route::{InfoChange, MirrorFeed};
-use herald_proto::value::Value;
+use herald_proto::route::MirrorFeed;
 use herald_proto::{Filter, Frame};
 use herald_router::{Queue, Subscription};
 use tokio::io::AsyncWriteExt;
@@ -23,11 +21,12 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::link::MirrorLink;
 use crate::config::MirrorConfig;
 use crate::connection::FrameReader;
 use crate::info::ChangeListener;
 use crate::monitor::{ConnectionState, SubscriptionState};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// First pause before connecting again; it doubles up to [`MAX_BACKOFF`].
@@ -36,103 +35,45 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// The writer does not ping: the reader does, and times the answers.
 const WRITER_PING: Duration = Duration::from_secs(24 * 3600);
 
-/// One mirror this server feeds.
-#[derive(Debug)]
-pub struct MirrorLink {
-    /// Its configuration.
-    pub config: MirrorConfig,
-    /// The router connection id of its subscriptions.
-    pub connection: u64,
-    state: Arc<ConnectionState>,
-    queue: Arc<Queue>,
-    /// The current connection's frames, while connected.
-    control: Mutex<Option<mpsc::UnboundedSender<Frame>>>,
-    up: AtomicBool,
-    round_trip: crate::round_trip::RoundTrip,
-}
-
-impl MirrorLink {
-    fn new(shared: &Shared, config: MirrorConfig) -> Arc<MirrorLink> {
-        let connection = shared.next_connection_id();
-        let peer = "0.0.0.0:0".parse().expect("a valid address");
-        let state = Arc::new(ConnectionState::new(connection, peer));
-        *state.name.lock().unwrap_or_else(|p| p.into_inner()) = format!("mirror:{}", config.to);
-        let queue = Queue::with_budget(
-            shared.config().queue,
-            Arc::clone(&state.writer),
-            Arc::clone(&shared.queue_budget),
-        );
-        state.subscriptions().push(SubscriptionState {
-            id: 0,
-            filter: format!("mirror to {}", config.to),
-            queue: Arc::clone(&queue),
-            group: None,
-        });
-        for (id, glob) in config.subjects.iter().enumerate() {
-            let filter =
-                Filter::subject(glob.as_str()).expect("a glob checked by the configuration");
-            shared.router.subscribe(Arc::new(Subscription {
-                connection,
-                id: id as u64 + 1,
-                filter,
-                queue: Arc::clone(&queue),
-                visible: None,
-                visible_info: None,
-                route: false,
-                group: None,
-            }));
-        }
-        Arc::new(MirrorLink {
-            config,
+/// Makes the link of one mirror: its router subscriptions and their queue.
+fn new_link(shared: &Shared, config: MirrorConfig) -> Arc<MirrorLink> {
+    let connection = shared.next_connection_id();
+    let peer = "0.0.0.0:0".parse().expect("a valid address");
+    let state = Arc::new(ConnectionState::new(connection, peer));
+    *state.name.lock().unwrap_or_else(|p| p.into_inner()) = format!("mirror:{}", config.to);
+    let queue = Queue::with_budget(
+        shared.config().queue,
+        Arc::clone(&state.writer),
+        Arc::clone(&shared.queue_budget),
+    );
+    state.subscriptions().push(SubscriptionState {
+        id: 0,
+        filter: format!("mirror to {}", config.to),
+        queue: Arc::clone(&queue),
+        group: None,
+    });
+    for (id, glob) in config.subjects.iter().enumerate() {
+        let filter = Filter::subject(glob.as_str()).expect("a glob checked by the configuration");
+        shared.router.subscribe(Arc::new(Subscription {
             connection,
-            state,
-            queue,
-            control: Mutex::new(None),
-            up: AtomicBool::new(false),
-            round_trip: crate::round_trip::RoundTrip::default(),
-        })
+            id: id as u64 + 1,
+            filter,
+            queue: Arc::clone(&queue),
+            visible: None,
+            visible_info: None,
+            route: false,
+            group: None,
+        }));
     }
-
-    fn takes(&self, name: &str) -> bool {
-        self.config.objects.iter().any(|g| g.matches(name))
-    }
-
-    fn send(&self, frame: Frame) {
-        if let Some(control) = lock(&self.control).as_ref() {
-            let _ = control.send(frame);
-        }
-    }
-
-    /// The mirror for the monitor: where, whether connected, what waits for it and how old
-    /// the oldest record waiting is (its lag), what was sent and lost, the round trip.
-    pub fn snapshot(&self) -> Value {
-        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        let lag_ms = self.queue.oldest_received().map_or(0, |received| {
-            let age = herald_proto::time::now_nanos().saturating_sub(received);
-            u64::try_from(age / 1_000_000).unwrap_or(0)
-        });
-        Value::Map(vec![
-            ("to".into(), Value::Str(self.config.to.clone())),
-            ("up".into(), Value::Bool(self.up.load(Ordering::Relaxed))),
-            ("queue".into(), int(self.queue.depth())),
-            ("lag_ms".into(), int(lag_ms)),
-            ("records_out".into(), int(self.queue.delivered())),
-            ("dropped".into(), int(self.queue.dropped())),
-            ("rtt_us".into(), int(self.round_trip.micros())),
-        ])
-    }
-}
-
-impl ChangeListener for MirrorLink {
-    fn changed(&self, object: &InfoObject, reason: &str) {
-        if self.takes(&object.name) {
-            self.send(Frame::InfoChange(InfoChange {
-                reason: reason.to_string(),
-                objects: vec![object.clone().into()],
-                namespaces: Vec::new(),
-            }));
-        }
-    }
+    Arc::new(MirrorLink {
+        config,
+        connection,
+        state,
+        queue,
+        control: Mutex::new(None),
+        up: AtomicBool::new(false),
+        round_trip: crate::round_trip::RoundTrip::default(),
+    })
 }
 
 /// Starts feeding every configured mirror; returns the links and their tasks.
@@ -140,7 +81,7 @@ pub fn start(shared: &Arc<Shared>) -> (Vec<Arc<MirrorLink>>, Vec<tokio::task::Jo
     let mut links = Vec::new();
     let mut tasks = Vec::new();
     for config in &shared.config().mirrors {
-        let link = MirrorLink::new(shared, config.clone());
+        let link = new_link(shared, config.clone());
         shared
             .info
             .add_listener(Arc::clone(&link) as Arc<dyn ChangeListener>);

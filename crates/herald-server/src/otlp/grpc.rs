@@ -38,7 +38,7 @@ use tokio::sync::watch;
 use super::proto;
 use crate::http::listener::ClientCertificate;
 use crate::http::serve::{self, Protocol};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// The one method served.

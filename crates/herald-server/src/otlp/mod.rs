@@ -8,14 +8,18 @@
 //!
 //! - [`proto`]: the OTLP messages; [`json`]: their JSON mapping;
 //! - [`record`]: a log record as a Herald record;
-//! - [`grpc`]: the gRPC port, which shares [`export`] with `/v1/logs`.
+//! - [`grpc`]: the gRPC port, which shares [`export`] with `/v1/logs`;
+//! - [`stats`]: what both counted, the monitor's `otlp` section.
 
 pub mod grpc;
 pub mod json;
 pub mod proto;
 pub mod record;
+pub mod stats;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+pub use stats::OtlpStats;
+
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -25,49 +29,12 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use herald_proto::frame::RawRecord;
 use herald_proto::time::now_nanos;
-use herald_proto::value::{Field, Value};
 use herald_router::RouteContext;
 use prost::Message;
 
 use crate::auth::{Access, Operation};
 use crate::http::error::HttpError;
-use crate::server::Shared;
-
-/// What `/v1/logs` counted.
-#[derive(Debug, Default)]
-pub struct OtlpStats {
-    /// Export requests answered (both transports).
-    pub requests: AtomicU64,
-    /// Of those, the ones over gRPC.
-    pub grpc_requests: AtomicU64,
-    /// Log records taken.
-    pub records: AtomicU64,
-    /// Log records rejected (reported in `partial_success`).
-    pub rejected: AtomicU64,
-}
-
-impl OtlpStats {
-    /// Returns the counters as the monitor's `otlp` section, once a request came.
-    pub fn snapshot(&self) -> Option<Value> {
-        let requests = self.requests.load(Ordering::Relaxed);
-        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        (requests > 0).then(|| {
-            let fields: Vec<Field> = vec![
-                ("requests".into(), int(requests)),
-                (
-                    "grpc_requests".into(),
-                    int(self.grpc_requests.load(Ordering::Relaxed)),
-                ),
-                ("records".into(), int(self.records.load(Ordering::Relaxed))),
-                (
-                    "rejected".into(),
-                    int(self.rejected.load(Ordering::Relaxed)),
-                ),
-            ];
-            Value::Map(fields)
-        })
-    }
-}
+use crate::shared::Shared;
 
 /// How the request came, and so how the answer goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,47 +12,18 @@
 //! syslog listener's last batch is routed before it stops.
 
 pub mod diff;
+pub mod reloader;
 
-use std::sync::{Arc, OnceLock};
+pub use reloader::{LogLevelHook, Reloader};
+
+use std::sync::Arc;
 
 use herald_proto::value::{Field, Value};
 
-use crate::config::{Config, ConfigError, Loaded, Source};
-use crate::server::Shared;
+use crate::config::{Config, ConfigError, Loaded};
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 use diff::When;
-
-/// Sets the level of the server's own diagnostics (`error` … `trace`).
-pub type LogLevelHook = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
-
-/// Where the configuration comes from, and one reload at a time.
-#[derive(Default)]
-pub struct Reloader {
-    source: OnceLock<Source>,
-    log_level: OnceLock<LogLevelHook>,
-    one_at_a_time: tokio::sync::Mutex<()>,
-}
-
-impl std::fmt::Debug for Reloader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reloader")
-            .field("source", &self.source.get())
-            .field("log_level_hook", &self.log_level.get().is_some())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Reloader {
-    /// Records where the configuration comes from (once).
-    pub fn set_source(&self, source: Source) {
-        let _ = self.source.set(source);
-    }
-
-    /// Records how the diagnostics' level changes (once).
-    pub fn set_log_level_hook(&self, hook: LogLevelHook) {
-        let _ = self.log_level.set(hook);
-    }
-}
 
 /// What a reload did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -8,38 +8,12 @@ use std::sync::Arc;
 
 use tokio::net::{TcpListener, UdpSocket};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use super::listen::{self, Sockets};
+use super::running::{Door, Doors};
 use super::{Addresses, Ingest};
 use crate::config::SyslogConfig;
-use crate::server::Shared;
-
-/// The running listeners.
-#[derive(Debug, Default)]
-pub struct Doors {
-    running: tokio::sync::Mutex<Running>,
-}
-
-#[derive(Debug, Default)]
-struct Running {
-    udp: Option<Door<UdpSocket>>,
-    tcp: Option<Door<TcpListener>>,
-}
-
-/// One listener: the address it was configured with, its message size, and its task, which
-/// gives the socket back when told to stop.
-#[derive(Debug)]
-struct Door<S> {
-    configured: SocketAddr,
-    max: usize,
-    stop: watch::Sender<bool>,
-    task: JoinHandle<S>,
-    /// The address bound (the configured port may be 0).
-    local: Option<SocketAddr>,
-    /// The UDP socket's inode, for the kernel's count of what it dropped.
-    inode: Option<u64>,
-}
+use crate::shared::Shared;
 
 /// The sockets a new configuration needs bound, bound before anything changes: a reload
 /// that cannot have them changes nothing.

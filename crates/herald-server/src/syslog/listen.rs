@@ -12,7 +12,7 @@ use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
 use super::{Ingest, SyslogStats};
 use crate::config::SyslogConfig;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
 /// The UDP receive buffer asked for: bursts of datagrams wait here while records are

@@ -34,7 +34,7 @@ use params::{cursor_text, ArchiveParams, Format};
 use render::Columns;
 
 use crate::http::HttpError;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Response header counting the stored records an answer skipped because they do not
 /// decode (also `skipped` in JSON objects).
