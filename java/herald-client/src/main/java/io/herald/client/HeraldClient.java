@@ -95,6 +95,15 @@ public final class HeraldClient implements AutoCloseable {
         return connection.refusedRecords();
     }
 
+    /**
+     * Returns how many records this client held without an acknowledgement when it closed for
+     * good — no server answered within the reconnect timeout, or {@link #close()} came before
+     * they were acknowledged: records it cannot say reached a server. 0 while it runs.
+     */
+    public long abandoned() {
+        return connection.abandoned();
+    }
+
     /** Returns this client's producer id, under which it numbers its records. */
     public long producer() {
         return connection.producer();

@@ -87,6 +87,11 @@ class FailoverIT {
     void withoutAnyServerTheClientGivesUpAfterItsReconnectTimeout(HeraldServer server) throws Exception {
         HeraldClient client = HeraldClient.connect(server.url(), ConnectionOptions.defaults().withReconnectTimeoutMs(500));
         Subscription subscription = client.subscribe(Filter.subject("IT.gone"));
+        server.pause(); // takes nothing more: what follows is never acknowledged
+        for (int i = 0; i < 25; i++) {
+            client.log(Priority.INFO, "IT.gone", "unacknowledged " + i);
+        }
+        assertEquals(0, client.abandoned(), "nothing is given up while the client runs");
         server.kill();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!client.connection().isClosed() && System.nanoTime() < deadline) {
@@ -96,8 +101,24 @@ class FailoverIT {
         ClosedException closed = org.junit.jupiter.api.Assertions.assertThrows(ClosedException.class,
                 () -> client.log(Priority.INFO, "IT.gone", "x"));
         assertTrue(closed.getMessage().contains("no server answered within 500 ms"), closed.getMessage());
+        assertEquals(25, client.abandoned(), "the records no server acknowledged are counted");
+        assertTrue(closed.getMessage().contains("with 25 records unacknowledged"), closed.getMessage());
         org.junit.jupiter.api.Assertions.assertThrows(ClosedException.class, () -> subscription.next(Duration.ofSeconds(1)));
         client.close();
+    }
+
+    @Test
+    void closingBeforeTheServerAcknowledgedCountsWhatWasGivenUp(HeraldServer server) {
+        HeraldClient client = HeraldClient.connect(server.url());
+        client.log(Priority.INFO, "IT.close", "acknowledged");
+        client.flush(WAIT);
+        server.pause();
+        for (int i = 0; i < 10; i++) {
+            client.log(Priority.INFO, "IT.close", "unacknowledged " + i);
+        }
+        client.connection().close(200);
+        assertEquals(10, client.abandoned());
+        assertEquals("closed by the program, with 10 records unacknowledged", client.connection().closeReason());
     }
 
     /** Blocks the connection's reader on its first record until released. */

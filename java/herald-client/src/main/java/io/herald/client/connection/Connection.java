@@ -63,6 +63,7 @@ public final class Connection implements AutoCloseable {
     private final AtomicLong ids = new AtomicLong(1);
     private final AtomicLong refusedRecords = new AtomicLong();
     private final AtomicLong failovers = new AtomicLong();
+    private final AtomicLong abandoned = new AtomicLong();
     private final Thread writer;
     private Link link;
     private Frame.Welcome welcome;
@@ -175,6 +176,15 @@ public final class Connection implements AutoCloseable {
     /** Returns how many published records the server refused (bad_record, denied, …). */
     public long refusedRecords() {
         return refusedRecords.get();
+    }
+
+    /**
+     * Returns how many records this client held without an acknowledgement when it closed for
+     * good (no server answered within the reconnect timeout, or the program closed it before
+     * they were acknowledged): records it cannot say reached a server. 0 while it runs.
+     */
+    public long abandoned() {
+        return abandoned.get();
     }
 
     /** Returns true once closed (by the program or because every server was lost). */
@@ -547,7 +557,10 @@ public final class Connection implements AutoCloseable {
             if (closed) {
                 return;
             }
-            closeReason = why;
+            // What no server acknowledged is given up with the connection: counted.
+            long held = outbox.recordsHeld();
+            abandoned.set(held);
+            closeReason = held == 0 ? why : why + ", with " + held + " records unacknowledged";
             closed = true;
             last = link;
             link = null;
@@ -591,8 +604,7 @@ public final class Connection implements AutoCloseable {
                 // closing anyway: what was not acknowledged is lost, and counted below
             }
         }
-        long lost = pendingRecords();
-        shutDown(lost == 0 ? "closed by the program" : "closed by the program with " + lost + " records unacknowledged");
+        shutDown("closed by the program");
         try {
             writer.join(1_000);
         } catch (InterruptedException e) {
