@@ -2,7 +2,7 @@
 //! restricted identity's publish check runs once per record (a prefix glob, an exact subject,
 //! a general pattern, and allow-but-deny), and the routing of a 1,000-record batch to one
 //! subscription open and narrowed (the narrowing is looked at once per subject, when the
-//! match cache is filled, so the two should not differ).
+//! match cache is filled, so the two should not differ), and of a batch about one subject.
 //!
 //! Run:
 //!     cargo bench -p herald-router --bench rules
@@ -48,14 +48,14 @@ fn allows(c: &mut Criterion) {
     group.finish();
 }
 
-fn batch(count: usize) -> Vec<herald_proto::frame::RawRecord> {
+fn batch(count: usize, subjects: usize) -> Vec<herald_proto::frame::RawRecord> {
     let mut publish = Vec::new();
     let n = u32::try_from(count).expect("a small batch");
     herald_proto::frame::write_publish_header(&mut publish, 0, Default::default(), n);
     for i in 0..count {
         let record = Record {
             text: "x".repeat(128),
-            ..Record::new(Kind::Log, format!("bench.s{}", i % 16))
+            ..Record::new(Kind::Log, format!("bench.s{}", i % subjects))
         };
         record.encode(&mut publish);
     }
@@ -67,9 +67,15 @@ fn batch(count: usize) -> Vec<herald_proto::frame::RawRecord> {
 }
 
 fn route(c: &mut Criterion) {
-    let records = batch(1_000);
     let mut group = c.benchmark_group("route_1000");
-    for (name, visible) in [("open", None), ("narrowed", Some(rules(&["bench.*"], &[])))] {
+    let cases = [
+        ("open", None, 16),
+        ("narrowed", Some(rules(&["bench.*"], &[])), 16),
+        // A producer's batch is mostly about one subject.
+        ("one_subject", None, 1),
+    ];
+    for (name, visible, subjects) in cases {
+        let records = batch(1_000, subjects);
         let router = Router::new();
         let config = QueueConfig {
             max_records: 1 << 20,
