@@ -320,3 +320,25 @@ async fn archive_drops_count_in_the_servers_totals() {
     assert_eq!(int(map(&monitor, "drops"), "archive"), archive_dropped);
     server.stop().await;
 }
+
+/// A client's `stored` flush is an empty `PUBLISH` when its records went in earlier frames:
+/// it is answered once those are durable — synced for it at once, not at the archive's next
+/// timed sync (here a minute away; it used to wait for that).
+#[tokio::test]
+async fn a_stored_flush_after_its_records_is_synced_for_at_once() {
+    let mut config = herald_server::config::Config::default();
+    config.archive.options.fsync_interval = std::time::Duration::from_secs(60);
+    let server = TestServer::start_with(config).await;
+    let client = connect(&server, "producer").await;
+    for i in 0..100 {
+        client
+            .publish(&sample("Flush.Value", NIGHT + i * SECOND, 1.0))
+            .await
+            .unwrap();
+    }
+    client.flush(WAIT).await.unwrap();
+    wait_written(&client, 100).await;
+    let started = tokio::time::Instant::now();
+    client.flush_at(AckLevel::Stored, WAIT).await.unwrap();
+    assert!(started.elapsed() < WAIT / 2, "{:?}", started.elapsed());
+}
