@@ -68,6 +68,35 @@ pub(crate) struct Handed {
 }
 
 impl Handed {
+    /// Hands over the records of a routed batch whose first record got sequence number
+    /// `first_seq` and which arrived at `received`: with `offsets` (the places of the records
+    /// taken, when some were left out) only those are kept.
+    pub(crate) fn new(
+        mut records: Vec<RawRecord>,
+        keeps: Keeps,
+        offsets: Option<Vec<u32>>,
+        (first_seq, received): (u64, i64),
+        bytes: usize,
+    ) -> Handed {
+        if let Some(offsets) = &offsets {
+            let mut next = offsets.iter().peekable();
+            let mut index = 0;
+            records.retain(|_| {
+                let taken = next.next_if_eq(&&index).is_some();
+                index += 1;
+                taken
+            });
+        }
+        Handed {
+            records,
+            keeps,
+            first_seq,
+            offsets,
+            received,
+            bytes,
+        }
+    }
+
     /// Appends the batch's records to `entries`, as entries.
     pub(crate) fn into_entries(self, entries: &mut Vec<Entry>) {
         let Handed {
@@ -121,6 +150,28 @@ pub(crate) struct Buffer {
 }
 
 impl Buffer {
+    /// Adds a handed-over batch; its records get the next tickets.
+    pub(crate) fn push(&mut self, handed: Handed) {
+        self.records += handed.records.len();
+        self.bytes += handed.bytes;
+        self.issued += handed.records.len() as u64;
+        self.batches.push_back(handed);
+    }
+
+    /// Whether an offer that took `taken` records (and asked for `stored` or not) is to wake
+    /// the writer, and notes it awake if so. The writer sleeps either on an empty buffer
+    /// (wake it: it starts to linger) or lingering over a few records (wake it only when they
+    /// make `wake_records`, or for a stored request — even one with no records of its own: a
+    /// client's flush is an empty batch when its records went in earlier ones, and then only
+    /// a sync is owed).
+    pub(crate) fn wake_writer(&mut self, stored: bool, taken: usize, wake_records: usize) -> bool {
+        let pending = self.records;
+        let wake = self.writer_asleep
+            && (stored || (taken > 0 && (pending == taken || pending >= wake_records)));
+        self.writer_asleep &= !wake;
+        wake
+    }
+
     /// Takes batches, oldest first, until they hold at least `limit` records or none is left
     /// (at least one batch when there is one), and counts them in flight.
     pub(crate) fn take(&mut self, limit: usize, into: &mut Vec<Handed>) {
@@ -170,14 +221,10 @@ mod tests {
         for (count, keep) in [day, day, week].into_iter().enumerate() {
             Keeps::push(&mut keeps, count, keep);
         }
-        let handed = Handed {
-            records: vec![raw("a"), raw("c"), raw("d")],
-            keeps: keeps.unwrap(),
-            first_seq: 100,
-            offsets: Some(vec![0, 2, 3]),
-            received: 7,
-            bytes: 0,
-        };
+        // "b" was left out: the others keep their places.
+        let records = vec![raw("a"), raw("b"), raw("c"), raw("d")];
+        let handed = Handed::new(records, keeps.unwrap(), Some(vec![0, 2, 3]), (100, 7), 0);
+        assert_eq!(handed.records.len(), 3);
         let mut entries = Vec::new();
         handed.into_entries(&mut entries);
         let got: Vec<(u64, Keep, String)> = entries
@@ -216,17 +263,15 @@ mod tests {
         for size in [3, 4, 5] {
             let records: Vec<RawRecord> = (0..size).map(|_| raw("x")).collect();
             let bytes = records.iter().map(|r| r.bytes.len()).sum();
-            buffer.records += size;
-            buffer.bytes += bytes;
-            buffer.batches.push_back(Handed {
+            buffer.push(Handed::new(
                 records,
-                keeps: Keeps::All(Keep::days(1)),
-                first_seq: 0,
-                offsets: None,
-                received: 0,
+                Keeps::All(Keep::days(1)),
+                None,
+                (0, 0),
                 bytes,
-            });
+            ));
         }
+        assert_eq!((buffer.records, buffer.issued), (12, 12));
         let mut taken = Vec::new();
         buffer.take(6, &mut taken);
         assert_eq!(
@@ -239,5 +284,39 @@ mod tests {
         buffer.take(0, &mut taken);
         assert_eq!((taken.len(), buffer.records, buffer.in_flight), (1, 0, 5));
         assert_eq!(buffer.bytes, 0);
+    }
+
+    #[test]
+    fn an_offer_wakes_a_sleeping_writer_for_a_first_record_many_records_or_stored() {
+        let handed = |count: usize| {
+            let records: Vec<RawRecord> = (0..count).map(|_| raw("x")).collect();
+            Handed::new(records, Keeps::All(Keep::days(1)), None, (0, 0), 0)
+        };
+        let mut buffer = Buffer::default();
+        assert!(
+            !buffer.wake_writer(true, 0, 10),
+            "an awake writer is not woken"
+        );
+        buffer.writer_asleep = true;
+        assert!(
+            !buffer.wake_writer(false, 0, 10),
+            "nothing taken, nothing asked"
+        );
+        buffer.push(handed(2));
+        assert!(
+            buffer.wake_writer(false, 2, 10),
+            "the first records of an empty buffer"
+        );
+        assert!(!buffer.writer_asleep);
+        buffer.writer_asleep = true;
+        buffer.push(handed(3));
+        assert!(!buffer.wake_writer(false, 3, 10), "a few more: it lingers");
+        buffer.push(handed(5));
+        assert!(buffer.wake_writer(false, 5, 10), "ten make a batch");
+        buffer.writer_asleep = true;
+        assert!(
+            buffer.wake_writer(true, 0, 10),
+            "a stored request with no records of its own"
+        );
     }
 }

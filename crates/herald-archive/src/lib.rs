@@ -35,6 +35,7 @@ pub mod entry;
 pub mod error;
 pub mod keep;
 pub mod migrate;
+pub mod options;
 mod overflow;
 pub mod query;
 pub mod rows;

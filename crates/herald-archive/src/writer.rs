@@ -25,96 +25,10 @@ use crate::backend::{Backend, Slot};
 use crate::buffer::{Buffer, Handed, Keeps};
 use crate::entry::Entry;
 use crate::error::ArchiveError;
+pub use crate::options::{ArchiveOptions, ArchiveStats, FsyncPolicy};
 use crate::overflow::{join_until, Overflow};
 use crate::rules::Rules;
 use crate::spill::Spill;
-
-/// When the writer makes what it wrote durable (fsync, or the store's equivalent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FsyncPolicy {
-    /// At once for batches holding a record a producer waits on as `stored`; every
-    /// `fsync_interval` for the rest (default).
-    #[default]
-    Stored,
-    /// After every batch.
-    Always,
-    /// Only every `fsync_interval`; `stored` acknowledgements wait for it.
-    Interval,
-}
-
-/// How the archive buffers, batches and syncs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArchiveOptions {
-    /// What to archive.
-    pub rules: Rules,
-    /// Records the buffer holds before new ones are dropped.
-    pub buffer_records: usize,
-    /// Bytes the buffer holds before new ones are dropped.
-    pub buffer_bytes: usize,
-    /// Records written per batch at most.
-    pub batch_records: usize,
-    /// When to make writes durable.
-    pub fsync: FsyncPolicy,
-    /// How often to sync what no one waits on.
-    pub fsync_interval: Duration,
-    /// How often to drop expired days.
-    pub expire_interval: Duration,
-    /// Where records go when the buffer is full, before any is dropped (the embedded path);
-    /// `None`: dropped at once.
-    pub spill_dir: Option<std::path::PathBuf>,
-    /// Bytes the spill files may hold.
-    pub spill_bytes: u64,
-}
-
-impl Default for ArchiveOptions {
-    fn default() -> Self {
-        ArchiveOptions {
-            rules: Rules::default(),
-            buffer_records: 1_000_000,
-            buffer_bytes: 128 * 1024 * 1024,
-            batch_records: 100_000,
-            fsync: FsyncPolicy::Stored,
-            fsync_interval: Duration::from_secs(1),
-            expire_interval: Duration::from_secs(600),
-            spill_dir: None,
-            spill_bytes: 4 << 30,
-        }
-    }
-}
-
-/// A snapshot of the archive's counters, for the monitor.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ArchiveStats {
-    /// The store, for people.
-    pub backend: String,
-    /// Records waiting to be written (buffered and in the batch being written).
-    pub backlog_records: u64,
-    /// Their bytes.
-    pub backlog_bytes: u64,
-    /// Records written.
-    pub written: u64,
-    /// Records dropped because the buffer (and the spill) was full, or left unwritten at
-    /// shutdown.
-    pub dropped: u64,
-    /// The same, by priority (indexed by the priority's number, 1 to 11).
-    pub dropped_by_priority: [u64; 12],
-    /// Records that went to the spill files since the start.
-    pub spilled: u64,
-    /// Bytes waiting in the spill files.
-    pub spill_bytes: u64,
-    /// Records already past their retention when they arrived (not written).
-    pub expired_on_arrival: u64,
-    /// Failed write or sync attempts (each retried).
-    pub write_errors: u64,
-    /// The last failure, if the last attempt failed.
-    pub last_error: Option<String>,
-    /// Days of a retention class dropped by expiry.
-    pub slots_expired: u64,
-    /// Stored records that queries skipped because they do not decode.
-    pub skipped_unreadable: u64,
-    /// What the store repaired at start-up.
-    pub recovery: crate::backend::Recovery,
-}
 
 /// What [`Archive::offer`] did with a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -253,7 +167,7 @@ impl Archive {
     /// over the bound and the writer syncs them at once (under [`FsyncPolicy::Stored`]).
     pub fn offer(
         &self,
-        mut records: Vec<RawRecord>,
+        records: Vec<RawRecord>,
         first_seq: u64,
         received: i64,
         stored: bool,
@@ -299,42 +213,15 @@ impl Archive {
             offsets.get_or_insert_with(|| (0..offset as u32).collect());
         }
         if let Some(keeps) = keeps {
-            if let Some(offsets) = &offsets {
-                let mut next = offsets.iter().peekable();
-                let mut index = 0;
-                records.retain(|_| {
-                    let taken = next.next_if_eq(&&index).is_some();
-                    index += 1;
-                    taken
-                });
-            }
-            buffer.batches.push_back(Handed {
-                records,
-                keeps,
-                first_seq,
-                offsets,
-                received,
-                bytes,
-            });
-            buffer.records += offer.archived as usize;
-            buffer.bytes += bytes;
-            buffer.issued += offer.archived;
+            let at = (first_seq, received);
+            buffer.push(Handed::new(records, keeps, offsets, at, bytes));
         }
         offer.ticket = buffer.issued;
         if stored {
             buffer.wanted = buffer.issued;
             buffer.stored_at = Some(Instant::now());
         }
-        // The writer sleeps either on an empty buffer (wake it: it starts to linger) or
-        // lingering over a few records (wake it only for many, or for a stored one).
-        let pending = buffer.records;
-        // A `stored` request wakes it even with no records of its own: a client's flush is an
-        // empty batch when its records went in earlier ones, and then only a sync is owed.
-        let wake = buffer.writer_asleep
-            && (stored
-                || (offer.archived > 0
-                    && (pending as u64 == offer.archived || pending >= WAKE_RECORDS)));
-        buffer.writer_asleep &= !wake;
+        let wake = buffer.wake_writer(stored, offer.archived as usize, WAKE_RECORDS);
         drop(buffer);
         if let (Some(spill), false) = (&self.inner.overflow, overflow.is_empty()) {
             let count = overflow.len() as u64;
