@@ -370,6 +370,13 @@ impl InfoStore {
         self.log.len()
     }
 
+    /// Returns the bytes of changes written to the log since the store was opened: it only
+    /// grows (compaction does not reset it), so whoever fsyncs the log from outside can tell
+    /// whether anything was written since its last sync.
+    pub fn log_appended(&self) -> u64 {
+        self.log.appended()
+    }
+
     /// fsyncs the log now if changes await it (the server calls this on its fsync interval).
     ///
     /// # Errors

@@ -30,6 +30,9 @@ pub(crate) struct LogFile {
     policy: FsyncPolicy,
     last_sync: Instant,
     unsynced: bool,
+    /// Bytes of entries appended since the log was opened: only grows (compaction does not
+    /// reset it), so a reader can tell whether anything was written since it last looked.
+    appended: u64,
     /// Set when a failed write could not be undone: the file's tail is unknown, so further
     /// appends could land after garbage and be lost on replay.
     broken: bool,
@@ -64,6 +67,7 @@ impl LogFile {
             policy,
             last_sync: Instant::now(),
             unsynced: false,
+            appended: 0,
             broken: false,
         };
         let mut replay = LogReplay::default();
@@ -166,6 +170,7 @@ impl LogFile {
             });
         }
         self.len += framed.len() as u64;
+        self.appended += framed.len() as u64;
         self.unsynced = true;
         let due = match self.policy {
             FsyncPolicy::Always => true,
@@ -203,6 +208,11 @@ impl LogFile {
         self.unsynced = false;
         self.broken = false;
         Ok(())
+    }
+
+    /// Returns the bytes of entries appended since the log was opened (never reset).
+    pub(crate) fn appended(&self) -> u64 {
+        self.appended
     }
 
     /// Returns whether appended entries await an fsync.

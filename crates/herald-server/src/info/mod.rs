@@ -6,6 +6,10 @@
 //! every matching info subscriber while that mutex is held; a new info subscriber takes its
 //! snapshot and joins the list under the same mutex. So it sees every change exactly once:
 //! either in the snapshot or in the stream, never both, never neither.
+//!
+//! [`log_sync`]: the store's log made durable on an interval, when it changed.
+
+pub mod log_sync;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -66,7 +70,7 @@ pub struct InfoService {
     /// Where changes are archived, if anywhere.
     archive: Option<Arc<Archive>>,
     /// The store's log, which [`InfoService::sync`] fsyncs through a handle of its own.
-    log_path: std::path::PathBuf,
+    log: log_sync::LogSync,
     /// Who hears of changes: a cluster, which sends them to the other members, and the
     /// mirrors this server feeds.
     listeners: std::sync::RwLock<Vec<Arc<dyn ChangeListener>>>,
@@ -99,7 +103,7 @@ impl InfoService {
         tracing::info!(objects = store.len(), dir = %dir.display(), "information store open");
         Ok(InfoService {
             archive,
-            log_path: dir.join(herald_info::persist::LOG_FILE),
+            log: log_sync::LogSync::new(dir.join(herald_info::persist::LOG_FILE)),
             listeners: std::sync::RwLock::default(),
             state: Mutex::new(State {
                 store,
@@ -386,13 +390,13 @@ impl InfoService {
         read(&self.lock().store)
     }
 
-    /// Flushes the store's log to disk now.
-    /// Called on an interval; it takes no lock, so updates never wait for the disk. The log
-    /// is opened anew each time because compaction replaces the file.
+    /// Flushes the store's log to disk if changes were written to it since the last time.
+    /// Called on an interval; it holds the store's lock only to read how much was written,
+    /// so updates never wait for the disk.
     pub fn sync(&self) {
-        let synced = std::fs::File::open(&self.log_path).and_then(|log| log.sync_data());
-        if let Err(error) = synced {
-            tracing::error!(%error, path = %self.log_path.display(), "cannot sync the information store");
+        let appended = self.lock().store.log_appended();
+        if let Err(error) = self.log.sync(appended) {
+            tracing::error!(%error, path = %self.log.path().display(), "cannot sync the information store");
         }
     }
 }
