@@ -11,18 +11,7 @@ use herald_proto::Filter;
 use herald_router::{DropReason, Queue, QueueConfig, RouteContext, Router, Subscription};
 
 fn add(router: &Router, id: u64, subject: &str, group: Option<&str>) -> Arc<Queue> {
-    let queue = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));
-    router.subscribe(Arc::new(Subscription {
-        connection: id,
-        id,
-        filter: Filter::subject(subject).unwrap(),
-        queue: Arc::clone(&queue),
-        visible: None,
-        visible_info: None,
-        route: false,
-        group: group.map(Arc::from),
-    }));
-    queue
+    common::subscribe(router, (id, id), subject, None, group)
 }
 
 fn subjects(n: usize, subject: &str) -> Vec<&str> {

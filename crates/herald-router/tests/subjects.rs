@@ -6,22 +6,10 @@ mod common;
 use std::sync::Arc;
 
 use common::batch;
-use herald_proto::Filter;
-use herald_router::{Queue, QueueConfig, RouteContext, Router, Subscription};
+use herald_router::{Queue, RouteContext, Router};
 
 fn subscribe(router: &Router, id: u64, subject: &str) -> Arc<Queue> {
-    let queue = Arc::new(Queue::new(QueueConfig::default(), Arc::default()));
-    router.subscribe(Arc::new(Subscription {
-        connection: 1,
-        id,
-        filter: Filter::subject(subject).unwrap(),
-        queue: Arc::clone(&queue),
-        visible: None,
-        visible_info: None,
-        route: false,
-        group: None,
-    }));
-    queue
+    common::subscribe(router, (1, id), subject, None, None)
 }
 
 /// The sequence numbers of what `queue` holds.
