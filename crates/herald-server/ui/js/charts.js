@@ -104,7 +104,17 @@ export class ChartsView {
     try {
       const lists = await Promise.all(this.series.map((s) => fetchBuckets(s, fromMs, toMs, buckets)));
       if (generation !== this.generation || !this.chart) return;
+      // Live values that came while the archive was asked may be newer than its answer
+      // (not archived yet when it read): they stay, if they are of these series.
+      const keys = this.series.map((s) => s.key).join("\n");
+      if (keys === this.pointsKeys) {
+        lists.forEach((pts, i) => {
+          const last = pts.length ? pts[pts.length - 1][0] : -Infinity;
+          for (const point of this.points[i] || []) if (point[0] > last) pts.push(point);
+        });
+      }
       this.points = lists;
+      this.pointsKeys = keys;
       this.loadedAt = Date.now();
       this.error.hidden = true;
       this.redraw();
