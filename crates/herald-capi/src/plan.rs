@@ -24,8 +24,6 @@ use std::ops::Range;
 
 use std::ffi::c_char;
 
-use ::herald_client::logger::DeferredText;
-
 /// Most arguments (`*` widths and precisions included) a deferred format takes.
 pub const HERALD_LOG_PLAN_ARGS: usize = 24;
 /// Most bytes of captured arguments a log call keeps; with more it formats on the calling
@@ -283,12 +281,6 @@ fn parse(format: &[u8], mut at: usize) -> Option<(Option<Spec>, usize)> {
         // in it would have taken an argument there, which a plan cannot follow.
         _ if format[start..at].contains(&b'*') => None,
         _ => Some((None, start)),
-    }
-}
-
-impl DeferredText for Plan {
-    fn render(&self, args: &[u8], out: &mut Vec<u8>) {
-        crate::render::render(self, args, out);
     }
 }
 

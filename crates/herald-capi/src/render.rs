@@ -7,10 +7,19 @@
 
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_uint, c_ulong, c_ulonglong, c_void, CString};
 
+use ::herald_client::logger::DeferredText;
+
 use crate::plan::{Amount, Piece, Plan, Spec};
 
 extern "C" {
     fn snprintf(buf: *mut c_char, size: usize, format: *const c_char, ...) -> c_int;
+}
+
+/// A plan's text is made here, on the logger's thread, from the arguments the call captured.
+impl DeferredText for Plan {
+    fn render(&self, args: &[u8], out: &mut Vec<u8>) {
+        render(self, args, out);
+    }
 }
 
 /// The captured arguments, read in order.
