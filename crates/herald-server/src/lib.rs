@@ -1,14 +1,18 @@
 //! The Herald server: front doors, sessions, router hookup, monitor and configuration.
 //!
 //! # Layout
-//! - [`server`]: [`Server`] — bind, accept, shut down; [`Shared`] state.
+//! - [`server`]: [`Server`] — bind, accept, shut down. [`shared`]: [`Shared`], what every
+//!   session and task takes: [`local`]'s parts ([`Local`](local::Local): router, monitor,
+//!   information service, archive, configuration…) and the cluster, which takes `Local`
+//!   alone.
 //! - [`listener`]: the accept loop with its connection limit.
 //! - [`connection_limit`]: connections in all and per address, native and HTTP.
 //! - [`session`]: one connection from `HELLO` to close, heartbeat watch, [`Close`] reasons.
 //! - [`auth`]: identities (the file `herald token` writes), [`Access`](auth::Access) and the
 //!   permission checks; [`revoke`]: the refusing default, reloading the file, closing
 //!   revoked connections.
-//! - [`cluster`]: this server as a member of a cluster — routes, interests, dialers.
+//! - [`cluster`]: this server as a member of a cluster — routes, interests, dialers; below
+//!   `shared`, above `local`.
 //! - [`mirror`]: one-way mirrors — feeding one (`[[mirror]]`), and being one.
 //! - [`command`]: one file per client operation (publish, subscribe, unsubscribe, monitor).
 //! - [`connection`]: [`FrameReader`], frames from a socket.
@@ -63,6 +67,7 @@ pub mod http;
 pub mod info;
 pub mod ingest;
 pub mod listener;
+pub mod local;
 pub mod memory;
 pub mod mirror;
 pub mod monitor;

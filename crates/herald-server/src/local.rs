@@ -1,7 +1,8 @@
-//! [`Shared`]: what every session, listener and task of a server shares — the router, the
-//! monitor, the information service, the archive, the configuration in force and the parts
-//! the front doors keep. `server.rs` builds it at start-up; the modules that take it depend
-//! on this file, never on the start-up code.
+//! [`Local`]: what this server holds on its own — the router, the monitor, the information
+//! service, the archive, the configuration in force and the parts the front doors keep —
+//! below the cluster it may be a member of. The cluster's code takes it, and
+//! [`Shared`](crate::shared::Shared), what sessions and front doors take, adds the cluster
+//! over it: the modules depend one way, `shared` → `cluster` → `local`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,10 +19,10 @@ use crate::monitor::Monitor;
 use crate::shutdown::Shutdown;
 use crate::tls::Tls;
 
-/// What every session shares.
+/// What this server holds on its own, below its cluster.
 #[derive(Debug)]
-pub struct Shared {
-    /// The validated configuration in force: a reload replaces it ([`Shared::config`]).
+pub struct Local {
+    /// The validated configuration in force: a reload replaces it ([`Local::config`]).
     pub(crate) config: arc_swap::ArcSwap<Config>,
     /// How live reloads are made: where the configuration comes from, one at a time.
     pub reloader: crate::reload::reloader::Reloader,
@@ -46,8 +47,6 @@ pub struct Shared {
     pub guard: Guard,
     /// TLS on both front doors, if configured.
     pub tls: Option<Arc<Tls>>,
-    /// The cluster this server is a member of, once its route listener is up.
-    pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
     /// Numbered producers' records seen here, to drop duplicates after a failover.
     pub producers: crate::producers::Producers,
     /// What sources feed this server as a read-only mirror.
@@ -62,13 +61,13 @@ pub struct Shared {
     pub otlp: crate::otlp::stats::OtlpStats,
     /// Log storms collapsed and source quotas.
     pub storms: crate::storm::Storms,
-    /// The next connection id ([`Shared::next_connection_id`]).
+    /// The next connection id ([`Local::next_connection_id`]).
     pub(crate) next_connection: AtomicU64,
     /// The shutdown signal, for tasks started on demand (WebSocket connections).
     pub(crate) stopping: watch::Receiver<bool>,
 }
 
-impl Shared {
+impl Local {
     /// Returns the configuration in force.
     pub fn config(&self) -> Arc<Config> {
         self.config.load_full()

@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::connection_limit::ConnectionLimit;
 use crate::data_lock::DataDirGuard;
 use crate::info::InfoService;
+use crate::local::Local;
 use crate::monitor::Monitor;
 pub use crate::shared::Shared;
 use crate::shutdown::Shutdown;
@@ -92,7 +93,7 @@ impl Server {
         })?;
         let (shutdown, receiver) = watch::channel(false);
         let http_limits = config.http_limits;
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(Shared::new(Local {
             info,
             archive,
             queue_budget: Arc::new(QueueBudget::new(config.queue_budget_bytes)),
@@ -112,7 +113,6 @@ impl Server {
             syslog_doors: crate::syslog::running::Doors::default(),
             guard,
             tls: tls.clone(),
-            cluster: std::sync::OnceLock::new(),
             producers: crate::producers::Producers::default(),
             mirrored: crate::mirror::Mirrored::default(),
             mirrors: std::sync::OnceLock::new(),
@@ -124,7 +124,7 @@ impl Server {
             config: arc_swap::ArcSwap::from_pointee(config),
             next_connection: AtomicU64::new(1),
             stopping: receiver.clone(),
-        });
+        }));
         let (done, sessions_done) = mpsc::channel(1);
         let accept = tokio::spawn(crate::listener::run(
             listener,
@@ -172,7 +172,7 @@ impl Server {
             Shutdown::new(receiver.clone()),
         )));
         if let Some(config) = shared.config().cluster.clone() {
-            let (cluster, started) = crate::cluster::start(&shared, &config).await?;
+            let (cluster, started) = crate::cluster::start(shared.local(), &config).await?;
             let _ = shared.cluster.set(cluster);
             tasks.extend(started);
         }

@@ -10,7 +10,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::route::{self, Ended};
 use super::Cluster;
-use crate::shared::Shared;
+use crate::local::Local;
 use crate::shutdown::Shutdown;
 
 /// First pause after a failed attempt; doubled up to [`MAX_BACKOFF`].
@@ -21,7 +21,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// Accepts routes until shutdown.
 pub async fn listen(
     listener: TcpListener,
-    shared: Arc<Shared>,
+    shared: Arc<Local>,
     cluster: Arc<Cluster>,
     mut shutdown: Shutdown,
 ) {
@@ -53,7 +53,7 @@ pub async fn listen(
 pub async fn dial(
     address: String,
     mut id: Option<u64>,
-    shared: Arc<Shared>,
+    shared: Arc<Local>,
     cluster: Arc<Cluster>,
     mut shutdown: Shutdown,
 ) {

@@ -25,7 +25,7 @@ use super::namespaces::Namespaces;
 use super::requests::Requests;
 use super::{Cluster, Link};
 use crate::info::{ChangeListener, InfoFailure};
-use crate::shared::Shared;
+use crate::local::Local;
 
 /// How long a forwarded change waits for the owner's answer.
 pub const FORWARD_TIMEOUT: Duration = Duration::from_secs(10);
@@ -143,7 +143,7 @@ impl CloudInfo {
 
     /// Sends over `link` every type, then a snapshot of the namespaces this member owns,
     /// with the store locked so that no change slips in between.
-    pub fn send_snapshot(&self, shared: &Shared, link: &Link) {
+    pub fn send_snapshot(&self, shared: &Local, link: &Link) {
         let owned: Vec<String> = self
             .namespaces
             .owned_by(&self.me)

@@ -17,13 +17,13 @@ use tokio::time::Instant;
 
 use super::namespaces::Owner;
 use super::Cluster;
-use crate::shared::Shared;
+use crate::local::Local;
 use crate::shutdown::Shutdown;
 
 /// Keeps the leases of the leased namespaces until the server stops; then gives up those it
 /// holds, so that another member takes them at once.
 pub async fn run(
-    shared: Arc<Shared>,
+    shared: Arc<Local>,
     cluster: Arc<Cluster>,
     options: CqlOptions,
     mut stop: Shutdown,
@@ -114,7 +114,7 @@ pub async fn run(
 
 /// This member took `namespace`'s lease: serves the latest values saved in Cassandra (its
 /// caller then sends them to the other members).
-async fn take_over(shared: &Shared, cluster: &Cluster, leases: &InfoLeases, namespace: &str) {
+async fn take_over(shared: &Local, cluster: &Cluster, leases: &InfoLeases, namespace: &str) {
     let objects = match leases.load(namespace).await {
         Ok(objects) => objects,
         Err(error) => {

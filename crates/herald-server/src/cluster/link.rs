@@ -23,8 +23,8 @@ use herald_router::{DropReason, Queue, Subscription};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::local::Local;
 use crate::monitor::{ConnectionState, SubscriptionState};
-use crate::shared::Shared;
 
 /// The current connection of a link.
 #[derive(Debug)]
@@ -72,7 +72,7 @@ type Interest = (Filter, Option<Arc<str>>);
 
 impl Link {
     /// A new link to `member`, whose connection came from `peer`.
-    pub fn new(shared: &Shared, member: Member, peer: SocketAddr) -> Arc<Link> {
+    pub fn new(shared: &Local, member: Member, peer: SocketAddr) -> Arc<Link> {
         let connection = shared.next_connection_id();
         let state = Arc::new(ConnectionState::new(connection, peer));
         *state.name.lock().unwrap_or_else(|p| p.into_inner()) = format!("route:{}", member.name);
@@ -219,7 +219,7 @@ impl Link {
     /// Registers the far side's interest `id` (again, after a reattachment: kept as it is):
     /// its filter, and the queue group of its subscribers, if they are members of one (then
     /// the far member is a member of that group here, one among the local ones).
-    pub fn add_interest(&self, shared: &Shared, id: u64, filter: Filter, group: Option<Arc<str>>) {
+    pub fn add_interest(&self, shared: &Local, id: u64, filter: Filter, group: Option<Arc<str>>) {
         let interest = (filter, group);
         let mut interests = lock(&self.interests);
         if let Some((known, announced)) = interests.get_mut(&id) {
@@ -243,7 +243,7 @@ impl Link {
     }
 
     /// Removes the far side's interest `id`.
-    pub fn remove_interest(&self, shared: &Shared, id: u64) {
+    pub fn remove_interest(&self, shared: &Local, id: u64) {
         if lock(&self.interests).remove(&id).is_some() {
             shared.router.unsubscribe(self.connection, id);
         }
@@ -251,7 +251,7 @@ impl Link {
 
     /// Removes the interests the far side did not announce again since the last attachment
     /// (it dropped them while the route was down).
-    pub fn drop_stale(&self, shared: &Shared) {
+    pub fn drop_stale(&self, shared: &Local) {
         let mut interests = lock(&self.interests);
         interests.retain(|id, (_, announced)| {
             if !*announced {
@@ -268,7 +268,7 @@ impl Link {
 
     /// Ends the link: its interests leave the router and what its queue held is counted as
     /// lost; returns it as a gap (with what the far side was still owed).
-    pub fn end(&self, shared: &Shared) -> herald_router::Gap {
+    pub fn end(&self, shared: &Local) -> herald_router::Gap {
         lock(&self.interests).clear();
         shared.router.remove_connection(self.connection);
         self.queue.release(true);

@@ -36,7 +36,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 use crate::config::ClusterConfig;
-use crate::shared::Shared;
+use crate::local::Local;
 
 pub use interest::Interests;
 pub use link::Link;
@@ -183,7 +183,7 @@ impl Cluster {
     /// `None` if this connection is the one to close.
     pub fn attach(
         &self,
-        shared: &Shared,
+        shared: &Local,
         far: &Member,
         peer: SocketAddr,
         outbound: bool,
@@ -235,7 +235,7 @@ impl Cluster {
 
     /// Ends the links down for longer than the hold time; what they held is counted lost,
     /// and told to the member if it returns.
-    pub fn expire(&self, shared: &Shared) {
+    pub fn expire(&self, shared: &Local) {
         let expired: Vec<Arc<Link>> = {
             let mut state = self.state();
             let gone: Vec<u64> = state
@@ -323,7 +323,7 @@ fn members_frame(cluster: &str, me: &Member, state: &State) -> Frame {
 /// # Errors
 /// The bind error, naming the address.
 pub async fn start(
-    shared: &Arc<Shared>,
+    shared: &Arc<Local>,
     config: &ClusterConfig,
 ) -> std::io::Result<(Arc<Cluster>, Vec<tokio::task::JoinHandle<()>>)> {
     let listener = TcpListener::bind(config.listen).await.map_err(|err| {
@@ -406,7 +406,7 @@ pub async fn start(
 /// Cassandra (the configuration allows leased namespaces only with one).
 #[cfg(feature = "cql")]
 fn leases(
-    shared: &Arc<Shared>,
+    shared: &Arc<Local>,
     cluster: &Arc<Cluster>,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     let crate::config::ArchiveBackendConfig::Cassandra {
@@ -435,7 +435,7 @@ fn leases(
 
 #[cfg(not(feature = "cql"))]
 fn leases(
-    _shared: &Arc<Shared>,
+    _shared: &Arc<Local>,
     _cluster: &Arc<Cluster>,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     Err(std::io::Error::other(

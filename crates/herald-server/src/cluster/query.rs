@@ -20,7 +20,7 @@ use herald_proto::{ErrorCode, Frame};
 use super::requests::Requests;
 use super::{Cluster, Link};
 use crate::info::InfoFailure;
-use crate::shared::Shared;
+use crate::local::Local;
 
 /// How long a member waits for another's answer.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -49,15 +49,15 @@ impl Asked {
     }
 }
 
-/// Returns true if `request` is answered from every member's archive: the members keep
-/// archives of their own, and the query is merged (pages and instants).
-pub fn merged(shared: &Shared, request: &ArchiveRequest) -> bool {
+/// Returns true if, on a member of a cluster, `request` is answered from every member's
+/// archive: the members keep archives of their own, and the query is merged (pages and
+/// instants).
+pub fn merged(shared: &Local, request: &ArchiveRequest) -> bool {
     let embedded = !matches!(
         shared.config().archive.backend,
         crate::config::ArchiveBackendConfig::Cassandra { .. }
     );
     embedded
-        && shared.cluster.get().is_some()
         && matches!(
             request,
             ArchiveRequest::Logs(_) | ArchiveRequest::Samples(_) | ArchiveRequest::At(_)
@@ -71,7 +71,7 @@ pub fn merged(shared: &Shared, request: &ArchiveRequest) -> bool {
 /// # Errors
 /// This member's archive's error.
 pub async fn ask_all(
-    shared: &Arc<Shared>,
+    shared: &Arc<Local>,
     cluster: &Arc<Cluster>,
     request: ArchiveRequest,
     max_bytes: usize,
@@ -107,7 +107,7 @@ pub async fn ask_all(
 }
 
 /// Answers a far member's query from this member's archive only.
-pub fn answer_far(shared: &Arc<Shared>, link: &Arc<Link>, cid: u64, request: ArchiveRequest) {
+pub fn answer_far(shared: &Arc<Local>, link: &Arc<Link>, cid: u64, request: ArchiveRequest) {
     let Some(archive) = shared.archive.clone() else {
         link.send(Frame::Error(herald_proto::ErrorFrame {
             cid,

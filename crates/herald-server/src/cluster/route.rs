@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::{Cluster, Link};
 use crate::connection::FrameReader;
-use crate::shared::Shared;
+use crate::local::Local;
 use crate::shutdown::Shutdown;
 
 /// The writer of a route does not ping: its reader does, every heartbeat interval, and
@@ -45,7 +45,7 @@ pub async fn run(
     stream: TcpStream,
     peer: SocketAddr,
     outbound: bool,
-    shared: Arc<Shared>,
+    shared: Arc<Local>,
     cluster: Arc<Cluster>,
     mut shutdown: Shutdown,
 ) -> Ended {
@@ -139,7 +139,7 @@ pub async fn run(
 }
 
 async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
-    shared: &Arc<Shared>,
+    shared: &Arc<Local>,
     cluster: &Arc<Cluster>,
     link: &Arc<Link>,
     close: &tokio::sync::Notify,
@@ -249,7 +249,7 @@ async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
 /// Routes records that came over the route to this member's own subscribers, keeping the
 /// time the first member received them.
 async fn deliver(
-    shared: &Arc<Shared>,
+    shared: &Arc<Local>,
     link: &Link,
     context: &mut RouteContext,
     entries: Vec<DeliverEntry>,
@@ -290,7 +290,7 @@ struct Copies {
 impl Copies {
     /// Applies a change the far member made to a namespace it owns, or a part of its
     /// snapshot, to this member's copy.
-    fn apply(&mut self, shared: &Shared, cluster: &Cluster, change: InfoChange) {
+    fn apply(&mut self, shared: &Local, cluster: &Cluster, change: InfoChange) {
         let info = &cluster.info;
         let objects = change
             .objects
@@ -319,7 +319,7 @@ impl Copies {
     }
 
     /// Declares a type the far member declared, and those that waited for it as a base.
-    fn declare(&mut self, shared: &Shared, data: TypeData) {
+    fn declare(&mut self, shared: &Local, data: TypeData) {
         self.types.push(data);
         loop {
             let before = self.types.len();
@@ -344,7 +344,7 @@ impl Copies {
 /// forwarded (answered once applied, and saved when the namespace is leased), or a type it
 /// declared (not answered).
 async fn serve(
-    shared: &Arc<Shared>,
+    shared: &Arc<Local>,
     cluster: &Arc<Cluster>,
     link: &Arc<Link>,
     context: &mut RouteContext,

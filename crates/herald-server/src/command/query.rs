@@ -47,7 +47,8 @@ pub(super) async fn apply(
             let Ok(_turn) = turn.acquire_owned().await else {
                 return;
             };
-            let answer = crate::cluster::query::ask_all(&shared, &cluster, request, max_bytes);
+            let answer =
+                crate::cluster::query::ask_all(shared.local(), &cluster, request, max_bytes);
             let frame = match answer.await {
                 Ok(answer) => reply_frame(cid, answer, false),
                 Err(err) => error_frame(cid, err),

@@ -65,7 +65,7 @@ async fn ask(
         crate::cluster::query::merged(shared, &request),
         shared.cluster.get(),
     ) {
-        return Ok(crate::cluster::query::ask_all(shared, cluster, request, bytes).await?);
+        return Ok(crate::cluster::query::ask_all(shared.local(), cluster, request, bytes).await?);
     }
     Ok(crate::archive::query(archive, request, bytes).await?)
 }
