@@ -190,3 +190,59 @@ async fn subscriptions_are_restored_on_the_next_server() {
     assert_eq!(subscriber.failovers(), 1);
     assert_eq!(subscriber.error(), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_dead_server_had_not_acknowledged_is_resent_at_once_with_nothing_published_after()
+{
+    // Pings a minute apart both ways: a ping (or the pong it asks for) must not be what
+    // sends the records again.
+    let quiet = [
+        ("HERALD_HEARTBEAT_INTERVAL", "60s"),
+        ("HERALD_HEARTBEAT_TIMEOUT", "120s"),
+    ];
+    let mut first = ServeProcess::start_with_env(HERALD, &["--name", "first"], &quiet);
+    let second = ServeProcess::start_with_env(HERALD, &["--name", "second"], &quiet);
+    let subscriber = Client::connect(&second.url()).await.unwrap();
+    let mut subscription = subscriber
+        .subscribe(Filter::subject("stream.*").unwrap())
+        .await
+        .unwrap();
+    let url = format!("herald://{},{}", first.addr, second.addr);
+    let options = ClientOptions {
+        heartbeat_interval: Duration::from_secs(60),
+        heartbeat_timeout: Duration::from_secs(120),
+        reconnect_timeout: Duration::from_secs(10),
+        ..ClientOptions::default()
+    };
+    let publisher = Client::connect_with(&url, options).await.unwrap();
+    // The first server is frozen, so it acknowledges none of them; then it dies.
+    let stopped = std::process::Command::new("kill")
+        .args(["-STOP", &first.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    const HELD: i64 = 100;
+    for n in 0..HELD {
+        publisher.publish(&numbered(n)).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    first.kill();
+
+    // Nothing is published or flushed after the failover: the writer of the new connection
+    // sends what it found in the outbox without being woken.
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < HELD as usize {
+        let event = tokio::time::timeout(Duration::from_secs(5), subscription.next())
+            .await
+            .expect("the records held come at once from the second server")
+            .unwrap();
+        if let Event::Record(delivered) = event {
+            let Some((_, Value::Int(n))) = delivered.record().fields.first().cloned() else {
+                panic!("numbered")
+            };
+            seen.insert(n);
+        }
+    }
+    assert_eq!(publisher.server(), second.addr);
+    assert_eq!(publisher.failovers(), 1);
+}

@@ -200,9 +200,12 @@ impl Client {
                 let mut outbox = lock(&self.handle.inner.outbox);
                 self.handle.check_open()?;
                 if outbox.len() < self.handle.inner.options.outbox_bytes {
+                    let drained = outbox.is_drained();
                     outbox.push_record(record)?;
                     drop(outbox);
-                    self.handle.inner.wake.notify_one();
+                    if drained {
+                        self.handle.inner.wake.notify_one();
+                    }
                     return Ok(());
                 }
             }
@@ -226,9 +229,16 @@ impl Client {
         if outbox.len() >= self.handle.inner.options.outbox_bytes {
             return Err(ClientError::BufferFull(outbox.len()));
         }
+        // The writer needs waking only if it took everything before this record: it
+        // takes all it finds (`Outbox::is_drained`). Waking it for every record cost the
+        // publishing thread a compare-and-swap on a line the writer shares, and often the
+        // notifier's lock and a thread's wake-up.
+        let drained = outbox.is_drained();
         outbox.push_record(record)?;
         drop(outbox);
-        self.handle.inner.wake.notify_one();
+        if drained {
+            self.handle.inner.wake.notify_one();
+        }
         Ok(())
     }
 

@@ -113,6 +113,13 @@ impl Outbox {
         sealed + u64::from(self.batch_count)
     }
 
+    /// Returns true when the writer has nothing to take: no frame ready and no record in
+    /// the open batch. A publisher wakes the writer only for the record that ends such a
+    /// state; the records after it ride on that wake, since the writer takes everything.
+    pub fn is_drained(&self) -> bool {
+        self.ready.is_empty() && self.batch_count == 0
+    }
+
     /// Returns the bytes of records in the open batch.
     fn batch_bytes(&self) -> usize {
         self.batch.len().saturating_sub(PUBLISH_HEADER_BYTES)

@@ -141,9 +141,13 @@ async fn write_loop(mut write: WriteHalf, inner: Arc<Inner>) -> Option<ClientErr
     let mut ping = tokio::time::interval(inner.options.heartbeat_interval);
     ping.tick().await;
     let mut stop = inner.stop.subscribe();
+    // A new connection writes what the outbox holds at once (after a failover: the
+    // subscriptions to restore and the records to send again), without waiting for a wake:
+    // publishers wake the writer only when it had taken everything.
+    let mut first = true;
     loop {
         let stopping = *stop.borrow_and_update();
-        if !stopping {
+        if !stopping && !std::mem::take(&mut first) {
             tokio::select! {
                 () = inner.wake.notified() => {}
                 _ = ping.tick() => lock(&inner.outbox).push_frame(&Frame::Ping),
