@@ -14,6 +14,8 @@
 //! - [`frame`]: frame types, framing (`check_frame`), encode/decode of every frame.
 //! - [`request`]: [`CheckedPublish`](request::CheckedPublish) (a `PUBLISH` checked record by
 //!   record) and [`request_cid`](request::request_cid), to refuse one bad request alone.
+//! - [`value_end`]: where a value's bytes end, whatever they hold (to step over a refused
+//!   record).
 //! - [`frame_buffer`]: [`FrameBuffer`](frame_buffer::FrameBuffer), whole frames out of a byte stream.
 //! - [`info`]: information objects, types and selections as the `INFO*` frames carry them.
 //! - [`time`]: timestamps and ISO 8601.
@@ -56,6 +58,7 @@ pub mod storm;
 mod test_rng;
 pub mod time;
 pub mod value;
+pub mod value_end;
 mod wire;
 
 pub use delivery_options::{DeliveryOptions, Policy};

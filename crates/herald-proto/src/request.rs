@@ -12,6 +12,7 @@ use crate::error::DecodeError;
 use crate::frame::{self, AckLevel, FrameType, Publish, RawRecord};
 use crate::msgpack::Reader;
 use crate::record::RecordMeta;
+use crate::value_end::value_end;
 
 /// A `PUBLISH` body checked record by record: the records that passed, and the first of
 /// those that did not.
@@ -26,9 +27,10 @@ pub struct CheckedPublish {
 }
 
 impl CheckedPublish {
-    /// Checks a `PUBLISH` body. A record that is well formed MessagePack but not a valid
-    /// record is refused alone; if a record's bytes cannot even be skipped, it and every
-    /// record after it are refused, because where they start is lost.
+    /// Checks a `PUBLISH` body. A record that is not a valid record is refused alone when
+    /// its markers and lengths show where it ends ([`value_end`]: whatever its strings or
+    /// nesting hold); if its bytes end too soon or hold a marker that starts no value
+    /// (`0xc1`), it and every record after it are refused, because where they start is lost.
     ///
     /// # Errors
     /// [`DecodeError`] when the frame itself is wrong: not an array of 3, a bad `ack_id`
@@ -79,12 +81,12 @@ impl CheckedPublish {
             };
             refused.push(index);
             // Off the hot path: find where the bad record ends, to go on after it.
-            reader = Reader::at(body, start);
-            if reader.skip_value(0).is_err() {
+            let Some(end) = value_end(body, start) else {
                 checked.refuse(index, err, total - index);
                 // Where the records end is lost, and the number after them with it.
                 return Ok(checked);
-            }
+            };
+            reader = Reader::at(body, end);
             checked.refuse(index, err, 1);
         }
         if elements == 4 {
@@ -229,6 +231,36 @@ mod tests {
         msgpack::write_uint(&mut fits, u64::MAX);
         let fits = CheckedPublish::decode(&publish_body(&[with_field(&fits)])).unwrap();
         assert_eq!((fits.total(), fits.refused), (1, 0));
+    }
+
+    #[test]
+    fn a_record_refused_for_what_its_bytes_hold_is_refused_alone() {
+        // A string that is not UTF-8, and values nested deeper than the checks take: the
+        // bytes still show where the record ends, so the record after it is taken.
+        let not_utf8 = with_field(&[0xa2, 0xff, 0xfe]);
+        let mut deep = vec![0x91; crate::msgpack::MAX_DEPTH as usize + 1];
+        deep.push(0x01);
+        for (bad, why) in [
+            (not_utf8, "not valid UTF-8"),
+            (with_field(&deep), "nested too deep"),
+        ] {
+            let body = publish_body(&[good("A.a"), bad, good("A.c")]);
+            let checked = CheckedPublish::decode(&body).unwrap();
+            assert_eq!((checked.total(), checked.refused), (3, 1), "{why}");
+            let subjects: Vec<_> = checked
+                .publish
+                .records
+                .iter()
+                .map(|r| r.subject())
+                .collect();
+            assert_eq!(subjects, ["A.a", "A.c"], "{why}");
+            let message = checked.refusal().unwrap();
+            assert!(
+                message.starts_with("refused 1 of 3 records; record 1: "),
+                "{message}"
+            );
+            assert!(message.contains(why), "{message}");
+        }
     }
 
     #[test]
