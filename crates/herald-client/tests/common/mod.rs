@@ -33,6 +33,7 @@ pub fn fake_server<T: Send + 'static>(
 
 /// Reads what comes and acknowledges nothing, until `stop` says so or the client closes;
 /// returns the bytes read.
+#[allow(dead_code)] // each test file uses what it needs
 pub fn read_unacknowledged(stream: &mut TcpStream, mut stop: impl FnMut() -> bool) -> usize {
     stream
         .set_read_timeout(Some(Duration::from_millis(20)))
