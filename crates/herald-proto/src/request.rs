@@ -211,18 +211,22 @@ mod tests {
         record
     }
 
+    /// The subjects of the records taken, in order.
+    fn subjects(checked: &CheckedPublish) -> Vec<&str> {
+        checked
+            .publish
+            .records
+            .iter()
+            .map(|r| r.subject())
+            .collect()
+    }
+
     #[test]
     fn a_bad_record_is_refused_alone() {
         let body = publish_body(&[good("A.a"), with_field(EXT_5), good("A.c")]);
         let checked = CheckedPublish::decode(&body).unwrap();
         assert_eq!((checked.total(), checked.refused), (3, 1));
-        let subjects: Vec<_> = checked
-            .publish
-            .records
-            .iter()
-            .map(|r| r.subject())
-            .collect();
-        assert_eq!(subjects, ["A.a", "A.c"]);
+        assert_eq!(subjects(&checked), ["A.a", "A.c"]);
         let message = checked.refusal().unwrap();
         assert!(message.starts_with("refused 1 of 3 records; record 1: invalid fields: `counter` holds MessagePack extension type 5"), "{message}");
         // The same record with a value of the model is taken: the refusal is the value's,
@@ -247,13 +251,7 @@ mod tests {
             let body = publish_body(&[good("A.a"), bad, good("A.c")]);
             let checked = CheckedPublish::decode(&body).unwrap();
             assert_eq!((checked.total(), checked.refused), (3, 1), "{why}");
-            let subjects: Vec<_> = checked
-                .publish
-                .records
-                .iter()
-                .map(|r| r.subject())
-                .collect();
-            assert_eq!(subjects, ["A.a", "A.c"], "{why}");
+            assert_eq!(subjects(&checked), ["A.a", "A.c"], "{why}");
             let message = checked.refusal().unwrap();
             assert!(
                 message.starts_with("refused 1 of 3 records; record 1: "),
