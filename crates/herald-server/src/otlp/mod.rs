@@ -23,6 +23,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
@@ -48,8 +49,14 @@ pub async fn logs(
     State(shared): State<Arc<Shared>>,
     extensions: axum::http::Extensions,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    // A body over `max_frame_bytes` is refused as every HTTP error is, in JSON
+    // (`body_too_large`), not in the extractor's plain text.
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return HttpError::from(rejection).into_response(),
+    };
     let content_type = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

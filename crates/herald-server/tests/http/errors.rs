@@ -248,5 +248,13 @@ async fn a_body_larger_than_a_frame_is_refused() {
         "body_too_large",
         "cannot read the request body: length limit exceeded",
     );
+    // OpenTelemetry logs in: the same JSON error, not the body extractor's plain text.
+    let logs = request(server.http_addr(), "POST", "/v1/logs", Some(&body)).await;
+    assert_error(
+        &logs,
+        413,
+        "body_too_large",
+        "cannot read the request body: length limit exceeded",
+    );
     server.stop().await;
 }
