@@ -159,6 +159,16 @@ async fn bad_queries_are_named() {
             "bad cursor `nonsense`",
         ),
         ("/archive/at?names=", "comma-separated `names`"),
+        // Another route's parameter would be a filter the caller believes applied.
+        (
+            "/archive/logs?buckets=2",
+            "`buckets` does not apply to /archive/logs",
+        ),
+        (
+            "/archive/at?names=A.b&from=-1h",
+            "`from` does not apply to /archive/at",
+        ),
+        ("/archive/samples/A.b?field=x", "`field` applies to buckets"),
     ] {
         let answer = get(&server, target).await;
         assert_eq!(answer.status, 400, "{target}: {}", answer.body);

@@ -30,7 +30,7 @@ use herald_archive::Archive;
 use herald_proto::archive::{ArchiveReply, ArchiveRequest, AtQuery, Page, MAX_AT_NAMES};
 use serde_json::json;
 
-use params::{cursor_text, ArchiveParams, Format};
+use params::{cursor_text, ArchiveParams, Format, AT_PARAMS, LOGS_PARAMS, SAMPLES_PARAMS};
 use render::Columns;
 
 use crate::http::HttpError;
@@ -99,6 +99,7 @@ pub async fn samples(
     params: Result<Query<ArchiveParams>, QueryRejection>,
 ) -> Result<Response, HttpError> {
     let (Path(name), Query(params)) = (name?, params?);
+    params.only("/archive/samples/{name}", SAMPLES_PARAMS)?;
     let archive = archive_of(&shared)?;
     let format = params.format()?;
     if let Some(query) = params.buckets(&name)? {
@@ -116,6 +117,7 @@ pub async fn logs(
     params: Result<Query<ArchiveParams>, QueryRejection>,
 ) -> Result<Response, HttpError> {
     let Query(params) = params?;
+    params.only("/archive/logs", LOGS_PARAMS)?;
     let archive = archive_of(&shared)?;
     let request = ArchiveRequest::Logs(params.logs()?);
     answer_records(&shared, archive, request, params.format()?, Columns::Logs).await
@@ -127,6 +129,7 @@ pub async fn at(
     params: Result<Query<ArchiveParams>, QueryRejection>,
 ) -> Result<Response, HttpError> {
     let Query(params) = params?;
+    params.only("/archive/at", AT_PARAMS)?;
     let archive = archive_of(&shared)?;
     let names: Vec<String> = params
         .names

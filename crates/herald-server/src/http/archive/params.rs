@@ -82,7 +82,64 @@ fn time(param: &str, text: &str, now: i64) -> Result<i64, HttpError> {
     parse_time_spec(text, now).map_err(|err| bad(format!("`{param}`: {err}")))
 }
 
+/// The parameters `GET /archive/samples/{name}` takes.
+pub const SAMPLES_PARAMS: &[&str] = &["from", "to", "limit", "after", "format", "buckets", "field"];
+/// The parameters `GET /archive/logs` takes.
+pub const LOGS_PARAMS: &[&str] = &[
+    "from", "to", "limit", "after", "format", "priority", "subject", "host", "process", "text",
+];
+/// The parameters `GET /archive/at` takes.
+pub const AT_PARAMS: &[&str] = &["names", "time", "format"];
+
 impl ArchiveParams {
+    /// The parameters given, by name.
+    fn given(&self) -> impl Iterator<Item = &'static str> + '_ {
+        let texts = [
+            ("from", &self.from),
+            ("to", &self.to),
+            ("after", &self.after),
+            ("format", &self.format),
+            ("field", &self.field),
+            ("priority", &self.priority),
+            ("subject", &self.subject),
+            ("host", &self.host),
+            ("process", &self.process),
+            ("text", &self.text),
+            ("names", &self.names),
+            ("time", &self.time),
+        ];
+        let numbers = [("limit", self.limit), ("buckets", self.buckets)];
+        texts
+            .into_iter()
+            .filter(|(_, value)| value.is_some())
+            .map(|(name, _)| name)
+            .chain(
+                numbers
+                    .into_iter()
+                    .filter(|(_, v)| v.is_some())
+                    .map(|(n, _)| n),
+            )
+    }
+
+    /// Refuses a parameter another archive route takes but `route` does not (`buckets` on
+    /// `/archive/logs`, `from` on `/archive/at`): left unread, it would be a filter the
+    /// caller believes applied.
+    ///
+    /// # Errors
+    /// `bad_query`, naming the parameter and what the route takes.
+    pub fn only(&self, route: &str, takes: &[&str]) -> Result<(), HttpError> {
+        match self.given().find(|name| !takes.contains(name)) {
+            Some(name) => Err(bad(format!(
+                "`{name}` does not apply to {route}, which takes {}",
+                takes.join(", ")
+            ))),
+            None if self.field.is_some() && self.buckets.is_none() => {
+                Err(bad("`field` applies to buckets: give `buckets` too"))
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Returns the format asked for.
     ///
     /// # Errors
