@@ -230,7 +230,8 @@ impl Framer {
                         "a frame of {count} bytes, longer than max_message_bytes ({})",
                         self.max
                     );
-                    found(Frame::Bad(why, &buffer[..digits]));
+                    // The sample is the message's start (what is read of it), not its count.
+                    found(Frame::Bad(why, &buffer[digits + 1..]));
                     buffer.advance(digits + 1);
                     self.skipping = count;
                     continue;
@@ -308,6 +309,15 @@ mod tests {
             ["BAD a frame of 20 bytes, longer than max_message_bytes (10)"]
         );
         assert_eq!(left, 0);
+        // The sample kept is the message's start, not its octet count.
+        let mut samples = Vec::new();
+        let mut buffer = BytesMut::from(&b"20 0123456789"[..]);
+        Framer::new(10).frames(&mut buffer, false, |frame| {
+            if let Frame::Bad(_, sample) = frame {
+                samples.push(sample.to_vec());
+            }
+        });
+        assert_eq!(samples, [b"0123456789".to_vec()]);
         let (out, _) = frames(&mut framer, b"0123456789<1>ok\n", false);
         assert_eq!(out, ["<1>ok"]);
         let (out, _) = frames(&mut framer, b"<1>this line is too long\n<2>next\n", false);
