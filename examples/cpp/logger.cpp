@@ -12,12 +12,14 @@
 // It sends 4 records on SUBJECT (INFO, WARNING, ERROR, NOTICE; the DEBUG one is below the
 // logger's threshold) and exits 0 once the server has acknowledged them, non-zero on any
 // failure.
+// First, before any standard header: herald.h and herald.hpp stand on their own in C++ (the
+// examples' build checks it).
+#include "herald.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <string>
-
-#include "herald.hpp"
 
 namespace {
 
