@@ -16,8 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Deepest nesting of arrays and maps `herald_record_add_value` follows (a deeper tree, or
-// one whose pointers loop, is refused).
+// Deepest nesting of arrays and maps `herald_record_add_value` follows, the field's value
+// counted as level 1 as the wire's checks count it: a value and 31 levels below it are
+// sent; a deeper tree, or one whose pointers loop, is refused.
 #define HERALD_MAX_DEPTH 32
 
 // Acknowledgement level: the server has the records and has routed them.
@@ -554,8 +555,8 @@ int herald_record_set_id(struct herald_record *r, uint64_t id);
 
 // Adds field `name` with any value, arrays and maps included: `value` is a tree of
 // `herald_field`s as `herald_record_read` gives them (`type` and its members; a map's
-// items need names, other names are not used). Nesting deeper than `HERALD_MAX_DEPTH` is
-// refused.
+// items need names, other names are not used). Nesting deeper than `HERALD_MAX_DEPTH`
+// levels, the value itself the first, is refused.
 //
 // # Safety
 // `r` as for `herald_record_set_priority`; `name` NULL or NUL-terminated; `value` NULL or
@@ -845,8 +846,6 @@ void herald_record_free(struct herald_record *r);
 
 // Returns the current time in ns since the Unix epoch, as records are stamped.
 int64_t herald_now(void);
-
-extern int snprintf(char *buf, size_t size, const char *format, ...);
 
 // Returns the plan of `format` for the call site `site`: what `HERALD_LOG` captures of a
 // call's arguments (herald_logf.h's `herald_fmt_capture`) before `herald_log_site_args`.

@@ -13,8 +13,9 @@ use crate::view::{
     HERALD_STR, HERALD_TIME, HERALD_UINT,
 };
 
-/// Deepest nesting of arrays and maps `herald_record_add_value` follows (a deeper tree, or
-/// one whose pointers loop, is refused).
+/// Deepest nesting of arrays and maps `herald_record_add_value` follows, the field's value
+/// counted as level 1 as the wire's checks count it: a value and 31 levels below it are
+/// sent; a deeper tree, or one whose pointers loop, is refused.
 pub const HERALD_MAX_DEPTH: usize = 32;
 
 /// Runs `change` on the record behind `r`.
@@ -342,7 +343,12 @@ unsafe fn add(
     unsafe {
         change(r, |record| {
             let name = required(name, "name")?.to_string();
-            record.fields.push((name, value()?));
+            let value = value()?;
+            if record.fields.iter().any(|(taken, _)| *taken == name) {
+                // The server refuses such a record (`bad_record`): say so here, at once.
+                return Err(Failure::invalid(format!("field `{name}` appears twice")));
+            }
+            record.fields.push((name, value));
             Ok(())
         })
     }
@@ -494,8 +500,8 @@ pub unsafe extern "C" fn herald_record_set_id(r: *mut herald_record, id: u64) ->
 
 /// Adds field `name` with any value, arrays and maps included: `value` is a tree of
 /// `herald_field`s as `herald_record_read` gives them (`type` and its members; a map's
-/// items need names, other names are not used). Nesting deeper than `HERALD_MAX_DEPTH` is
-/// refused.
+/// items need names, other names are not used). Nesting deeper than `HERALD_MAX_DEPTH`
+/// levels, the value itself the first, is refused.
 ///
 /// # Safety
 /// `r` as for `herald_record_set_priority`; `name` NULL or NUL-terminated; `value` NULL or
@@ -506,8 +512,8 @@ pub unsafe extern "C" fn herald_record_add_value(
     name: *const c_char,
     value: *const herald_field,
 ) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { add(r, name, || convert(value, 0)) }
+    // SAFETY: the caller's contract. The value is level 1, as the server counts it.
+    unsafe { add(r, name, || convert(value, 1)) }
 }
 
 /// The value a `herald_field` tree describes.
@@ -558,17 +564,19 @@ unsafe fn convert(field: *const herald_field, depth: usize) -> Result<Value, Fai
                 .map(|item| unsafe { convert(item, depth + 1) })
                 .collect::<Result<_, _>>()?,
         ),
-        HERALD_MAP => Value::Map(
-            items()?
-                .iter()
-                .map(|item| -> Result<Field, Failure> {
-                    // SAFETY: an item of a valid tree: its name NULL or NUL-terminated.
-                    let name = unsafe { required(item.name, "map item name") }?.to_string();
-                    // SAFETY: an item of a valid tree.
-                    Ok((name, unsafe { convert(item, depth + 1) }?))
-                })
-                .collect::<Result<_, _>>()?,
-        ),
+        HERALD_MAP => {
+            let mut map: Vec<Field> = Vec::with_capacity(field.count);
+            for item in items()? {
+                // SAFETY: an item of a valid tree: its name NULL or NUL-terminated.
+                let name = unsafe { required(item.name, "map item name") }?.to_string();
+                if map.iter().any(|(taken, _)| *taken == name) {
+                    return Err(Failure::invalid(format!("map item `{name}` appears twice")));
+                }
+                // SAFETY: an item of a valid tree.
+                map.push((name, unsafe { convert(item, depth + 1) }?));
+            }
+            Value::Map(map)
+        }
         other => {
             return Err(Failure::invalid(format!(
                 "value type {other} is not HERALD_BOOL … HERALD_UINT"

@@ -92,6 +92,38 @@ static void records_without_a_server(void) {
   EXPECT_INVALID(herald_record_add_value(r, "unnamed", &array), "map item name is NULL");
   items[0].name = "self"; /* a loop: refused by the depth limit, not followed forever */
   EXPECT_INVALID(herald_record_add_value(r, "loop", &array), "nested deeper than 32");
+  {
+    /* The depth the wire takes: a field's value and 31 levels below it are sent and read
+       back; one more is refused here, where it was made, not by the server later. */
+    herald_field chain[33] = {{0}};
+    for (int level = 0; level < 33; level++) {
+      chain[level].type = HERALD_ARRAY;
+      chain[level].count = level + 1 < 33 ? 1 : 0;
+      chain[level].items = level + 1 < 33 ? &chain[level + 1] : NULL;
+    }
+    herald_record *deep = NULL;
+    const uint8_t *data;
+    size_t len;
+    CHECK(herald_record_new(HERALD_KIND_LOG, "A.deep", &deep));
+    EXPECT_INVALID(herald_record_add_value(deep, "d", &chain[0]), "nested deeper than 32");
+    CHECK(herald_record_add_value(deep, "d", &chain[1]));
+    CHECK(herald_record_encode(deep, &data, &len));
+    herald_record *again = NULL;
+    CHECK(herald_record_decode(data, len, &again));
+    herald_record_free(again);
+    /* A name occurs once in a record and once in a map, as the server's checks want. */
+    CHECK(herald_record_add_int(deep, "n", 1));
+    EXPECT_INVALID(herald_record_add_int(deep, "n", 2), "field `n` appears twice");
+    herald_field twins[2] = {{0}};
+    twins[0].name = twins[1].name = "k";
+    twins[0].type = twins[1].type = HERALD_BOOL;
+    herald_field map = {0};
+    map.type = HERALD_MAP;
+    map.items = twins;
+    map.count = 2;
+    EXPECT_INVALID(herald_record_add_value(deep, "m", &map), "map item `k` appears twice");
+    herald_record_free(deep);
+  }
   CHECK(herald_record_read(r, &view));
   EXPECT(view.priority == HERALD_WARNING && view.field_count == 7);
   EXPECT_INVALID(herald_record_new(HERALD_KIND_INFO + 1, "x", &r), "kind");
