@@ -56,6 +56,9 @@ impl Failure {
 impl From<ClientError> for Failure {
     fn from(error: ClientError) -> Failure {
         let code = match &error {
+            // The server ended the connection (shutting down, heartbeat, …): the client is
+            // closed, as after a failover that gave up; the message names the server's why.
+            ClientError::Server { code, .. } if code.closes_connection() => HERALD_E_CLOSED,
             ClientError::Server { .. } => HERALD_E_SERVER,
             ClientError::Timeout(_) | ClientError::NoReply { .. } => HERALD_E_TIMEOUT,
             ClientError::InvalidRecord(_) => HERALD_E_INVALID,
@@ -139,4 +142,37 @@ pub extern "C" fn herald_status_name(status: c_int) -> *const c_char {
         _ => c"unknown status",
     };
     name.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herald_proto::ErrorCode;
+
+    fn code_of(code: ErrorCode) -> c_int {
+        let message = "server shutting down".to_string();
+        Failure::from(ClientError::Server { code, message }).code
+    }
+
+    #[test]
+    fn a_connection_the_server_closed_is_closed_and_a_refused_request_is_the_server_s() {
+        // What every call returns once the server ended the connection: closed, as after a
+        // failover that gave up, the message still naming the server's code.
+        for code in [
+            ErrorCode::ShuttingDown,
+            ErrorCode::HeartbeatTimeout,
+            ErrorCode::SlowConsumer,
+            ErrorCode::Unauthorized,
+        ] {
+            assert_eq!(code_of(code), HERALD_E_CLOSED, "{code:?}");
+        }
+        for code in [
+            ErrorCode::Denied,
+            ErrorCode::BadInfo,
+            ErrorCode::Archive,
+            ErrorCode::Limit,
+        ] {
+            assert_eq!(code_of(code), HERALD_E_SERVER, "{code:?}");
+        }
+    }
 }

@@ -367,6 +367,23 @@ impl ErrorCode {
             .map_or("other", |(_, name)| name)
     }
 
+    /// Returns true for the codes that always end the connection (docs/protocol.md,
+    /// Errors: "closed"): what a client's calls report once the server closed it. `limit`
+    /// is not among them: only a connection over the limits is closed with it.
+    pub fn closes_connection(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::BadFrame
+                | ErrorCode::FrameTooLarge
+                | ErrorCode::Handshake
+                | ErrorCode::Version
+                | ErrorCode::Unauthorized
+                | ErrorCode::SlowConsumer
+                | ErrorCode::HeartbeatTimeout
+                | ErrorCode::ShuttingDown
+        )
+    }
+
     /// Returns the code for a wire string; unknown strings give [`ErrorCode::Other`].
     pub fn from_wire(text: &str) -> ErrorCode {
         Self::ALL
