@@ -200,3 +200,95 @@ fn assert_read_only(refused: ClientError) {
         other => panic!("expected read_only, got {other:?}"),
     }
 }
+
+/// Makes identity `name` with `permissions` in `data_dir`'s identities file; returns its token.
+fn token(data_dir: &std::path::Path, name: &str, permissions: &[&str]) -> String {
+    let made = std::process::Command::new(HERALD)
+        .args([
+            "token",
+            "new",
+            name,
+            "--data-dir",
+            data_dir.to_str().unwrap(),
+        ])
+        .args(permissions)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    String::from_utf8(made.stdout).unwrap().trim().to_string()
+}
+
+fn counter_type(name: &str) -> TypeData {
+    TypeData {
+        name: name.into(),
+        base: None,
+        description: String::new(),
+        attributes: vec![AttributeData {
+            name: "n".into(),
+            attr_type: "s64".into(),
+            description: String::new(),
+        }],
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn types_declared_after_the_feed_began_reach_the_mirror_which_restarts_on_them() {
+    // A mirror with identities, fed by an identity with `admin` alone (what feeding needs):
+    // it declares the source's types there, though it may write no object itself.
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let public_dir = temp_dir("mirror-types");
+    let feed = token(&public_dir, "feed", &["--admin"]);
+    let reader = token(&public_dir, "reader", &["--info-read", "*"]);
+    let mut public = ServeProcess::start_in(HERALD, &public_dir, &["--listen", &listen], &[]);
+    let dir = temp_dir("mirror-types-config");
+    let config = dir.join("source.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[mirror]]\nto = \"herald://127.0.0.1:{port}\"\nobjects = [\"W.*\"]\ntoken = \"{feed}\"\n"
+        ),
+    )
+    .unwrap();
+    let source = ServeProcess::start(HERALD, &["--config", config.to_str().unwrap()]);
+    let on_source = Client::connect(&source.url()).await.unwrap();
+    on_source.declare_type(counter_type("Early")).await.unwrap();
+    fed(&on_source).await;
+    // Declared once the feed is up: sent as it is declared, before the object of it.
+    on_source.declare_type(counter_type("Late")).await.unwrap();
+    for (name, type_name) in [("W.a", "Early"), ("W.b", "Late")] {
+        let fields = vec![("n".to_string(), Value::Int(1))];
+        on_source
+            .set_info(name, Some(type_name), fields, UpdateMode::Upsert)
+            .await
+            .unwrap();
+    }
+    let url = format!("herald://{listen}?token={reader}");
+    let on_public = Client::connect(&url).await.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while value(&on_public, "W.b").await.is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "W.b never came");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let types: Vec<String> = on_public
+        .info_types()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(types, ["Early", "Late"]);
+    drop(on_public);
+
+    // The mirror's store reads back what it kept: it starts again, with both objects.
+    public.terminate(WAIT);
+    let public = ServeProcess::start_in(HERALD, &public_dir, &["--listen", &listen], &[]);
+    let on_public = Client::connect(&format!("herald://{}?token={reader}", public.addr))
+        .await
+        .unwrap();
+    assert_eq!(value(&on_public, "W.a").await, Some(Value::Int(1)));
+    assert_eq!(value(&on_public, "W.b").await, Some(Value::Int(1)));
+    drop(public);
+    let _ = std::fs::remove_dir_all(&public_dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}

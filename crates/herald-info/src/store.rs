@@ -255,8 +255,14 @@ impl InfoStore {
     /// replacing whatever the store held under its name, and persists it.
     ///
     /// # Errors
-    /// [`InfoError::Io`]; the store is then unchanged.
+    /// [`InfoError::UnknownType`] when its type is not declared here (the store could not
+    /// read its own log back with it), [`InfoError::Io`]; the store is then unchanged.
     pub fn put_copy(&mut self, object: InfoObject) -> Result<(), InfoError> {
+        if self.registry.get(&object.type_name).is_none() {
+            return Err(InfoError::UnknownType {
+                name: object.type_name,
+            });
+        }
         self.persist(|out| entry::encode_put(out, &object))?;
         self.objects.insert(object.name.clone(), object);
         self.maybe_compact();

@@ -329,3 +329,21 @@ fn an_acknowledged_change_survives_sigkill() {
     assert_eq!(store.len(), 50);
     assert_eq!(store.recovery().torn_tail_bytes, 0);
 }
+
+#[test]
+fn a_copy_of_an_undeclared_type_is_refused_and_the_store_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open_with_types(dir.path(), quick_options());
+    let mut copy = create_run(&mut store, "RC.run", 7);
+    copy.name = "W.st1".into();
+    copy.type_name = "Weather".into();
+    // Kept, it would make the log unreadable: an object of a type the store never heard of.
+    let refused = store.put_copy(copy).unwrap_err();
+    assert!(
+        matches!(&refused, InfoError::UnknownType { name } if name == "Weather"),
+        "{refused}"
+    );
+    let before = state(&store);
+    drop(store);
+    assert_eq!(state(&reopen(dir.path())), before);
+}

@@ -33,6 +33,10 @@ pub type InfoFailure = (ErrorCode, String);
 pub trait ChangeListener: Send + Sync + std::fmt::Debug {
     /// `object` changed; `reason` is `created`, `updated` or `deleted`.
     fn changed(&self, object: &InfoObject, reason: &str);
+
+    /// A type was declared here, by a client or from another member: heard before any
+    /// object of that type changes. Nothing by default.
+    fn declared(&self, _def: &TypeDef) {}
 }
 
 /// The `text` of a snapshot record: the object as it is when the subscription starts.
@@ -120,6 +124,17 @@ impl InfoService {
             .push(listener);
     }
 
+    fn tell_declared(&self, def: &TypeDef) {
+        for listener in self
+            .listeners
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            listener.declared(def);
+        }
+    }
+
     fn tell_listeners(&self, object: &InfoObject, reason: &str) {
         for listener in self
             .listeners
@@ -201,7 +216,11 @@ impl InfoService {
     /// The store's error (a conflicting definition, an unknown base).
     pub fn declare_copy(&self, data: herald_proto::info::TypeData) -> Result<(), InfoError> {
         let def = TypeDef::from_data(data)?;
-        self.lock().store.declare_type(def).map(|_| ())
+        let mut state = self.lock();
+        if state.store.declare_type(def.clone())? {
+            self.tell_declared(&def);
+        }
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -240,7 +259,11 @@ impl InfoService {
         match request {
             InfoRequest::Declare(data) => {
                 let def = TypeDef::from_data(data)?;
-                state.store.declare_type(def)?;
+                // Told under the store's lock, as changes are: a listener hears of a type
+                // before any object of it.
+                if state.store.declare_type(def.clone())? {
+                    self.tell_declared(&def);
+                }
             }
             InfoRequest::Update {
                 mode,

@@ -2,10 +2,10 @@
 //! connected, its counters for the monitor, and the object changes it takes. `source.rs`
 //! makes the links and runs them.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use herald_info::InfoObject;
+use herald_info::{InfoObject, TypeDef};
 use herald_proto::route::InfoChange;
 use herald_proto::value::Value;
 use herald_proto::Frame;
@@ -29,6 +29,9 @@ pub struct MirrorLink {
     pub(super) control: Mutex<Option<mpsc::UnboundedSender<Frame>>>,
     pub(super) up: AtomicBool,
     pub(super) round_trip: crate::round_trip::RoundTrip,
+    /// The cid of the next type declared after a feed began (above the start's, which count
+    /// from 1; the mirror's answers are not awaited).
+    pub(super) declares: AtomicU64,
 }
 
 impl MirrorLink {
@@ -63,6 +66,14 @@ impl MirrorLink {
 }
 
 impl ChangeListener for MirrorLink {
+    /// Sends the mirror a type declared after the feed began (the feed's start sends the
+    /// types there were): the mirror keeps no object whose type it does not know.
+    fn declared(&self, def: &TypeDef) {
+        let cid = self.declares.fetch_add(1, Ordering::Relaxed);
+        let request = herald_proto::info::InfoRequest::Declare(def.to_data());
+        self.send(Frame::Info { cid, request });
+    }
+
     fn changed(&self, object: &InfoObject, reason: &str) {
         if self.takes(&object.name) {
             self.send(Frame::InfoChange(InfoChange {

@@ -7,7 +7,7 @@
 //! filling and sheds what does not fit; the mirror hears of what was shed as a gap notice
 //! when the connection is back.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -73,6 +73,7 @@ fn new_link(shared: &Shared, config: MirrorConfig) -> Arc<MirrorLink> {
         control: Mutex::new(None),
         up: AtomicBool::new(false),
         round_trip: crate::round_trip::RoundTrip::default(),
+        declares: AtomicU64::new(1 << 32),
     })
 }
 
