@@ -21,14 +21,20 @@ pub const IDENTITIES_POLL: Duration = Duration::from_secs(1);
 pub fn open_guard(config: &Config) -> std::io::Result<Guard> {
     let security = &config.security;
     let path = security.identities_path(&config.data_dir);
-    let mut addresses = vec![
+    if let Some(refusal) = config
+        .cluster
+        .as_ref()
+        .and_then(|cluster| security.refuse_routes(cluster.listen))
+    {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            refusal,
+        ));
+    }
+    let addresses = [
         ("the native protocol", config.listen),
         ("HTTP", config.http),
     ];
-    if let Some(cluster) = &config.cluster {
-        // Routes have no authentication of their own yet (docs/cluster.md).
-        addresses.push(("cluster routes", cluster.listen));
-    }
     let refusal = security.refuse_open(&addresses, &path);
     let guard = Guard::load(path, refusal.is_none())
         .map_err(|err| std::io::Error::other(format!("cannot read identities: {err}")))?;

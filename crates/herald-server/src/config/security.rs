@@ -31,6 +31,23 @@ impl SecurityConfig {
             .unwrap_or_else(|| crate::auth::store::default_path(data_dir))
     }
 
+    /// Says why this server may not take cluster routes on `listen`, if it may not: routes
+    /// have no authentication of their own yet (docs/cluster.md), so beyond loopback anyone
+    /// who reaches the port could join the cluster — identities or not — unless
+    /// `insecure_open` says that is meant.
+    pub fn refuse_routes(&self, listen: SocketAddr) -> Option<String> {
+        if self.insecure_open || listen.ip().is_loopback() {
+            return None;
+        }
+        Some(format!(
+            "refusing to serve cluster routes on {listen}: routes are not authenticated yet, \
+             so anyone who can reach the port could join the cluster, publish and change every \
+             information object, whatever identities the clients need. Keep the route listener \
+             on loopback or a trusted network and say so with --insecure-open (insecure_open = \
+             true, HERALD_INSECURE_OPEN=true)."
+        ))
+    }
+
     /// Says why a server without identities may not serve on `addresses`, if it may not:
     /// one of them is reachable from beyond this machine and `insecure_open` is off.
     pub fn refuse_open(
@@ -63,6 +80,19 @@ mod tests {
             identities: None,
             insecure_open,
         }
+    }
+
+    #[test]
+    fn routes_beyond_loopback_need_insecure_open_whatever_the_identities() {
+        let any: SocketAddr = "0.0.0.0:7401".parse().unwrap();
+        let loopback: SocketAddr = "127.0.0.1:7401".parse().unwrap();
+        let refusal = config(false).refuse_routes(any).unwrap();
+        assert!(
+            refusal.contains("cluster routes on 0.0.0.0:7401"),
+            "{refusal}"
+        );
+        assert_eq!(config(false).refuse_routes(loopback), None);
+        assert_eq!(config(true).refuse_routes(any), None);
     }
 
     #[test]

@@ -323,6 +323,48 @@ async fn a_server_reachable_from_the_network_refuses_to_start_open() {
 }
 
 #[tokio::test]
+async fn cluster_routes_beyond_loopback_are_refused_though_the_server_has_identities() {
+    // Routes are not authenticated: identities for the clients do not guard them.
+    let data_dir = temp_dir("exposed-routes");
+    let _guard = TempDirGuard(data_dir.clone());
+    store::add(
+        &herald_server::auth::store::default_path(&data_dir),
+        Entry {
+            name: "ops".into(),
+            ..Entry::default()
+        },
+    )
+    .unwrap();
+    let cluster = herald_server::config::ClusterConfig {
+        name: "plant".into(),
+        listen: "0.0.0.0:0".parse().unwrap(),
+        advertise: None,
+        routes: Vec::new(),
+        lease: std::time::Duration::from_secs(10),
+        hold: std::time::Duration::from_secs(30),
+        namespaces: Vec::new(),
+    };
+    let exposed = Config {
+        data_dir: data_dir.clone(),
+        cluster: Some(cluster),
+        ..Config::default()
+    };
+    let err = Server::start(exposed.clone()).await.unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+    let message = err.to_string();
+    assert!(message.contains("cluster routes on 0.0.0.0:0"), "{message}");
+    assert!(message.contains("--insecure-open"), "{message}");
+    let open = Config {
+        security: SecurityConfig {
+            identities: None,
+            insecure_open: true,
+        },
+        ..exposed
+    };
+    Server::start(open).await.unwrap().shutdown().await;
+}
+
+#[tokio::test]
 async fn object_changes_reach_an_ordinary_subscription_only_where_the_identity_may_read() {
     let s = secured().await;
     let mut watcher = signed_in(&s.server, "watcher-client", &s.watcher).await;
