@@ -83,9 +83,11 @@ pub fn gap(gap: &GapNotice) -> String {
         .iter()
         .map(|(p, n)| format!("{p} {n}"))
         .collect();
-    let route = gap.member.as_ref().map_or(String::new(), |m| {
-        format!(" on the route from cluster member {m}")
-    });
+    // Another server lost them on its way here: a cluster member, or a mirror's source.
+    let route = gap
+        .member
+        .as_ref()
+        .map_or(String::new(), |m| format!(" on the way from server {m}"));
     format!(
         "-- gap: {} records lost{route} (seq {}..{}: {}) --",
         gap.count,

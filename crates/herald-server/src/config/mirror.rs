@@ -22,8 +22,9 @@ pub struct RawMirror {
     pub token: Option<String>,
 }
 
-/// A mirror this server feeds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A mirror this server feeds. Its `Debug` form (what `herald serve --check-config`
+/// prints) hides the token.
+#[derive(Clone, PartialEq, Eq)]
 pub struct MirrorConfig {
     /// `host:port` of the mirror's client port.
     pub to: String,
@@ -33,6 +34,22 @@ pub struct MirrorConfig {
     pub objects: Vec<Glob>,
     /// The token presented to the mirror (`""`: none).
     pub token: String,
+}
+
+impl std::fmt::Debug for MirrorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let token = if self.token.is_empty() {
+            "none"
+        } else {
+            "(set, not shown)"
+        };
+        f.debug_struct("MirrorConfig")
+            .field("to", &self.to)
+            .field("subjects", &self.subjects)
+            .field("objects", &self.objects)
+            .field("token", &format_args!("{token}"))
+            .finish()
+    }
 }
 
 /// Checks the `[[mirror]]` sections.
@@ -78,4 +95,22 @@ pub(super) fn from_raw(raw: Option<Vec<RawMirror>>) -> Result<Vec<MirrorConfig>,
         });
     }
     Ok(mirrors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_printed_configuration_hides_the_token() {
+        let mirror = MirrorConfig {
+            to: "127.0.0.1:7400".into(),
+            subjects: Vec::new(),
+            objects: Vec::new(),
+            token: "hrd_secret".into(),
+        };
+        let printed = format!("{mirror:#?}");
+        assert!(!printed.contains("hrd_secret"), "{printed}");
+        assert!(printed.contains("(set, not shown)"), "{printed}");
+    }
 }

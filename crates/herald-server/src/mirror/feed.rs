@@ -21,14 +21,15 @@ use crate::session_state::{Close, Session};
 /// # Errors
 /// A [`Close`] when the feed is refused (an identity without `admin`, bad globs).
 pub async fn announce(session: &mut Session, announced: MirrorFeed) -> Result<(), Close> {
-    if let Err(message) = session
-        .access
-        .check(crate::auth::Operation::Admin, "a mirror feed")
-    {
+    if let Err(message) = session.access.check(
+        crate::auth::Operation::Admin,
+        "feed this server as a mirror (MIRROR)",
+    ) {
+        // An identity not allowed to: closed as unauthorized, not as a protocol error.
         return Err(Close::with_error(
-            CloseReason::ProtocolError,
+            CloseReason::Unauthorized,
             ErrorCode::Denied,
-            format!("{message} (feeding a mirror needs `admin`)"),
+            message,
         ));
     }
     let globs = |list: &[String]| -> Result<Vec<Glob>, Close> {
