@@ -133,7 +133,7 @@ def test_a_loss_on_a_route_shows_in_the_logs_view_naming_the_member(
                 client.log(herald.Priority.INFO, "BURST.x", f"burst {i}")
             client.flush()
         page.locator(".gap-row").get_by_text(
-            "lost on the route from cluster member member-src"
+            "lost on the way from server member-src"
         ).first.wait_for()
     finally:
         viewer.stop()

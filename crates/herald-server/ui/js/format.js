@@ -86,8 +86,9 @@ export function gapText(gap) {
   const which = parts.length ? ` (${parts.join(", ")})` : "";
   const seqs = gap.first_seq !== undefined ? ` · seq ${gap.first_seq}–${gap.last_seq}` : "";
   if (gap.member) {
-    // Lost on the route from another cluster member (its sequence numbers).
-    return `⚠ ${count(gap.count)} records lost on the route from cluster member ${gap.member}${which}${seqs} of ${gap.member}`;
+    // Lost on the way from another server — a cluster member, a mirror's source (its
+    // sequence numbers).
+    return `⚠ ${count(gap.count)} records lost on the way from server ${gap.member}${which}${seqs} of ${gap.member}`;
   }
   return `⚠ ${count(gap.count)} records dropped by the server for this view${which}${seqs}`;
 }
