@@ -51,6 +51,15 @@ async fn value(client: &Client, name: &str) -> Option<Value> {
         .map(|(_, v)| v)
 }
 
+/// Writes a source's configuration in `dir`: one `[[mirror]]` to 127.0.0.1:`port`, with
+/// `lines` (TOML) after its `to`; returns the file's path.
+fn source_config(dir: &std::path::Path, port: u16, lines: &str) -> std::path::PathBuf {
+    let config = dir.join("source.toml");
+    let text = format!("[[mirror]]\nto = \"herald://127.0.0.1:{port}\"\n{lines}\n");
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
 /// Waits until the source says it feeds the mirror.
 async fn fed(source: &Client) {
     let deadline = tokio::time::Instant::now() + WAIT;
@@ -77,14 +86,11 @@ async fn a_mirror_is_fed_read_only_and_catches_up_after_a_reconnect() {
     let port = free_port();
     let mut public = mirror(port);
     let dir = temp_dir("mirror-config");
-    let config = dir.join("source.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[mirror]]\nto = \"herald://127.0.0.1:{port}\"\nsubjects = [\"ANTENNA.*\"]\nobjects = [\"ANTENNA.*\"]\n"
-        ),
-    )
-    .unwrap();
+    let config = source_config(
+        &dir,
+        port,
+        "subjects = [\"ANTENNA.*\"]\nobjects = [\"ANTENNA.*\"]",
+    );
     // The source's queues hold 8 records: what the mirror misses while down is shed.
     let source = ServeProcess::start_with_env(
         HERALD,
@@ -93,16 +99,7 @@ async fn a_mirror_is_fed_read_only_and_catches_up_after_a_reconnect() {
     );
     let on_source = Client::connect(&source.url()).await.unwrap();
     on_source
-        .declare_type(TypeData {
-            name: "Counter".into(),
-            base: None,
-            description: String::new(),
-            attributes: vec![AttributeData {
-                name: "n".into(),
-                attr_type: "s64".into(),
-                description: String::new(),
-            }],
-        })
+        .declare_type(counter_type("Counter"))
         .await
         .unwrap();
     set(&on_source, "ANTENNA.DV01", 1).await.unwrap();
@@ -242,14 +239,11 @@ async fn types_declared_after_the_feed_began_reach_the_mirror_which_restarts_on_
     let reader = token(&public_dir, "reader", &["--info-read", "*"]);
     let mut public = ServeProcess::start_in(HERALD, &public_dir, &["--listen", &listen], &[]);
     let dir = temp_dir("mirror-types-config");
-    let config = dir.join("source.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[mirror]]\nto = \"herald://127.0.0.1:{port}\"\nobjects = [\"W.*\"]\ntoken = \"{feed}\"\n"
-        ),
-    )
-    .unwrap();
+    let config = source_config(
+        &dir,
+        port,
+        &format!("objects = [\"W.*\"]\ntoken = \"{feed}\""),
+    );
     let source = ServeProcess::start(HERALD, &["--config", config.to_str().unwrap()]);
     let on_source = Client::connect(&source.url()).await.unwrap();
     on_source.declare_type(counter_type("Early")).await.unwrap();

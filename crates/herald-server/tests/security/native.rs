@@ -311,15 +311,17 @@ async fn a_server_reachable_from_the_network_refuses_to_start_open() {
     };
     Server::start(open).await.unwrap().shutdown().await;
 
-    store::add(
-        &herald_server::auth::store::default_path(&data_dir),
-        Entry {
-            name: "ops".into(),
-            ..Entry::default()
-        },
-    )
-    .unwrap();
+    add_identity(&data_dir, "ops");
     Server::start(exposed).await.unwrap().shutdown().await;
+}
+
+/// Adds identity `name`, with no permission, to `data_dir`'s identities file.
+fn add_identity(data_dir: &std::path::Path, name: &str) {
+    let entry = Entry {
+        name: name.into(),
+        ..Entry::default()
+    };
+    store::add(&herald_server::auth::store::default_path(data_dir), entry).unwrap();
 }
 
 #[tokio::test]
@@ -327,14 +329,7 @@ async fn cluster_routes_beyond_loopback_are_refused_though_the_server_has_identi
     // Routes are not authenticated: identities for the clients do not guard them.
     let data_dir = temp_dir("exposed-routes");
     let _guard = TempDirGuard(data_dir.clone());
-    store::add(
-        &herald_server::auth::store::default_path(&data_dir),
-        Entry {
-            name: "ops".into(),
-            ..Entry::default()
-        },
-    )
-    .unwrap();
+    add_identity(&data_dir, "ops");
     let cluster = herald_server::config::ClusterConfig {
         name: "plant".into(),
         listen: "0.0.0.0:0".parse().unwrap(),
