@@ -41,6 +41,7 @@ from herald.origin import HOST
 from herald.outbox import PUBLISH_HEADER_BYTES
 from herald.replay import replay_step
 from herald.spool import DEFAULT_BUFFER_QUOTA, Incoming, Spool
+from herald.url import parse_url
 from herald.wire.frames import DEFAULT_MAX_FRAME_BYTES
 from herald.wire.priority import Priority
 from herald.wire.record import Kind, Origin, Record
@@ -213,6 +214,9 @@ class HeraldHandler(_logging.Handler):
         buffer_dir: Optional[str] = None,
         buffer_quota: int = DEFAULT_BUFFER_QUOTA,
     ) -> None:
+        # A URL that does not parse is the program's error, raised here (UrlError), not a
+        # server that never answers while records pile up.
+        parse_url(url)
         # Locked here, in the caller's thread, before logging knows of the handler: a
         # directory another process holds is an error the program sees at once. The
         # background thread reads the segments (Spool.load) and is the only one to use it.
@@ -356,15 +360,46 @@ class HeraldHandler(_logging.Handler):
         finally:
             if self._spool is not None:
                 self._close_spool(self._spool)
+            lost = self._left_behind()
             if self._client is not None:
                 try:
                     # With a disk buffer everything was flushed, or kept on disk, already.
                     self._client.close(self.flush_timeout if self._spool is None else 0.1)
                 except Exception:
                     pass
+                if self._spool is None:  # with one, what it held unacknowledged is on disk
+                    abandoned = self._client.abandoned
+                    with self._drop_lock:
+                        self.dropped += abandoned
+                    lost += abandoned
                 self._client = None
+            if lost:
+                self._say_lost_at_close(lost)
             with self._state:
                 self._state.notify_all()
+
+    def _left_behind(self) -> int:
+        """Counts, as dropped, the records still in memory at the end (without a disk
+        buffer, when no server took them before the handler closed); returns how many."""
+        left = 0
+        while self._buffer:
+            record, _, _ = self._buffer.popleft()
+            self._count_drop(record)
+            left += 1
+        return left
+
+    def _say_lost_at_close(self, lost: int) -> None:
+        """Says on stderr what closing lost, which no server can be told of any more:
+        records never sent, or sent and never acknowledged (``dropped`` counts both)."""
+        if sys.stderr:
+            try:
+                sys.stderr.write(
+                    f"--- Logging error ---\nHeraldHandler closed with {lost} records no server "
+                    f"took (none answered at {self.url} within flush_timeout); they are lost "
+                    f"and counted in HeraldHandler.dropped.\n"
+                )
+            except Exception:
+                pass  # as handleError: a broken stderr is no reason to fail
 
     def _loop(self) -> None:
         backoff = 0.05
@@ -561,8 +596,8 @@ class HeraldHandler(_logging.Handler):
         with self._drop_lock:
             self.dropped += 1
         self.refused += 1  # only the background thread refuses
-        if self._spool is not None:
-            self._unreported.count(int(priority_for_level(record.levelno)), REJECTED)
+        # Reported to the server as every loss is (`rejected`), with or without a disk buffer.
+        self._unreported.count(int(priority_for_level(record.levelno)), REJECTED)
         kind = type(error).__name__
         if kind in self._reported:
             return

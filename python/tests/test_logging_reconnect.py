@@ -93,6 +93,34 @@ def test_every_drop_is_counted_when_many_threads_fill_the_buffer() -> None:
         handler.close()
 
 
+def test_records_no_server_took_before_close_are_counted_and_said(capsys) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"herald://127.0.0.1:{s.getsockname()[1]}"  # nothing listens: nothing is sent
+    handler = HeraldHandler(url=url, flush_timeout=0.3)
+    logger = logging.getLogger("never.sent")
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        for i in range(10):
+            logger.warning("unsent %d", i)
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    # Gone, but not silently: counted, and said on stderr (no server can be told).
+    assert (handler.sent, handler.dropped) == (0, 10)
+    assert "closed with 10 records no server took" in capsys.readouterr().err
+
+
+def test_a_url_that_does_not_parse_is_refused_when_the_handler_is_made() -> None:
+    for url in ["http://x:1", "herald://h:notaport"]:
+        try:
+            HeraldHandler(url=url)
+        except herald.UrlError:
+            continue
+        raise AssertionError(f"{url} was taken")
+
+
 def refusing_server(listen: float) -> tuple:
     """A server that says WELCOME, reads for ``listen`` seconds without acknowledging, then
     refuses the client for good (``unauthorized``) and stops listening. Returns its URL and
