@@ -61,6 +61,9 @@ def test_priority_set_bits() -> None:
     assert PrioritySet.parse("all").is_all()
     assert str(PrioritySet.parse("*")) == "*"
     assert str(PrioritySet.parse("DEBUG,ERROR")) == "DEBUG,ERROR"
+    # An exact set in braces, as the server and the Rust client read it.
+    assert PrioritySet.parse("{DEBUG}").bits == 0x0008
+    assert PrioritySet.parse("{DEBUG,ERROR}").bits == PrioritySet.parse("DEBUG,ERROR").bits
 
 
 @pytest.mark.parametrize("text", ["", "7", "0", "12", "NOPE", ">>", "=>INFO", "ERROR..INFO", ","])

@@ -79,9 +79,13 @@ class PrioritySet:
 
     @classmethod
     def parse(cls, text: str) -> PrioritySet:
-        """Parses ``>=WARNING``, ``INFO..ERROR``, ``=DEBUG``, ``DEBUG,>=ERROR``, ``*``, ``all``."""
+        """Parses ``>=WARNING``, ``INFO..ERROR``, ``=DEBUG``, ``DEBUG,>=ERROR``, ``*``, ``all``,
+        and an exact set in braces, ``{DEBUG}``, ``{DEBUG,ERROR}`` (as the server reads them)."""
         bits = 0
-        for term in text.split(","):
+        trimmed = text.strip()
+        if trimmed.startswith("{") and trimmed.endswith("}"):
+            trimmed = trimmed[1:-1]
+        for term in trimmed.split(","):
             bits |= _parse_term(term)
         if bits == 0:
             raise ValueError(f"priority set `{text}` selects no priority")
