@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use serde::Deserialize;
 
-use super::{invalid, resolve, ConfigError};
+use super::{bytes, invalid, resolve, ConfigError, Quantity};
 
 /// Every key of the section, as written.
 pub const SYSLOG_KEYS: [&str; 4] = ["udp", "tcp", "subject", "max_message_bytes"];
@@ -27,8 +27,8 @@ pub struct RawSyslogConfig {
     /// The records' subject, with `{host}`, `{app}`, `{facility}`, `{severity}`, `{procid}`
     /// and `{msgid}` filled in from each message.
     pub subject: Option<String>,
-    /// Longest message taken, in bytes.
-    pub max_message_bytes: Option<u64>,
+    /// Longest message taken: bytes, or a size with a unit (`64KiB`).
+    pub max_message_bytes: Option<Quantity>,
 }
 
 /// The syslog listeners.
@@ -62,9 +62,11 @@ pub(super) fn from_raw(raw: Option<RawSyslogConfig>) -> Result<Option<SyslogConf
         .transpose()?;
     let subject = raw.subject.unwrap_or_else(|| DEFAULT_SUBJECT.to_string());
     check_template(&subject).map_err(|why| invalid("syslog.subject", why))?;
-    let max = raw
-        .max_message_bytes
-        .unwrap_or(DEFAULT_MAX_MESSAGE_BYTES as u64);
+    let max = bytes(
+        "syslog.max_message_bytes",
+        raw.max_message_bytes,
+        DEFAULT_MAX_MESSAGE_BYTES as u64,
+    )?;
     if !(480..=16 << 20).contains(&max) {
         return Err(invalid(
             "syslog.max_message_bytes",
@@ -127,6 +129,26 @@ mod tests {
             .unwrap();
         assert_eq!(on.subject, DEFAULT_SUBJECT);
         assert_eq!(on.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+    }
+
+    #[test]
+    fn the_longest_message_is_a_size_with_or_without_a_unit() {
+        let with = |size: Quantity| RawSyslogConfig {
+            max_message_bytes: Some(size),
+            ..raw(Some("127.0.0.1:0"), None)
+        };
+        let taken = |size| {
+            from_raw(Some(with(size)))
+                .unwrap()
+                .unwrap()
+                .max_message_bytes
+        };
+        assert_eq!(taken(Quantity::Text("16MiB".into())), 16 << 20);
+        assert_eq!(taken(Quantity::Number(480)), 480);
+        let err = from_raw(Some(with(Quantity::Text("17MiB".into()))))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("outside 480..=16MiB"), "{err}");
     }
 
     #[test]
