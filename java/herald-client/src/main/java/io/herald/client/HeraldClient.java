@@ -156,11 +156,18 @@ public final class HeraldClient implements AutoCloseable {
 
     /**
      * Publishes a record and waits until the server acknowledges it (and everything before)
-     * at {@code level}; returns how many records of its batch the server took.
+     * at {@code level} (RECEIVED or STORED); returns how many records of its batch the server
+     * took.
      *
+     * @throws IllegalArgumentException for level NONE, which no answer follows (nothing is sent)
      * @throws io.herald.client.errors.ServerErrorException when the server refused it
      */
     public long publish(Record record, AckLevel level, Duration timeout) {
+        if (level == AckLevel.NONE) {
+            throw new IllegalArgumentException(
+                    "publish with a wait needs an acknowledgement level: RECEIVED or STORED, not NONE"
+                            + " (publish(record) sends without one)");
+        }
         publish(record);
         return ((Frame.Ack) Connection.await(connection.sealAndAcknowledge(level), timeout.toMillis(), "publish")).count();
     }

@@ -183,6 +183,11 @@ class ClientIT {
             IllegalArgumentException huge = assertThrows(IllegalArgumentException.class,
                     () -> client.publish(Record.builder(Kind.LOG, "x").text("x".repeat(2 << 20)).build()));
             assertTrue(huge.getMessage().contains("max_frame_bytes"), huge.getMessage());
+            // A wait for no acknowledgement would wait out its timeout: refused, nothing sent.
+            IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
+                    () -> client.publish(Record.builder(Kind.LOG, "x").build(), AckLevel.NONE, WAIT));
+            assertTrue(none.getMessage().contains("not NONE"), none.getMessage());
+            assertEquals(0, client.pendingRecords());
         }
         String closed = HeraldServer.closedPortUrl();
         ConnectException refused = assertThrows(ConnectException.class, () -> HeraldClient.connect(closed));
