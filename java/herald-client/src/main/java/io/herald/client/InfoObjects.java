@@ -44,7 +44,8 @@ public final class InfoObjects {
 
     /**
      * Creates, updates or upserts object {@code name} (of {@code type}, null to keep it)
-     * with {@code attributes}; returns the object after the change.
+     * with {@code attributes}; returns the object after the change. The type must be declared
+     * first ({@link #declare}): the server refuses an unknown one ({@code bad_info}).
      */
     public InfoObject update(InfoRequest.Mode mode, String name, String type, Map<String, ?> attributes, Duration timeout) {
         @SuppressWarnings("unchecked")
