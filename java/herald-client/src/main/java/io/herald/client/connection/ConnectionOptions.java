@@ -26,13 +26,22 @@ public record ConnectionOptions(String name, String token, int connectTimeoutMs,
     /** Default bytes in flight before publish waits. */
     public static final long DEFAULT_MAX_UNACKED_BYTES = 16L * 1024 * 1024;
 
-    /** Checks the values. */
+    /** Checks the values; a bad one is named with its value (never the token). */
     public ConnectionOptions {
         name = name == null ? "java" : name;
         token = token == null ? "" : token;
-        if (connectTimeoutMs <= 0 || reconnectTimeoutMs < 0 || heartbeatMs < 0 || batchBytes < 1024 || batchDelayMs < 0
-                || maxUnackedBytes < batchBytes) {
-            throw new IllegalArgumentException("bad connection options: " + this);
+        check(connectTimeoutMs > 0, "connectTimeoutMs", connectTimeoutMs, "above 0");
+        check(reconnectTimeoutMs >= 0, "reconnectTimeoutMs", reconnectTimeoutMs, "0 (no failover) or more");
+        check(heartbeatMs >= 0, "heartbeatMs", heartbeatMs, "0 (the server's) or more");
+        check(batchBytes >= 1024, "batchBytes", batchBytes, "at least 1024");
+        check(batchDelayMs >= 0, "batchDelayMs", batchDelayMs, "0 or more");
+        check(maxUnackedBytes >= batchBytes, "maxUnackedBytes", maxUnackedBytes,
+                "at least batchBytes (" + batchBytes + ")");
+    }
+
+    private static void check(boolean ok, String field, long value, String rule) {
+        if (!ok) {
+            throw new IllegalArgumentException("bad connection option " + field + " = " + value + ": must be " + rule);
         }
     }
 
