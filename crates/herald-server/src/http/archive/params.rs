@@ -93,32 +93,25 @@ pub const AT_PARAMS: &[&str] = &["names", "time", "format"];
 
 impl ArchiveParams {
     /// The parameters given, by name.
-    fn given(&self) -> impl Iterator<Item = &'static str> + '_ {
-        let texts = [
-            ("from", &self.from),
-            ("to", &self.to),
-            ("after", &self.after),
-            ("format", &self.format),
-            ("field", &self.field),
-            ("priority", &self.priority),
-            ("subject", &self.subject),
-            ("host", &self.host),
-            ("process", &self.process),
-            ("text", &self.text),
-            ("names", &self.names),
-            ("time", &self.time),
-        ];
-        let numbers = [("limit", self.limit), ("buckets", self.buckets)];
-        texts
-            .into_iter()
-            .filter(|(_, value)| value.is_some())
-            .map(|(name, _)| name)
-            .chain(
-                numbers
-                    .into_iter()
-                    .filter(|(_, v)| v.is_some())
-                    .map(|(n, _)| n),
-            )
+    fn given(&self) -> impl Iterator<Item = &'static str> {
+        [
+            ("from", self.from.is_some()),
+            ("to", self.to.is_some()),
+            ("limit", self.limit.is_some()),
+            ("after", self.after.is_some()),
+            ("format", self.format.is_some()),
+            ("buckets", self.buckets.is_some()),
+            ("field", self.field.is_some()),
+            ("priority", self.priority.is_some()),
+            ("subject", self.subject.is_some()),
+            ("host", self.host.is_some()),
+            ("process", self.process.is_some()),
+            ("text", self.text.is_some()),
+            ("names", self.names.is_some()),
+            ("time", self.time.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
     }
 
     /// Refuses a parameter another archive route takes but `route` does not (`buckets` on
