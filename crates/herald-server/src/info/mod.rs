@@ -167,7 +167,8 @@ impl InfoService {
             match stored {
                 Ok(()) => tell_subscribers(&state, &object, reason, router),
                 Err(error) => {
-                    tracing::error!(object = %object.name, %error, "cannot keep the copy of another member's object");
+                    // A cluster member's or a mirror's source's object, not kept here.
+                    tracing::error!(object = %object.name, %error, "cannot keep the copy of another server's object");
                 }
             }
         }
