@@ -251,7 +251,72 @@ fn check_config_accepts_good_files_and_names_bad_keys_and_values() {
     let bad = check("bad_value.toml", &[]);
     assert_eq!(
         text(&bad.stderr).trim(),
-        "error: bad value for `heartbeat_timeout`: bad duration `soon` (expected e.g. `500ms`, `2s`, `1m`, `1h`)"
+        format!(
+            "error: bad value for `heartbeat_timeout` (from config file {}): bad duration \
+             `soon` (expected e.g. `500ms`, `2s`, `1m`, `1h`)",
+            fixture("bad_value.toml").display()
+        )
+    );
+}
+
+#[test]
+fn check_config_reads_the_identities_and_tls_files_as_serve_would() {
+    let dir = herald_testkit::temp_dir("check-config");
+    let _guard = herald_testkit::TempDirGuard(dir.clone());
+    let check = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = Command::new(HERALD);
+        command
+            .args(["serve", "--check-config", "--config"])
+            .arg(fixture("good.toml"))
+            .arg("--data-dir")
+            .arg(&dir)
+            .args(args);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        run_bounded(command)
+    };
+    let good = check(&[], &[]);
+    assert!(good.status.success(), "{}", text(&good.stderr));
+    assert!(
+        text(&good.stdout).contains("access: no identities: every program that reaches it"),
+        "{}",
+        text(&good.stdout)
+    );
+
+    let open = check(&[], &[("HERALD_LISTEN", "0.0.0.0:7499")]);
+    assert!(!open.status.success());
+    let message = text(&open.stderr);
+    assert!(
+        message.starts_with(
+            "error: refusing to serve the native protocol on 0.0.0.0:7499 with no identities"
+        ),
+        "{message}"
+    );
+    assert!(text(&open.stdout).is_empty(), "{}", text(&open.stdout));
+
+    let missing = dir.join("missing.pem");
+    let missing = missing.to_str().unwrap();
+    let tls = check(&["--tls-cert", missing, "--tls-key", missing], &[]);
+    assert!(!tls.status.success());
+    let message = text(&tls.stderr);
+    assert!(
+        message.starts_with("error: TLS: ") && message.contains(missing),
+        "{message}"
+    );
+
+    let identities = dir.join("identities.toml");
+    std::fs::write(&identities, "not = [valid").unwrap();
+    let bad = check(&["--identities", identities.to_str().unwrap()], &[]);
+    assert!(!bad.status.success());
+    let message = text(&bad.stderr);
+    assert!(
+        message.starts_with("error: cannot read identities: "),
+        "{message}"
+    );
+    assert!(
+        std::fs::read_dir(&dir).unwrap().count() == 1,
+        "--check-config wrote in the data directory"
     );
 }
 

@@ -92,5 +92,5 @@ pub mod writer;
 
 pub use config::{Config, ConfigError};
 pub use connection::FrameReader;
-pub use server::{Server, Shared};
+pub use server::{Preflight, Server, Shared};
 pub use session_state::Close;

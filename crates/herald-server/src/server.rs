@@ -48,7 +48,35 @@ pub struct Server {
     _data_lock: DataDirGuard,
 }
 
+/// What a server reads before it binds anything: its identities and TLS files.
+#[derive(Debug)]
+pub struct Preflight {
+    /// The identities, and whether the server may serve without any.
+    pub guard: Guard,
+    /// The TLS certificate and key, when TLS is on.
+    pub tls: Option<Arc<Tls>>,
+}
+
 impl Server {
+    /// Reads the identities and TLS files `config` names and checks that the server may
+    /// listen where it is told to (no identities beyond loopback, routes beyond loopback,
+    /// without `insecure_open`): what [`Server::start`] does first, binding nothing and
+    /// writing nothing (`herald serve --check-config`).
+    ///
+    /// # Errors
+    /// The refusal, naming the address and the setting that would allow it; an identities
+    /// or TLS file that cannot be read or used, naming it.
+    pub fn preflight(config: &Config) -> std::io::Result<Preflight> {
+        let guard = crate::revoke::open_guard(config)?;
+        let tls = match &config.tls {
+            None => None,
+            Some(settings) => Some(Arc::new(Tls::load(settings).map_err(|err| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("TLS: {err}"))
+            })?)),
+        };
+        Ok(Preflight { guard, tls })
+    }
+
     /// Locks the data directory, binds the configured addresses (native protocol, then
     /// HTTP) and starts accepting connections.
     ///
@@ -57,13 +85,7 @@ impl Server {
     /// bind error, with the address, e.g. when the port is taken.
     pub async fn start(config: Config) -> std::io::Result<Server> {
         // Before binding: a server that refuses to be open leaves no port or directory.
-        let guard = crate::revoke::open_guard(&config)?;
-        let tls = match &config.tls {
-            None => None,
-            Some(settings) => Some(Arc::new(Tls::load(settings).map_err(|err| {
-                std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("TLS: {err}"))
-            })?)),
-        };
+        let Preflight { guard, tls } = Server::preflight(&config)?;
         let listener = bind(config.listen, "listen").await?;
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use herald_server::config::{Loaded, Source, ENV_CONFIG_FILE};
 use herald_server::reload::LogLevelHook;
-use herald_server::{Config, Server};
+use herald_server::{Config, Preflight, Server};
 
 use crate::demo::{self, DemoHandle, Simulation};
 
@@ -80,16 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let source = source(&args);
     let Loaded { config, warnings } = source.load()?;
     if args.check_config {
-        for warning in &warnings {
-            eprintln!("warning: {warning}");
-        }
-        println!("configuration OK");
-        println!("{config:#?}");
-        println!("archive rules, first match decides:");
-        for (index, rule) in config.archive.options.rules.rules().iter().enumerate() {
-            println!("  {}. {}", index + 1, rule.describe());
-        }
-        return Ok(ExitCode::SUCCESS);
+        return check_config(&config, &warnings);
     }
     let log_level = init_tracing(&config.log_level);
     for warning in &warnings {
@@ -101,6 +92,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .context("starting runtime")?;
     let demo_seed = args.demo.then_some(args.demo_seed);
     runtime.block_on(serve(config, source, log_level, demo_seed))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--check-config`: says what is wrong, or prints the configuration in force. Besides the
+/// settings, reads what `serve` reads before it binds: the identities, the TLS files, and
+/// whether it may listen where it is told to.
+fn check_config(config: &Config, warnings: &[String]) -> anyhow::Result<ExitCode> {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    let Preflight { guard, tls } = Server::preflight(config)?;
+    println!("configuration OK");
+    println!("{config:#?}");
+    println!("archive rules, first match decides:");
+    for (index, rule) in config.archive.options.rules.rules().iter().enumerate() {
+        println!("  {}. {}", index + 1, rule.describe());
+    }
+    println!("access: {}", guard.describe());
+    if let Some(tls) = tls {
+        println!("tls:    {}", tls.describe());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,16 +7,19 @@
 
 use super::archive::ARCHIVE_KEYS;
 use super::cluster::CLUSTER_KEYS;
+use super::origin::{Origins, VARIABLE};
 use super::syslog::SYSLOG_KEYS;
 use super::{invalid, ConfigError, CLIENT_ENV_VARS, ENV_PREFIX, KEYS, SCRIPT_ENV_PREFIX};
 
-/// Sets the keys `env` names in `table`; returns a warning for each variable ignored.
+/// Sets the keys `env` names in `table`, recording in `origins` which variable set each;
+/// returns a warning for each variable ignored.
 ///
 /// # Errors
 /// [`ConfigError`] when a variable names `[archive]` where the file has no table.
 pub(super) fn apply(
     table: &mut toml::Table,
     env: impl IntoIterator<Item = (String, String)>,
+    origins: &mut Origins,
 ) -> Result<Vec<String>, ConfigError> {
     let mut warnings = Vec::new();
     for (name, value) in env {
@@ -30,6 +33,7 @@ pub(super) fn apply(
         if let Some(sub) = key.strip_prefix("cluster_") {
             if CLUSTER_KEYS.contains(&sub) {
                 set_section_key(table, "cluster", sub, &value)?;
+                origins.record(&format!("cluster.{sub}"), &format!("{VARIABLE}{name}"));
             } else {
                 let known = CLUSTER_KEYS;
                 let setting = format!("cluster.{sub}");
@@ -40,6 +44,7 @@ pub(super) fn apply(
         if let Some(sub) = key.strip_prefix("syslog_") {
             if SYSLOG_KEYS.contains(&sub) {
                 set_section_key(table, "syslog", sub, &value)?;
+                origins.record(&format!("syslog.{sub}"), &format!("{VARIABLE}{name}"));
             } else {
                 let setting = format!("syslog.{sub}");
                 warnings.push(unknown(&name, &setting, sub, &SYSLOG_KEYS, "syslog."));
@@ -49,6 +54,7 @@ pub(super) fn apply(
         if let Some(sub) = key.strip_prefix("archive_") {
             if ARCHIVE_KEYS.contains(&sub) && sub != "rules" {
                 set_section_key(table, "archive", sub, &value)?;
+                origins.record(&format!("archive.{sub}"), &format!("{VARIABLE}{name}"));
                 continue;
             }
             let known: Vec<&str> = ARCHIVE_KEYS
@@ -70,6 +76,7 @@ pub(super) fn apply(
             warnings.push(unknown(&name, &key, &key, &KEYS, ""));
             continue;
         }
+        origins.record(&key, &format!("{VARIABLE}{name}"));
         table.insert(key, env_value(&value));
     }
     Ok(warnings)
@@ -154,7 +161,7 @@ mod tests {
         assert_eq!(edit_distance("queue_recrods", "queue_records"), 2);
         let mut table = toml::Table::new();
         let vars = [("HERALD_ARCHIVE_KEYSPAC".to_string(), "x".to_string())];
-        let warnings = apply(&mut table, vars).unwrap();
+        let warnings = apply(&mut table, vars, &mut Origins::default()).unwrap();
         assert_eq!(
             warnings,
             [

@@ -18,12 +18,14 @@ use herald_router::QueueConfig;
 use serde::Deserialize;
 
 use crate::units::{parse_bytes, parse_duration};
+use origin::Origins;
 
 pub mod archive;
 pub mod cluster;
 mod env;
 pub mod limits;
 pub mod mirror;
+mod origin;
 pub mod security;
 pub mod source;
 pub mod syslog;
@@ -141,11 +143,14 @@ pub enum ConfigError {
         /// Where it was set.
         origin: String,
     },
-    /// A key with a bad value.
-    #[error("bad value for `{key}`: {message}")]
+    /// A key with a bad value, or a value of the wrong type.
+    #[error("bad value for `{key}`{}: {message}", from(origin.as_deref()))]
     Invalid {
-        /// The key.
-        key: &'static str,
+        /// The key's path (`max_connections`, `archive.keyspace`).
+        key: String,
+        /// Where it was set (`config file herald.toml`, `environment variable HERALD_NAME`,
+        /// `the command line`), when known.
+        origin: Option<String>,
         /// What is wrong, quoting the value.
         message: String,
     },
@@ -325,11 +330,15 @@ impl Config {
             Some(path) => read_file(path)?,
             None => toml::Table::new(),
         };
+        let mut origins = Origins::default();
         if let Some(path) = path {
-            check_keys(&table, &format!("config file {}", path.display()))?;
+            let origin = format!("config file {}", path.display());
+            check_keys(&table, &origin)?;
+            origins.record_table(&table, &origin);
         }
-        let warnings = env::apply(&mut table, env)?;
+        let warnings = env::apply(&mut table, env, &mut origins)?;
         check_keys(&flags, "the command line")?;
+        origins.record_table(&flags, "the command line");
         for (key, value) in flags {
             // A section given on the command line (`--cluster …`) sets its keys, and keeps
             // the file's others (`[[cluster.namespaces]]`).
@@ -342,13 +351,8 @@ impl Config {
                 }
             }
         }
-        let raw = RawConfig::deserialize(toml::Value::Table(table)).map_err(|err| {
-            ConfigError::Syntax {
-                path: path.map(Path::to_path_buf).unwrap_or_default(),
-                message: err.to_string(),
-            }
-        })?;
-        let config = Config::from_raw(raw)?;
+        let raw = origins.read(table)?;
+        let config = Config::from_raw(raw).map_err(|err| origins.locate(err))?;
         Ok(Loaded { config, warnings })
     }
 
@@ -444,7 +448,7 @@ impl Config {
             ));
         }
         Ok(Config {
-            name: raw.name.unwrap_or_else(|| DEFAULT_NAME.to_string()),
+            name: server_name(raw.name)?,
             listen: resolve("listen", listen, DEFAULT_LISTEN)?,
             http: resolve(
                 "http",
@@ -525,8 +529,34 @@ fn check_keys(table: &toml::Table, source: &str) -> Result<(), ConfigError> {
     }
 }
 
-fn invalid(key: &'static str, message: String) -> ConfigError {
-    ConfigError::Invalid { key, message }
+fn invalid(key: &str, message: String) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.to_string(),
+        origin: None,
+        message,
+    }
+}
+
+/// The server's name: not empty (a cluster and the monitor tell servers apart by it), no
+/// control character, at most 255 bytes (it goes in `WELCOME`).
+fn server_name(name: Option<String>) -> Result<String, ConfigError> {
+    let Some(name) = name else {
+        return Ok(DEFAULT_NAME.to_string());
+    };
+    if name.trim().is_empty() || name.len() > 255 || name.chars().any(char::is_control) {
+        return Err(invalid(
+            "name",
+            format!("{name:?}: give 1 to 255 bytes of text, not only spaces, no control character"),
+        ));
+    }
+    Ok(name)
+}
+
+/// Says where a bad value came from, for [`ConfigError::Invalid`].
+fn from(origin: Option<&str>) -> String {
+    origin
+        .map(|origin| format!(" (from {origin})"))
+        .unwrap_or_default()
 }
 
 fn positive(key: &'static str, value: Option<u64>, default: u64) -> Result<u64, ConfigError> {
@@ -663,5 +693,59 @@ mod tests {
                 && err.ends_with("(expected host:port, e.g. 127.0.0.1:7480)"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_bad_value_names_its_key_and_where_it_was_set() {
+        let err = |file: &str, vars: &[(&str, &str)], flags: toml::Table| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("herald.toml");
+            std::fs::write(&path, file).unwrap();
+            let err = Config::load(Some(&path), env(vars), flags).unwrap_err();
+            err.to_string()
+                .replace(&path.display().to_string(), "herald.toml")
+        };
+        assert_eq!(
+            err("", &[("HERALD_MAX_CONNECTIONS", "abc")], toml::Table::new()),
+            "bad value for `max_connections` (from environment variable \
+             HERALD_MAX_CONNECTIONS): invalid type: string \"abc\", expected u64"
+        );
+        assert_eq!(
+            err("heartbeat_interval = \"soon\"\n", &[], toml::Table::new()),
+            "bad value for `heartbeat_interval` (from config file herald.toml): bad duration \
+             `soon` (expected e.g. `500ms`, `2s`, `1m`, `1h`)"
+        );
+        let section = err(
+            "[archive]\nbatch_recordz = 1\n",
+            &[("HERALD_ARCHIVE_KEYSPACE", "site")],
+            toml::Table::new(),
+        );
+        assert!(
+            section.starts_with(
+                "bad value for `archive` (from config file herald.toml): unknown field \
+                 `batch_recordz`, expected one of"
+            ),
+            "{section}"
+        );
+        let mut flags = toml::Table::new();
+        flags.insert("name".into(), toml::Value::String(" ".into()));
+        assert_eq!(
+            err("name = \"a\"\n", &[("HERALD_NAME", "b")], flags),
+            "bad value for `name` (from the command line): \" \": give 1 to 255 bytes of text, \
+             not only spaces, no control character"
+        );
+    }
+
+    #[test]
+    fn a_variable_that_looks_like_a_number_is_text_where_text_is_wanted() {
+        let vars = env(&[
+            ("HERALD_NAME", "42"),
+            ("HERALD_CLUSTER_NAME", "true"),
+            ("HERALD_MAX_CONNECTIONS", "12"),
+        ]);
+        let config = Config::load(None, vars, toml::Table::new()).unwrap().config;
+        assert_eq!(config.name, "42");
+        assert_eq!(config.cluster.unwrap().name, "true");
+        assert_eq!(config.max_connections, 12);
     }
 }
