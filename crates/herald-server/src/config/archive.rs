@@ -124,7 +124,25 @@ impl ArchiveConfig {
 pub fn from_raw(raw: Option<RawArchiveConfig>) -> Result<ArchiveConfig, ConfigError> {
     let raw = raw.unwrap_or_default();
     let defaults = ArchiveOptions::default();
-    let backend = match raw.backend.as_deref().unwrap_or("embedded") {
+    let backend_name = raw.backend.as_deref().unwrap_or("embedded");
+    let cassandra_only = [
+        ("contact_points", raw.contact_points.is_some()),
+        ("keyspace", raw.keyspace.is_some()),
+        ("replication_factor", raw.replication_factor.is_some()),
+    ];
+    if let Some((key, _)) = cassandra_only.iter().find(|(_, given)| *given) {
+        if !matches!(backend_name, "cassandra" | "scylla" | "cql") {
+            // Taken and ignored, it would leave a forgotten `backend` line unnoticed.
+            return Err(invalid(
+                &format!("archive.{key}"),
+                format!(
+                    "set, but `archive.backend` is `{backend_name}`: contact_points, keyspace \
+                     and replication_factor are for backend = \"cassandra\""
+                ),
+            ));
+        }
+    }
+    let backend = match backend_name {
         "embedded" => ArchiveBackendConfig::Embedded,
         "sqlite" => ArchiveBackendConfig::Sqlite,
         "none" => ArchiveBackendConfig::None,
@@ -282,5 +300,38 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("`postgres`"));
+    }
+
+    #[test]
+    fn cassandra_settings_without_the_cassandra_backend_are_refused() {
+        for (text, key, backend) in [
+            ("keyspace = \"site_a\"", "keyspace", "embedded"),
+            (
+                "backend = \"sqlite\"\nreplication_factor = 0",
+                "replication_factor",
+                "sqlite",
+            ),
+            (
+                "backend = \"none\"\ncontact_points = []",
+                "contact_points",
+                "none",
+            ),
+        ] {
+            let raw: RawArchiveConfig = toml::from_str(text).unwrap();
+            assert_eq!(
+                from_raw(Some(raw)).unwrap_err().to_string(),
+                format!(
+                    "bad value for `archive.{key}`: set, but `archive.backend` is `{backend}`: \
+                     contact_points, keyspace and replication_factor are for backend = \
+                     \"cassandra\""
+                )
+            );
+        }
+        let raw: RawArchiveConfig =
+            toml::from_str("backend = \"cassandra\"\nreplication_factor = 0").unwrap();
+        assert!(from_raw(Some(raw))
+            .unwrap_err()
+            .to_string()
+            .starts_with("bad value for `archive.replication_factor`: 0"));
     }
 }
