@@ -66,7 +66,10 @@ def reconnect(
                 return index, Link(servers[index], dialer, timeout)
             except ConnectError:
                 continue
-        if time.monotonic() + backoff > deadline or stopping.wait(backoff):
+        # The last pause ends at the deadline, and one last round is tried then: a server
+        # back just before it is found, and giving up takes the whole reconnect timeout.
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or stopping.wait(min(backoff, remaining)):
             return None
         backoff = min(backoff * 2, MAX_BACKOFF)
 

@@ -37,7 +37,7 @@ from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 from herald.client import Client, connect
 from herald.drops import BUFFER_FULL, CLOSED, REJECTED, DropCounts
 from herald.errors import HeraldError, RecordTooLargeError, TimeoutError
-from herald.origin import HOST
+from herald.origin import HOST, process_name
 from herald.outbox import PUBLISH_HEADER_BYTES
 from herald.replay import replay_step
 from herald.spool import DEFAULT_BUFFER_QUOTA, Incoming, Spool
@@ -132,6 +132,15 @@ def _full_text(
     if record.stack_info:
         text = f"{text}\n{record.stack_info}"
     return text
+
+
+def _process(record: _logging.LogRecord) -> str:
+    """The record's process as :meth:`herald.Client.log` writes it (``<program>[<pid>]``), or,
+    for a record made in another process (a ``QueueHandler`` of a worker), that process's
+    ``processName`` and pid."""
+    if record.process is None or record.process == os.getpid():
+        return process_name()
+    return f"{record.processName or 'python'}[{record.process}]"
 
 
 def _site(subject: Optional[str], record: _logging.LogRecord) -> Tuple[Any, ...]:
@@ -635,7 +644,7 @@ class HeraldHandler(_logging.Handler):
         """Packs (and keeps) the subject, priority and origin of ``record``'s call site."""
         origin = Origin(
             host=HOST,
-            process=f"{record.processName or 'python'}[{record.process or os.getpid()}]",
+            process=_process(record),
             thread=record.threadName or "",
             file=record.pathname or "",
             line=record.lineno,

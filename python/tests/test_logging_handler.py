@@ -17,6 +17,7 @@ from conftest import Server, closed_port_url
 import herald
 from herald import Priority
 from herald.logging import HeraldHandler, priority_for_level
+from herald.origin import process_name
 
 
 @pytest.fixture
@@ -113,7 +114,8 @@ def test_records_reach_a_subscriber(server: Server, root: logging.Logger) -> Non
         assert origin.routine == "test_records_reach_a_subscriber"
         assert origin.thread == "MainThread"
         assert origin.host == socket.gethostname()
-        assert origin.process.endswith("]")
+        # As client.log writes it: the program and the pid.
+        assert origin.process == process_name()
         assert second.record.priority == Priority.ERROR
         assert second.text.startswith("it failed\nTraceback (most recent call last):")
         assert "RuntimeError: boom" in second.text

@@ -45,10 +45,17 @@ async fn a_client_that_gives_up_counts_the_records_it_held() {
     // The server goes, no other answers: after the reconnect timeout the client gives up.
     stop.send(()).unwrap();
     server.join().unwrap();
-    let until = Instant::now() + Duration::from_secs(10);
+    let closed = Instant::now();
+    let until = closed + Duration::from_secs(10);
     while client.error().is_none() && Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(client.error().is_some(), "the client gave up");
+    // It tries until the timeout, not until the backoff's next pause would pass it (150 ms).
+    assert!(
+        closed.elapsed() >= Duration::from_millis(300),
+        "gave up after {:?}",
+        closed.elapsed()
+    );
     assert_eq!(client.abandoned(), N as u64);
 }

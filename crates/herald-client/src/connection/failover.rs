@@ -94,10 +94,13 @@ async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(Transport, Wel
                 }
             }
         }
-        if tokio::time::Instant::now() + backoff > deadline {
+        // The last pause ends at the deadline, and one last round is tried then: a server
+        // back just before it is found, and giving up takes the whole reconnect timeout.
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
             return None;
         }
-        tokio::time::sleep(backoff).await;
+        tokio::time::sleep(backoff.min(deadline - now)).await;
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
 }
