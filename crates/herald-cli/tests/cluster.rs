@@ -571,3 +571,56 @@ async fn a_member_back_after_the_hold_time_hears_what_its_subscribers_lost() {
     }
     assert_eq!((lost, records), (20, 0), "all 20 reported lost, naming a");
 }
+
+/// A route from another cluster, or from a member with this member's server name, is refused
+/// with an `ERROR handshake` that says which, and closed.
+#[tokio::test]
+async fn a_route_from_another_cluster_or_a_member_of_the_same_name_is_refused() {
+    use herald_proto::route::{Member, Members};
+    use herald_proto::{ErrorCode, Frame};
+    use herald_testkit::RawConnection;
+
+    let a = member("a", None);
+    let route: std::net::SocketAddr = a.route_addr.as_deref().unwrap().parse().unwrap();
+    let stranger = |cluster: &str, name: &str| {
+        Frame::Members(Members {
+            cluster: cluster.to_string(),
+            me: Member {
+                id: 0x5eed_0001,
+                name: name.to_string(),
+                address: "127.0.0.1:9".to_string(),
+            },
+            known: Vec::new(),
+        })
+    };
+    for (frame, expected) in [
+        (
+            stranger("other", "b"),
+            "route refused: this member is of cluster `test`, the other of `other`",
+        ),
+        (
+            stranger("test", "a"),
+            "route refused: the member at 127.0.0.1:9 is named `a` too; give each member its \
+             own `name`",
+        ),
+    ] {
+        let mut connection = RawConnection::connect(route).await;
+        connection.send(&frame).await;
+        let errors = connection.errors_until_close().await;
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].code, ErrorCode::Handshake);
+        assert_eq!(errors[0].message, expected);
+    }
+    // A member of the cluster with its own name is taken: after its MEMBERS (sent first,
+    // before the other's is read) the route's frames follow, no ERROR.
+    let mut connection = RawConnection::connect(route).await;
+    connection.send(&stranger("test", "b")).await;
+    match tokio::time::timeout(WAIT, connection.next_frame()).await {
+        Ok(Some(Frame::Members(members))) => assert_eq!(members.me.name, "a"),
+        other => panic!("expected MEMBERS, got {other:?}"),
+    }
+    match tokio::time::timeout(WAIT, connection.next_frame()).await {
+        Ok(Some(frame)) => assert!(!matches!(frame, Frame::Error(_)), "{frame:?}"),
+        other => panic!("expected the route's frames, got {other:?}"),
+    }
+}

@@ -74,11 +74,22 @@ pub async fn run(
     if members.me.id == cluster.me.id {
         return Ended::Myself;
     }
-    if members.cluster != cluster.name {
-        let message = format!(
+    let refusal = if members.cluster != cluster.name {
+        Some(format!(
             "route refused: this member is of cluster `{}`, the other of `{}`",
             cluster.name, members.cluster
-        );
+        ))
+    } else if members.me.name == cluster.me.name {
+        // Namespace owners, the monitor and gap notices tell members apart by name.
+        Some(format!(
+            "route refused: the member at {} is named `{}` too; give each member its own \
+             `name`",
+            members.me.address, members.me.name
+        ))
+    } else {
+        None
+    };
+    if let Some(message) = refusal {
         let error = Frame::Error(ErrorFrame {
             cid: 0,
             code: ErrorCode::Handshake,
