@@ -89,6 +89,12 @@ _STORM_TICK = 0.1  # seconds between two looks for storm windows that are over
 # Least time between two reports of losses (as the Rust logger's drop_report_interval).
 DROP_REPORT_INTERVAL = 1.0
 DROP_REPORT_SUBJECT = "herald.logging"
+# A drop report on disk ranks as EMERGENCY, so that the quota sheds it last: shed, it would
+# lose the counts it carries (the record itself stays a WARNING). As the Rust logger.
+_REPORT_RANK = int(Priority.EMERGENCY)
+# Room made on disk for a drop report: more than one takes (about 400 bytes with every
+# priority and reason in it).
+_REPORT_ROOM_BYTES = 1024
 
 # What emit keeps of a record: the LogRecord, its message, its converted ``extra`` fields.
 _Entry = Tuple[_logging.LogRecord, str, Optional[Dict[str, Any]]]
@@ -731,15 +737,20 @@ class HeraldHandler(_logging.Handler):
             by_level, self._drops_by_level = self._drops_by_level, {}
         for level, n in by_level.items():
             self._unreported.count(int(priority_for_level(level)), BUFFER_FULL, n)
+        client = self._client
+        direct = client is not None and client.connected and (spool is None or not spool.pending)
         if spool is not None:
+            if not direct and spool.losses.total + self._unreported.total:
+                # Room first, whatever it sheds, so that the report counts that too.
+                spool.make_room(_REPORT_RANK, _REPORT_ROOM_BYTES)
             self._unreported.add(spool.losses.take())
         if not self._unreported.total:
             return
         self._last_report = now
         counts = self._unreported.take()
         data = counts.report(self.subject or DROP_REPORT_SUBJECT).to_bytes()
-        client = self._client
-        if client is not None and client.connected and (spool is None or not spool.pending):
+        if direct:
+            assert client is not None
             try:
                 client.publish_encoded([data])
                 return
@@ -748,7 +759,7 @@ class HeraldHandler(_logging.Handler):
         if spool is None:
             self._unreported.add(counts)  # reported once a server answers
             return
-        spool.append([(int(Priority.WARNING), data)])
+        spool.append([(_REPORT_RANK, data)])
 
     def _load_spool(self, spool: Spool) -> None:
         """Reads the disk buffer's segments; one that cannot be read turns the disk buffer

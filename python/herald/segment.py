@@ -9,7 +9,8 @@ File layout (all integers big-endian, as on the wire)::
       length    u32   bytes of the record (after priority)
       crc       u32   CRC-32 (zlib) of the bytes that follow it: seq, priority, record
       seq       u64   the record's number under the producer (docs/protocol.md, Numbered records)
-      priority  u8    the record's priority (1..11; 0 unknown)
+      priority  u8    the rank the quota sheds by: the record's priority (1..11; 0 unknown),
+                      11 for a drop report, shed last
       record    length bytes: the encoded record map, as a PUBLISH frame carries it
 
 A segment only grows at its end, by one ``write`` per batch; it changes otherwise only when

@@ -227,6 +227,19 @@ class Spool:
         self._segments.append(segment)
         return segment
 
+    def make_room(self, priority: int, nbytes: int) -> None:
+        """Sheds records of ``priority`` or lower, the lowest first, until a record of
+        ``nbytes`` fits (for a drop report, made before its counts are taken so that it
+        counts what this sheds); counts what it sheds. As the Rust logger's ``make_room``."""
+        need = HEADER_BYTES + nbytes
+        while self.used_bytes + need > self.quota:
+            lowest = self._lowest_on_disk()
+            if lowest is None or lowest > priority:
+                return
+            over = self.used_bytes + need - self.quota
+            if not self._shed(lowest, max(over, self.quota // SHED_FRACTION)):
+                return
+
     def _make_room(self, incoming: List[Incoming]) -> List[Incoming]:
         """``incoming`` less what the quota sheds of it, after shedding from the disk."""
         keep = self._room_for([(priority, len(record)) for priority, record in incoming])

@@ -151,13 +151,13 @@ def test_a_full_quota_sheds_the_lowest_priority_and_reports_it(
     tmp_path: Path, buffer_dir: str
 ) -> None:
     url = closed_port_url()
-    # 64 KiB hold some 500 of these records: DEBUG ones are shed to keep every ERROR.
-    out = produce(url, buffer_dir, "tight", 4000, str(64 * 1024))
+    # 80 KiB hold some 500 of these records: DEBUG ones are shed to keep every ERROR.
+    out = produce(url, buffer_dir, "tight", 4000, str(80 * 1024))
     assert "lost=0" not in out, out
     server = Server(tmp_path, listen=url[len("herald://") :])
     try:
         with herald.connect(server.url) as client, client.subscribe("*") as sub:
-            assert "closed" in produce(url, buffer_dir, "after", 1, str(64 * 1024))
+            assert "closed" in produce(url, buffer_dir, "after", 1, str(80 * 1024))
             got = collect(sub, "after 0")
     finally:
         server.stop()
@@ -173,6 +173,35 @@ def test_a_full_quota_sheds_the_lowest_priority_and_reports_it(
     assert sum(int(r.record.fields["dropped"]) for r in reports) == lost_debug
     assert all("disk_quota" in r.record.fields["dropped_by_reason"] for r in reports)
     assert all(r.record.priority == herald.Priority.WARNING for r in reports)
+
+
+def test_a_quota_too_small_for_the_errors_still_keeps_the_report_of_their_loss(
+    tmp_path: Path, buffer_dir: str
+) -> None:
+    url = closed_port_url()
+    # 64 KiB (the least quota) hold some 400 of these records, fewer than the 800 ERRORs:
+    # ERRORs are shed too, and the reports, shed last, say how many.
+    out = produce(url, buffer_dir, "tight", 8000, str(64 * 1024))
+    assert "lost=0" not in out, out
+    server = Server(tmp_path, listen=url[len("herald://") :])
+    try:
+        with herald.connect(server.url) as client, client.subscribe("*") as sub:
+            assert "closed" in produce(url, buffer_dir, "after", 1, str(64 * 1024))
+            got = collect(sub, "after 0")
+    finally:
+        server.stop()
+    kept = texts(got)[:-1]
+    errors_kept = [t for t in kept if int(t.split()[1]) % 10 == 0]
+    assert 0 < len(errors_kept) < 800, len(errors_kept)
+    reports = [d for d in got if d.record.type == DROP_REPORT_TYPE]
+    assert reports, "the loss is reported"
+    lost = {"ERROR": 0, "DEBUG": 0}
+    for report in reports:
+        for name, n in report.record.fields["dropped_by_priority"].items():
+            lost[name] = lost.get(name, 0) + int(n)
+    assert lost["ERROR"] == 800 - len(errors_kept), lost
+    assert lost["DEBUG"] == 7200 - (len(kept) - len(errors_kept)), lost
+    assert set(lost) == {"ERROR", "DEBUG"}, "no report was shed (it would count itself)"
 
 
 def test_an_outage_goes_to_disk_and_is_sent_when_the_server_is_back(

@@ -250,6 +250,65 @@ async fn a_full_quota_sheds_the_lowest_priority_first_and_reports_it() {
     server.stop().await;
 }
 
+/// A disk too small for the ERRORs alone sheds ERRORs, and the drop reports, ranked above
+/// every record on disk, are never shed: every loss reaches the server in them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quota_too_small_for_the_errors_still_keeps_the_reports_of_their_loss() {
+    const N: usize = 1_000;
+    let dir = TempDir::new("quota-errors");
+    let text = "x".repeat(200);
+    let quota = herald_client::logger::MIN_BUFFER_QUOTA_BYTES;
+    log_offline(&dir.0, "APP.errors", quota, |logger| {
+        for i in 0..N {
+            logger.log(Priority::Error, &format!("{i} {text}"), Vec::new());
+            if i % 50 == 0 {
+                std::thread::sleep(Duration::from_millis(3)); // several spills and reports
+            }
+        }
+    });
+
+    let server = TestServer::start().await;
+    let (_subscriber, mut subscription) = subscribe(&server, "APP.errors").await;
+    let logger = Logger::connect(
+        &server.url(),
+        ClientOptions::default(),
+        options("APP.errors", &dir.0, quota),
+    )
+    .unwrap();
+    let records = receive_all(&mut subscription).await;
+    drop(logger);
+    let errors = records.iter().filter(|r| !is_report(r)).count();
+    let reports: Vec<&Record> = records.iter().filter(|r| is_report(r)).collect();
+    assert!(0 < errors && errors < N, "the quota holds some: {errors}");
+    assert!(!reports.is_empty(), "the losses are reported");
+    let lost = |priority: &str| -> i64 {
+        reports
+            .iter()
+            .map(|r| count_in(r, "dropped_by_priority", priority))
+            .sum()
+    };
+    assert_eq!(
+        lost("ERROR") as usize,
+        N - errors,
+        "every ERROR shed is counted"
+    );
+    let total: i64 = reports.iter().copied().map(dropped).sum();
+    assert_eq!(
+        total,
+        lost("ERROR"),
+        "no report was shed (it would count itself)"
+    );
+    server.stop().await;
+}
+
+/// A drop report's `dropped`: every loss it counts.
+fn dropped(report: &Record) -> i64 {
+    match report.fields.iter().find(|(n, _)| n == "dropped") {
+        Some((_, Value::Int(n))) => *n,
+        _ => 0,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_torn_tail_is_cut_and_counted() {
     const N: usize = 100;

@@ -21,6 +21,9 @@ const SPILL_BATCH_RECORDS: usize = 512;
 /// Room made on disk for a drop report: more than one takes (about 400 bytes with every
 /// priority and reason in it).
 const REPORT_ROOM_BYTES: usize = 1024;
+/// The rank a drop report has on disk: the highest (EMERGENCY's), so that the quota sheds it
+/// last. Shed, it would lose the counts it carries; the record itself stays a WARNING.
+pub(super) const REPORT_RANK: u8 = Priority::Emergency as u8;
 /// How often a closing logger looks whether its own connection is up.
 const CONNECT_POLL: Duration = Duration::from_millis(10);
 /// Longest wait for the acknowledgement of one replay step.
@@ -78,11 +81,13 @@ impl Drain {
         self.disk_pending();
     }
 
-    /// Makes room on disk for a drop report (at most [`REPORT_ROOM_BYTES`]) and counts
-    /// what that shed, so that the report, appended next, sheds nothing it does not say.
+    /// Makes room on disk for a drop report (at most [`REPORT_ROOM_BYTES`]), shedding the
+    /// lowest priority there whatever it is, and counts what that shed, so that the report,
+    /// appended next, sheds nothing it does not say. A disk full of ERRORs still takes it:
+    /// the counts it carries are worth more than the record shed for it, which it counts.
     pub(super) fn make_room_for_report(&mut self) {
         if let Some(spool) = self.spool.as_mut() {
-            on_disk(|| spool.make_room(Priority::Warning as u8, REPORT_ROOM_BYTES));
+            on_disk(|| spool.make_room(REPORT_RANK, REPORT_ROOM_BYTES));
         }
         self.absorb_disk_losses();
     }

@@ -363,7 +363,10 @@ impl Drain {
         };
         let published = match self.link.current() {
             _ if self.spilling => {
-                self.deliver(&report); // on disk, after the records logged before it
+                // On disk, after the records logged before it; shed last.
+                let mut bytes = Vec::new();
+                report.encode(&mut bytes);
+                self.spilled.push((super::spooling::REPORT_RANK, bytes));
                 Ok(())
             }
             Some(client) => client.try_publish(&report),

@@ -10,7 +10,8 @@
 //!   length    u32     bytes of the record
 //!   crc       u32     CRC-32 (zlib's) of what follows it: seq, priority, record
 //!   seq       u64     the record's number under the producer
-//!   priority  u8      the record's priority (1..=11; 0 unknown)
+//!   priority  u8      the rank the quota sheds by: the record's priority (1..=11; 0
+//!                     unknown), 11 for a drop report, shed last
 //!   record    `length` bytes: the encoded record map
 //! ```
 //! A segment grows only at its end, by one write per batch. Shedding rewrites it to
