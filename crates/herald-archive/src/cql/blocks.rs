@@ -20,7 +20,7 @@ use herald_proto::archive::StoredRecord;
 use herald_proto::PrioritySet;
 
 use crate::backend::RowRange;
-use crate::entry::{Entry, Row};
+use crate::entry::{day_start, Entry, Row};
 use crate::error::{ArchiveError, ArchiveErrorKind};
 use crate::keep::Keep;
 use crate::segment::{decode_entries, BlockBuilder, BlockHeader, Codec, BLOCK_HEADER_BYTES};
@@ -231,6 +231,15 @@ fn corrupt(message: impl Into<String>) -> ArchiveError {
     )
 }
 
+/// Nanoseconds in an hour.
+pub(super) const HOUR_NANOS: i64 = 3_600_000_000_000;
+
+/// Returns the hour of `day` that `time` falls in, clamped to 0..=23.
+pub(super) fn hour_of(day: i32, time: i64) -> i32 {
+    let hour = time.saturating_sub(day_start(day)).div_euclid(HOUR_NANOS);
+    i32::try_from(hour.clamp(0, 23)).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,5 +344,14 @@ mod tests {
         bytes[last] ^= 0xff;
         let err = decode_into(bytes.into(), Keep::days(7), &wanted, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("checksum"), "{err}");
+    }
+
+    #[test]
+    fn hours_of_a_day_are_clamped() {
+        let day = 20_777;
+        assert_eq!(hour_of(day, day_start(day)), 0);
+        assert_eq!(hour_of(day, day_start(day) + 5 * HOUR_NANOS + 1), 5);
+        assert_eq!(hour_of(day, day_start(day) - 1), 0);
+        assert_eq!(hour_of(day, day_start(day + 1)), 23);
     }
 }

@@ -10,10 +10,10 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use scylla::response::PagingState;
 use std::ops::ControlFlow;
 
-use super::read::select;
+use super::errors::{execution_error, lock, rows_error};
 use super::schema::{keep_of, keep_value, CLASSES_PART};
+use super::store::{select, Store};
 use super::write::IN_FLIGHT;
-use super::{execution_error, lock, rows_error, Store};
 use crate::backend::{Expired, Slot};
 use crate::entry::{day_of, Table};
 use crate::error::ArchiveError;

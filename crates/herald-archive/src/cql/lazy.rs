@@ -4,7 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::{CqlBackend, CqlOptions};
+use super::backend::CqlBackend;
+use super::options::CqlOptions;
 use crate::backend::{Backend, Expired, RowRange, Slot, Source};
 use crate::entry::{Entry, Row};
 use crate::error::ArchiveError;

@@ -21,7 +21,8 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 use scylla::value::{CqlValue, Row};
 
-use super::{execution_error, prepare_error, rows_error, session_error, CqlOptions};
+use super::errors::{execution_error, prepare_error, rows_error, session_error};
+use super::options::CqlOptions;
 use crate::error::ArchiveError;
 
 /// Who holds a namespace's lease.

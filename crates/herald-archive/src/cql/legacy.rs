@@ -5,11 +5,9 @@ use bytes::Bytes;
 use herald_proto::archive::StoredRecord;
 use scylla::statement::prepared::PreparedStatement;
 
-use super::blocks::Lower;
-use super::read::select;
+use super::blocks::{hour_of, Lower};
 use super::schema::{keep_value, Legacy};
-use super::write::hour_of;
-use super::Store;
+use super::store::{select, Store};
 use crate::backend::{RowRange, Slot, Source};
 use crate::entry::Row;
 use crate::error::ArchiveError;

@@ -5,14 +5,11 @@
 
 use bytes::Bytes;
 use futures_util::future::try_join_all;
-use scylla::deserialize::row::DeserializeRow;
-use scylla::response::query_result::QueryResult;
-use scylla::statement::prepared::PreparedStatement;
 
-use super::blocks::{self, key, Lower, Wanted, BLOCK_SPAN};
+use super::blocks::{self, hour_of, key, Lower, Wanted, BLOCK_SPAN};
+use super::legacy;
 use super::schema::{keep_of, keep_value, CLASSES_PART};
-use super::write::hour_of;
-use super::{execution_error, legacy, rows_error, Store};
+use super::store::{select, Store};
 use crate::backend::{RowRange, Slot, Source};
 use crate::entry::{Row, Table};
 use crate::error::ArchiveError;
@@ -20,32 +17,6 @@ use crate::keep::Keep;
 
 /// Block rows read per request.
 const PAGE_BLOCKS: usize = 32;
-
-/// Runs `statement` and returns its rows as `R`s.
-pub(super) async fn select<R>(
-    store: &Store,
-    statement: &PreparedStatement,
-    values: impl scylla::serialize::row::SerializeRow,
-    what: &str,
-) -> Result<Vec<R>, ArchiveError>
-where
-    R: for<'frame, 'metadata> DeserializeRow<'frame, 'metadata>,
-{
-    let result: QueryResult = store
-        .session
-        .execute_unpaged(statement, values)
-        .await
-        .map_err(|err| execution_error(what, &err))?;
-    let rows = result
-        .into_rows_result()
-        .map_err(|err| rows_error(what, err))?;
-    let rows = rows
-        .rows::<R>()
-        .map_err(|err| rows_error(what, err))?
-        .collect::<Result<Vec<R>, _>>()
-        .map_err(|err| rows_error(what, err));
-    rows
-}
 
 /// Returns the slots of `source` between the days, inclusive.
 pub(super) async fn slots(

@@ -32,7 +32,8 @@ use scylla::client::session::Session;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Statement;
 
-use super::{execution_error, prepare_error, rows_error, CqlOptions};
+use super::errors::{execution_error, prepare_error, rows_error};
+use super::options::CqlOptions;
 use crate::error::ArchiveError;
 use crate::keep::Keep;
 

@@ -19,10 +19,11 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 
-use super::blocks::{self, BlockRow};
+use super::blocks::{self, hour_of, BlockRow};
+use super::errors::{execution_error, lock};
 use super::schema::{keep_value, CLASSES_PART};
-use super::{execution_error, lock, Store};
-use crate::entry::{day_start, Entry, Table};
+use super::store::{Registered, Store};
+use crate::entry::{Entry, Table};
 use crate::error::ArchiveError;
 use crate::keep::Keep;
 
@@ -37,50 +38,11 @@ pub(super) const IN_FLIGHT: usize = 512;
 /// Index entries remembered at most; beyond, those of older days are forgotten.
 const MAX_REGISTERED: usize = 100_000;
 
-/// Nanoseconds in an hour.
-pub(super) const HOUR_NANOS: i64 = 3_600_000_000_000;
-
-/// An index entry, as remembered once written.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(super) enum Registered {
-    /// `name_slots` and `slot_names` rows of a name in a slot.
-    Name { name: String, day: i32, keep: Keep },
-    /// The `slots` row of a slot holding rows of `table`.
-    Slot { keep: Keep, day: i32, table: Table },
-    /// The `classes` row of a retention class.
-    Class(Keep),
-}
-
-impl Registered {
-    fn day(&self) -> Option<i32> {
-        match self {
-            Registered::Name { day, .. } | Registered::Slot { day, .. } => Some(*day),
-            Registered::Class(_) => None,
-        }
-    }
-
-    /// Returns whether this entry belongs to the slot (`keep`, `day`).
-    pub(super) fn in_slot(&self, slot_keep: Keep, slot_day: i32) -> bool {
-        match self {
-            Registered::Name { day, keep, .. } | Registered::Slot { keep, day, .. } => {
-                (*keep, *day) == (slot_keep, slot_day)
-            }
-            Registered::Class(_) => false,
-        }
-    }
-}
-
 /// A partition of `samples` or `logs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Partition<'a> {
     Samples { name: &'a str, day: i32, keep: Keep },
     Logs { day: i32, hour: i32, keep: Keep },
-}
-
-/// Returns the hour of `day` that `time` falls in, clamped to 0..=23.
-pub(super) fn hour_of(day: i32, time: i64) -> i32 {
-    let hour = time.saturating_sub(day_start(day)).div_euclid(HOUR_NANOS);
-    i32::try_from(hour.clamp(0, 23)).unwrap_or(0)
 }
 
 fn partition_of(entry: &Entry) -> Partition<'_> {
@@ -279,14 +241,5 @@ mod tests {
         let mut days: Vec<_> = registered.iter().map(Registered::day).collect();
         days.sort_unstable();
         assert_eq!(days, vec![None, Some(8), Some(9)]);
-    }
-
-    #[test]
-    fn hours_of_a_day_are_clamped() {
-        let day = 20_777;
-        assert_eq!(hour_of(day, day_start(day)), 0);
-        assert_eq!(hour_of(day, day_start(day) + 5 * HOUR_NANOS + 1), 5);
-        assert_eq!(hour_of(day, day_start(day) - 1), 0);
-        assert_eq!(hour_of(day, day_start(day + 1)), 23);
     }
 }

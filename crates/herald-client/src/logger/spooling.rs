@@ -9,11 +9,11 @@
 use std::time::{Duration, Instant};
 
 use herald_proto::frame;
-use herald_proto::{Frame, Priority};
+use herald_proto::Frame;
 
 use super::drops::DropReason;
 use super::spool::replay::replay_step;
-use super::spool::{on_disk, DiskLoss};
+use super::spool::{on_disk, DiskLoss, REPORT_RANK};
 use super::worker::{CloseAck, Drain};
 
 /// Records handed to the disk buffer at once (its quota sheds within such a batch).
@@ -21,9 +21,6 @@ const SPILL_BATCH_RECORDS: usize = 512;
 /// Room made on disk for a drop report: more than one takes (about 400 bytes with every
 /// priority and reason in it).
 const REPORT_ROOM_BYTES: usize = 1024;
-/// The rank a drop report has on disk: the highest (EMERGENCY's), so that the quota sheds it
-/// last. Shed, it would lose the counts it carries; the record itself stays a WARNING.
-pub(super) const REPORT_RANK: u8 = Priority::Emergency as u8;
 /// How often a closing logger looks whether its own connection is up.
 const CONNECT_POLL: Duration = Duration::from_millis(10);
 /// Longest wait for the acknowledgement of one replay step.

@@ -366,7 +366,7 @@ impl Drain {
                 // On disk, after the records logged before it; shed last.
                 let mut bytes = Vec::new();
                 report.encode(&mut bytes);
-                self.spilled.push((super::spooling::REPORT_RANK, bytes));
+                self.spilled.push((super::spool::REPORT_RANK, bytes));
                 Ok(())
             }
             Some(client) => client.try_publish(&report),

@@ -13,11 +13,15 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::error::HttpError;
 use super::listener::ClientCertificate;
-use super::HttpError;
 use crate::auth::{Access, Operation};
 use crate::events;
 use crate::shared::Shared;
+
+/// The connection id that changes made over HTTP are counted under in the monitor's events
+/// (sessions are numbered from 1).
+pub const HTTP_CONNECTION_ID: u64 = 0;
 
 /// The WebSocket subprotocol prefix that carries a token.
 pub const BEARER_PROTOCOL_PREFIX: &str = "bearer.";
@@ -48,8 +52,8 @@ pub async fn check(
     };
     if let Some((operation, what)) = operation(request.method(), path) {
         if let Err(message) = access.check(operation, &what) {
-            events::denied(&shared.monitor, super::HTTP_CONNECTION_ID, &message);
-            events::request_refused(&shared.monitor, super::HTTP_CONNECTION_ID, &message);
+            events::denied(&shared.monitor, HTTP_CONNECTION_ID, &message);
+            events::request_refused(&shared.monitor, HTTP_CONNECTION_ID, &message);
             return HttpError::new(StatusCode::FORBIDDEN, "denied", message).into_response();
         }
     }

@@ -69,9 +69,7 @@ use crate::events;
 use crate::shared::Shared;
 use crate::shutdown::Shutdown;
 
-/// The connection id that changes made over HTTP are counted under in the monitor's events
-/// (sessions are numbered from 1).
-pub const HTTP_CONNECTION_ID: u64 = 0;
+pub use caller::HTTP_CONNECTION_ID;
 
 /// Returns the routes, sharing `shared` with the native protocol.
 pub fn router(shared: Arc<Shared>) -> axum::Router {

@@ -79,7 +79,7 @@ impl SyslogStats {
             ),
             ("refused".into(), int(self.refused.load(Ordering::Relaxed))),
         ];
-        if let Some(drops) = addresses.udp_inode.and_then(super::udp::drops) {
+        if let Some(drops) = addresses.udp_inode.and_then(udp_drops) {
             fields.push(("udp_dropped".into(), int(drops)));
         }
         let last = self.last_bad.lock().unwrap_or_else(|p| p.into_inner());
@@ -95,4 +95,17 @@ impl SyslogStats {
         }
         Value::Map(fields)
     }
+}
+
+/// Returns the datagrams the kernel dropped for the UDP socket with inode `inode` (its
+/// receive buffer full), from `/proc/net/udp` and `/proc/net/udp6`.
+pub fn udp_drops(inode: u64) -> Option<u64> {
+    ["/proc/net/udp", "/proc/net/udp6"].iter().find_map(|path| {
+        let table = std::fs::read_to_string(path).ok()?;
+        table.lines().skip(1).find_map(|line| {
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            let matches = columns.get(9).and_then(|c| c.parse::<u64>().ok()) == Some(inode);
+            matches.then(|| columns.last()?.parse().ok()).flatten()
+        })
+    })
 }

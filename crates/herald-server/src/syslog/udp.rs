@@ -198,19 +198,6 @@ pub fn socket_inode(socket: &UdpSocket) -> Option<u64> {
         .ok()
 }
 
-/// Returns the datagrams the kernel dropped for the UDP socket with inode `inode` (its
-/// receive buffer full), from `/proc/net/udp` and `/proc/net/udp6`.
-pub fn drops(inode: u64) -> Option<u64> {
-    ["/proc/net/udp", "/proc/net/udp6"].iter().find_map(|path| {
-        let table = std::fs::read_to_string(path).ok()?;
-        table.lines().skip(1).find_map(|line| {
-            let columns: Vec<&str> = line.split_whitespace().collect();
-            let matches = columns.get(9).and_then(|c| c.parse::<u64>().ok()) == Some(inode);
-            matches.then(|| columns.last()?.parse().ok()).flatten()
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
