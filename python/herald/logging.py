@@ -257,6 +257,7 @@ class HeraldHandler(_logging.Handler):
         self._largest = DEFAULT_MAX_FRAME_BYTES - PUBLISH_HEADER_BYTES
         self.refused = 0
         self._reported: set[str] = set()  # the kinds of refusal already explained
+        self._said: set[str] = set()  # the reasons it could not connect, already said
         self.sent = 0
         self.held = 0
         self._storms: Collapser[_Entry] = Collapser(storm_window, storm_repeats)
@@ -403,6 +404,24 @@ class HeraldHandler(_logging.Handler):
             left += 1
         return left
 
+    def _say_cannot_connect(self, error: Exception) -> None:
+        """Says on stderr why no server can be reached (down, a refused token, a TLS file),
+        the first time for each reason, as handleError does: the handler keeps trying."""
+        reason = str(error)
+        if reason in self._said or len(self._said) >= 8:
+            return
+        self._said.add(reason)
+        if not (_logging.raiseExceptions and sys.stderr):
+            return
+        try:
+            sys.stderr.write(
+                f"--- Logging error ---\nHeraldHandler cannot connect to {self.url} yet: "
+                f"{reason}\nIt keeps trying; records wait in its buffer"
+                f"{' and on disk' if self._spool is not None else ''}.\n"
+            )
+        except Exception:
+            pass  # as handleError: a broken stderr is no reason to fail
+
     def _say_lost_at_close(self, lost: int) -> None:
         """Says on stderr what closing lost, which no server can be told of any more:
         records never sent, or sent and never acknowledged (``dropped`` counts both)."""
@@ -439,10 +458,11 @@ class HeraldHandler(_logging.Handler):
                             numbering=self._spool.numbering if self._spool else None,
                         )
                         backoff = 0.05
-                    except Exception:
+                    except Exception as err:
                         next_attempt = time.monotonic() + backoff
                         backoff = min(backoff * 2, _MAX_BACKOFF)
                         self._offline = True
+                        self._say_cannot_connect(err)
                 if self._client is None:
                     if self._spool is not None and self._offline:
                         self._spill(len(self._buffer))

@@ -158,6 +158,19 @@ def test_server_down_never_blocks(root: logging.Logger) -> None:
     assert time.perf_counter() - start < 2
 
 
+def test_why_it_cannot_connect_is_said_once_for_each_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = closed_port_url()
+    handler = HeraldHandler(url)
+    with attached(handler, "said.test", close_timeout=0.2) as log:
+        log.warning("waits")
+        time.sleep(1.2)  # attempts after 50, 100, 200, 400 ms and more: one reason
+    err = capsys.readouterr().err
+    assert err.count(f"HeraldHandler cannot connect to {url} yet: ") == 1, err
+    assert "It keeps trying; records wait in its buffer." in err, err
+
+
 def test_full_buffer_counts_drops() -> None:
     handler = HeraldHandler(closed_port_url(), capacity=10)
     with attached(handler, "drops.test", close_timeout=0.2) as log:
