@@ -32,7 +32,7 @@ class TlsIT {
     @BeforeAll
     static void makeCertificates() {
         certs = HeraldServer.devCertificates(temp.resolve("certs"), "ops");
-        otherCerts = HeraldServer.devCertificates(temp.resolve("other"));
+        otherCerts = HeraldServer.devCertificates(temp.resolve("other"), "ops");
     }
 
     static String ca(Path dir) {
@@ -95,7 +95,20 @@ class TlsIT {
             }
             ConnectException without = refused(server.tlsUrl(ca(certs)));
             assertTrue(without.getMessage().matches("(?s).*requires? a client certificate.*"), without.getMessage());
+            // A certificate of a CA the server does not trust is offered all the same, and refused.
+            String stranger = "&cert=" + otherCerts.resolve("client-ops.pem") + "&key=" + otherCerts.resolve("client-ops-key.pem");
+            ConnectException untrusted = refused(server.tlsUrl(ca(certs) + stranger));
+            assertTrue(untrusted.getMessage().contains("refused this client's certificate"), untrusted.getMessage());
         }
+    }
+
+    @Test
+    void aKeyOfAnotherCertificateIsNamed() {
+        Path cert = certs.resolve("client-ops.pem");
+        Path key = otherCerts.resolve("client-ops-key.pem");
+        ConnectException error = refused("herald+tls://127.0.0.1:1?" + ca(certs) + "&cert=" + cert + "&key=" + key);
+        assertTrue(error.getMessage().contains("TLS client key `" + key + "` does not go with certificate `" + cert + "`"),
+                error.getMessage());
     }
 
     @Test

@@ -6,16 +6,20 @@ import java.net.Socket;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.Principal;
 import java.security.PrivateKey;
+import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import javax.net.ssl.KeyManager;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedKeyManager;
 
 /**
  * TLS over a connected TCP socket, as a {@code herald+tls://} URL asks for: made once at
@@ -30,9 +34,12 @@ public final class TlsDialer {
     private static final char[] NO_PASSWORD = new char[0];
 
     private final SSLContext context;
+    /** Whether this side presents a client certificate. */
+    private final boolean presentsCertificate;
 
-    private TlsDialer(SSLContext context) {
+    private TlsDialer(SSLContext context, boolean presentsCertificate) {
         this.context = context;
+        this.presentsCertificate = presentsCertificate;
     }
 
     /**
@@ -47,7 +54,7 @@ public final class TlsDialer {
         try {
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(keyManagers(url), trustManagers(url), null);
-            return new TlsDialer(context);
+            return new TlsDialer(context, url.cert() != null);
         } catch (GeneralSecurityException e) {
             throw new ConnectException("cannot set up TLS: " + e.getMessage(), e);
         }
@@ -84,9 +91,101 @@ public final class TlsDialer {
             throw new ConnectException("TLS client key `" + url.key() + "` (" + key.getAlgorithm() + ") does not go with certificate `"
                     + url.cert() + "` (" + chain.get(0).getPublicKey().getAlgorithm() + ")");
         }
-        KeyManagerFactory factory = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        factory.init(store, NO_PASSWORD);
-        return factory.getKeyManagers();
+        if (!signsFor(key, chain.get(0))) {
+            throw new ConnectException("TLS client key `" + url.key() + "` does not go with certificate `" + url.cert()
+                    + "`: a signature made with the key does not verify with the certificate's public key");
+        }
+        return new KeyManager[] {new OneCertificate(chain.toArray(new X509Certificate[0]), key)};
+    }
+
+    /**
+     * Returns whether {@code key} is the private half of {@code certificate}'s public key: a
+     * signature made with it verifies. True for an algorithm this check does not know.
+     */
+    private static boolean signsFor(PrivateKey key, X509Certificate certificate) throws GeneralSecurityException {
+        String algorithm = switch (key.getAlgorithm()) {
+            case "EC" -> "SHA256withECDSA";
+            case "RSA" -> "SHA256withRSA";
+            case "EdDSA", "Ed25519" -> "Ed25519";
+            case "Ed448" -> "Ed448";
+            default -> null;
+        };
+        if (algorithm == null) {
+            return true;
+        }
+        byte[] probe = "herald client key check".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        Signature signer = Signature.getInstance(algorithm);
+        signer.initSign(key);
+        signer.update(probe);
+        byte[] signature = signer.sign();
+        Signature verifier = Signature.getInstance(algorithm);
+        verifier.initVerify(certificate.getPublicKey());
+        verifier.update(probe);
+        return verifier.verify(signature);
+    }
+
+    /**
+     * The client certificate of the URL, offered whatever CAs the server names in its request:
+     * the JDK's own key manager offers none whose issuer the server did not name, so a
+     * certificate from a CA the server does not trust went unsent and the server said "no
+     * certificate" rather than "unknown CA". Offered, the server's refusal names the problem.
+     */
+    private static final class OneCertificate extends X509ExtendedKeyManager {
+        private static final String ALIAS = "herald-client";
+        private final X509Certificate[] chain;
+        private final PrivateKey key;
+
+        OneCertificate(X509Certificate[] chain, PrivateKey key) {
+            this.chain = chain;
+            this.key = key;
+        }
+
+        private String alias(String[] keyTypes) {
+            if (keyTypes == null) {
+                return ALIAS;
+            }
+            for (String keyType : keyTypes) {
+                if (keyType.equals(key.getAlgorithm()) || keyType.equals("EdDSA") && key.getAlgorithm().startsWith("Ed")) {
+                    return ALIAS;
+                }
+            }
+            return null;
+        }
+
+        @Override
+        public String[] getClientAliases(String keyType, Principal[] issuers) {
+            return alias(new String[] {keyType}) == null ? null : new String[] {ALIAS};
+        }
+
+        @Override
+        public String chooseClientAlias(String[] keyTypes, Principal[] issuers, Socket socket) {
+            return alias(keyTypes);
+        }
+
+        @Override
+        public String chooseEngineClientAlias(String[] keyTypes, Principal[] issuers, SSLEngine engine) {
+            return alias(keyTypes);
+        }
+
+        @Override
+        public String[] getServerAliases(String keyType, Principal[] issuers) {
+            return null;
+        }
+
+        @Override
+        public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
+            return null;
+        }
+
+        @Override
+        public X509Certificate[] getCertificateChain(String alias) {
+            return ALIAS.equals(alias) ? chain.clone() : null;
+        }
+
+        @Override
+        public PrivateKey getPrivateKey(String alias) {
+            return ALIAS.equals(alias) ? key : null;
+        }
     }
 
     private static KeyStore emptyStore() throws GeneralSecurityException {
@@ -113,7 +212,19 @@ public final class TlsDialer {
         parameters.setProtocols(PROTOCOLS);
         tls.setSSLParameters(parameters);
         tls.setUseClientMode(true);
-        tls.startHandshake();
+        try {
+            tls.startHandshake();
+        } catch (SSLException e) {
+            throw e;
+        } catch (IOException e) {
+            IOException reason = TlsFailure.pendingAlert(tls, e);
+            if (reason == e && presentsCertificate) {
+                // The server closed as this side sent its certificate, and the alert that
+                // said why was lost with the connection: it refused the certificate.
+                throw new TlsFailure.CertificateRefused(e);
+            }
+            throw reason;
+        }
         return tls;
     }
 }

@@ -27,6 +27,15 @@ final class TlsFailure {
     private TlsFailure() {
     }
 
+    /** The server closed the connection as this client sent its certificate, its alert lost. */
+    static final class CertificateRefused extends SSLException {
+        private static final long serialVersionUID = 1L;
+
+        CertificateRefused(IOException cause) {
+            super("the server closed the connection as this client sent its certificate (" + cause.getMessage() + ")", cause);
+        }
+    }
+
     /** Returns {@code TLS handshake with herald server WHERE failed: REASON (CAUSE)}. */
     static String describe(String where, String host, IOException error) {
         String message = "TLS handshake with herald server " + where + " failed: " + reasons(error);
@@ -41,21 +50,28 @@ final class TlsFailure {
      * fails on the closed connection, so this reads once (briefly) to find it.
      */
     static String afterHandshake(String where, String host, Socket tls, IOException error) {
-        IOException reason = error;
-        if (!(error instanceof SSLException)) {
-            try {
-                tls.setSoTimeout(ALERT_WAIT_MS);
-                tls.getInputStream().read();
-            } catch (SSLException alert) {
-                reason = alert;
-            } catch (IOException ignored) {
-                // no alert to be read: report the first error
-            }
-        }
+        IOException reason = error instanceof SSLException ? error : pendingAlert(tls, error);
         if (reason instanceof SSLException) {
             return describe(where, host, reason);
         }
         return where + ": " + error.getMessage() + " right after the TLS handshake (" + CLOSED_AFTER_HANDSHAKE + ")";
+    }
+
+    /**
+     * Returns the server's alert when one waits to be read on {@code tls} after {@code error}
+     * (a write that failed on a connection the server closed, its alert sent before), else
+     * {@code error}.
+     */
+    static IOException pendingAlert(Socket tls, IOException error) {
+        try {
+            tls.setSoTimeout(ALERT_WAIT_MS);
+            tls.getInputStream().read();
+        } catch (SSLException alert) {
+            return alert;
+        } catch (IOException ignored) {
+            // no alert to be read: the first error stands
+        }
+        return error;
     }
 
     private static String likelyCause(String host, IOException error) {
@@ -77,7 +93,7 @@ final class TlsFailure {
         if (text.contains("certificate_required")) {
             return CLIENT_CERT_REQUIRED;
         }
-        if (text.contains("bad_certificate") || text.contains("unknown_ca")) {
+        if (text.contains("bad_certificate") || text.contains("unknown_ca") || has(error, CertificateRefused.class)) {
             return CLIENT_CERT_REFUSED;
         }
         if (text.contains("Unsupported or unrecognized SSL message") || text.contains("Remote host terminated")
