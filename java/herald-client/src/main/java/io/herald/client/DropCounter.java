@@ -1,6 +1,7 @@
 package io.herald.client;
 
 import io.herald.client.wire.Kind;
+import io.herald.client.wire.Origin;
 import io.herald.client.wire.Priority;
 import io.herald.client.wire.Record;
 import java.util.LinkedHashMap;
@@ -66,7 +67,7 @@ public final class DropCounter {
     }
 
     /** Returns the report of the losses since the last report, or null when there were none. Not thread-safe: the sender calls it. */
-    Record report(String subject) {
+    Record report(String subject, Origin origin) {
         Map<String, Object> priorities = new LinkedHashMap<>();
         Map<String, Object> reasons = new LinkedHashMap<>();
         long total = 0;
@@ -100,7 +101,7 @@ public final class DropCounter {
         if (total == 0) {
             return null;
         }
-        return Record.builder(Kind.LOG, subject).type(DROP_REPORT_TYPE).priority(Priority.WARNING)
+        return Record.builder(Kind.LOG, subject).type(DROP_REPORT_TYPE).priority(Priority.WARNING).origin(origin)
                 .text("logger dropped " + total + " records (" + byP + "; " + byR + ")")
                 .field("dropped", total).field("dropped_by_priority", priorities).field("dropped_by_reason", reasons).build();
     }

@@ -114,6 +114,11 @@ public final class HeraldClient implements AutoCloseable {
         return connection.isClosed();
     }
 
+    /** Returns why the client closed for good (the server's refusal, or no server within the reconnect timeout), or null. */
+    public String closeReason() {
+        return connection.closeReason();
+    }
+
     /** Returns how many published records no server has acknowledged yet (open batch included). */
     public long pendingRecords() {
         return connection.pendingRecords();

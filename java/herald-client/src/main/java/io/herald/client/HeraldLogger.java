@@ -34,7 +34,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>A logger made with {@link #connect} owns its client and connects in the sender
  * thread, with backoff: a program starts logging before the server is up, and its records
- * wait in the buffer.
+ * wait in the buffer. Why it cannot connect (the server is down, a TLS file or a token is
+ * refused) is written on standard error, once for each reason, and kept in
+ * {@link #lastError()}: no log call ever throws it.
  */
 public final class HeraldLogger implements AutoCloseable {
     private static final long MAX_BACKOFF_MS = 5_000;
@@ -54,6 +56,8 @@ public final class HeraldLogger implements AutoCloseable {
     private volatile HeraldClient client;
     private volatile boolean closing;
     private volatile String lastError;
+    /** The reasons already written on standard error (a few: then no more). */
+    private final java.util.Set<String> said = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final boolean ownsClient;
 
     HeraldLogger(HeraldClient client, LoggerOptions options, boolean ownsClient) {
@@ -163,6 +167,8 @@ public final class HeraldLogger implements AutoCloseable {
                 // It fails over without end, so it closed for another reason: what it held
                 // unacknowledged is lost, and counted. Then connect again.
                 drops.countUnknown(DropCounter.Reason.CLOSED, client.pendingRecords());
+                lastError = client.closeReason();
+                say("the connection closed: " + lastError + "; connecting again");
                 client = null;
             }
             if (client == null && !connect()) {
@@ -207,7 +213,16 @@ public final class HeraldLogger implements AutoCloseable {
             return true;
         } catch (HeraldException e) {
             lastError = e.getMessage();
+            say("cannot connect yet: " + lastError + "; trying again (records wait in the buffer; past "
+                    + options.bufferRecords() + " they are dropped and counted)");
             return false;
+        }
+    }
+
+    /** Writes {@code what} on standard error the first time, for at most 8 different reasons. */
+    private void say(String what) {
+        if (said.size() < 8 && said.add(what)) {
+            System.err.println("herald logger (" + url + "): " + what);
         }
     }
 
@@ -275,7 +290,7 @@ public final class HeraldLogger implements AutoCloseable {
         if (client == null) {
             return;
         }
-        Record report = drops.report(options.subject());
+        Record report = drops.report(options.subject(), origin.withThread(sender.getName()));
         if (report != null && !client.tryPublish(report)) {
             lastError = "drop report not sent: send window full";
         }
@@ -308,8 +323,8 @@ public final class HeraldLogger implements AutoCloseable {
         }
     }
 
-    /** Flushes (at most {@code timeout}), stops the sender and closes the client it owns. */
-    public void close(Duration timeout) {
+    /** Flushes (at most {@code timeout}), stops the sender and closes the client it owns; once, from any thread. */
+    public synchronized void close(Duration timeout) {
         if (closing) {
             return;
         }

@@ -3,6 +3,7 @@ package io.herald.client;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.herald.client.wire.Origin;
 import io.herald.client.wire.Priority;
 import io.herald.client.wire.Record;
 import java.util.Map;
@@ -18,10 +19,12 @@ class DropCounterTest {
         drops.countUnknown(DropCounter.Reason.CLOSED, 0);
         assertEquals(4, drops.total());
         assertEquals(3, drops.count(DropCounter.Reason.CLOSED));
-        Record report = drops.report("IT.drops");
+        Record report = drops.report("IT.drops", Origin.of("dv01", "mount[7]").withThread("herald-logger"));
+        assertEquals("dv01", report.origin().host(), "the report says where from");
+        assertEquals("mount[7]", report.origin().process());
         assertEquals("logger dropped 4 records (1 DEBUG, 3 unknown; 1 buffer_full, 3 closed)", report.text());
         assertEquals(4L, report.fields().get("dropped"));
         assertEquals(Map.of("DEBUG", 1L, "unknown", 3L), report.fields().get("dropped_by_priority"));
-        assertNull(drops.report("IT.drops"), "nothing new to report");
+        assertNull(drops.report("IT.drops", Origin.of("dv01", "mount[7]")), "nothing new to report");
     }
 }

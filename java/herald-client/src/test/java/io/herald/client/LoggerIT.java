@@ -65,6 +65,29 @@ class LoggerIT {
     }
 
     @Test
+    void whyItCannotConnectIsSaidOnStandardErrorOnceForEachReason() throws Exception {
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
+        String url = HeraldServer.closedPortUrl();
+        HeraldLogger logger;
+        System.setErr(new java.io.PrintStream(said, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            logger = HeraldLogger.connect(url, new LoggerOptions("IT.said"));
+            logger.log(Priority.NOTICE, "waits");
+            // Attempts after 50, 100, 200, 400 ms and more: the same reason, said once.
+            Thread.sleep(1_200);
+            logger.close(Duration.ofMillis(100));
+        } finally {
+            System.setErr(err);
+        }
+        String text = said.toString(java.nio.charset.StandardCharsets.UTF_8);
+        String[] lines = text.strip().split("\n");
+        assertEquals(1, lines.length, text);
+        assertTrue(lines[0].startsWith("herald logger (" + url + "): cannot connect yet: "), text);
+        assertTrue(lines[0].contains(logger.lastError()), text);
+    }
+
+    @Test
     void aLoggerStartedBeforeTheServerSendsOnceItIsUp() {
         String url = HeraldServer.closedPortUrl();
         HeraldLogger logger = HeraldLogger.connect(url, new LoggerOptions("IT.early"));
@@ -98,6 +121,7 @@ class LoggerIT {
                 SubscriptionEvent.Delivered report = reports.next(Duration.ofSeconds(3));
                 if (report != null) {
                     assertEquals(Priority.WARNING, report.record().priority());
+                    assertEquals(ProcessInfo.hostName(), report.record().origin().host(), "the report says where from");
                     reported += (Long) report.record().fields().get("dropped");
                     assertTrue(report.record().text().contains("NOTICE"), report.record().text());
                 }

@@ -30,9 +30,12 @@ import java.util.logging.LogRecord;
  * {@code bufferRecords} (65536), {@code includeCallerData} (false: the source file, line,
  * class and method cost stack walks in the caller's thread), {@code process} (origin process name).
  *
- * <p>{@link #publish} formats the message in the caller's thread and hands the rest to a
- * {@link HeraldLogger}: a bounded buffer and a sender thread; a full buffer drops the record
- * and counts it ({@link #dropped()}). Levels map to priorities by {@link JulLevels}. Fields:
+ * <p>{@link #publish} formats the message in the caller's thread, or, when its parameters are
+ * all immutable ({@link LogEvent#immutable}: the same text either way), leaves that to the
+ * sender thread, and hands the rest to a {@link HeraldLogger}: a bounded buffer and a sender
+ * thread; a full buffer drops the record and counts it ({@link #dropped()}). Why the handler
+ * cannot reach the server is written on standard error once for each reason, and kept in
+ * {@code heraldLogger().lastError()}. Levels map to priorities by {@link JulLevels}. Fields:
  * {@code logger} (the logger's name), the entries of any {@code Map} parameter of the record
  * as typed fields, and a thrown exception as {@code stack}.
  */
@@ -54,7 +57,7 @@ public class HeraldHandler extends Handler {
     public HeraldHandler() {
         this(property("url", null), property("subject", null), Boolean.parseBoolean(property("includeCallerData", "false")),
                 options(property("subject", "java"), property("threshold", "TRACE"),
-                        Integer.parseInt(property("bufferRecords", String.valueOf(LoggerOptions.DEFAULT_BUFFER_RECORDS))),
+                        intProperty("bufferRecords", LoggerOptions.DEFAULT_BUFFER_RECORDS),
                         property("process", null)));
         String level = property("level", null);
         if (level != null) {
@@ -80,6 +83,19 @@ public class HeraldHandler extends Handler {
 
     private static LoggerOptions options(String subject, String threshold, int bufferRecords, String process) {
         return new LoggerOptions(subject, Priority.parse(threshold), bufferRecords, null, null, process, null, null);
+    }
+
+    private static int intProperty(String name, int fallback) {
+        String value = property(name, null);
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(HeraldHandler.class.getName() + "." + name + " = `" + value
+                    + "` is not a whole number", e);
+        }
     }
 
     private static String property(String name, String fallback) {

@@ -7,9 +7,11 @@ import java.util.logging.Level;
 /**
  * Maps {@code java.util.logging} levels to Herald's eleven priorities.
  *
- * <p>A level whose name is a Herald priority name (ACS's {@code AcsLogLevel} names such as
- * {@code DELOUSE}, {@code NOTICE}, {@code CRITICAL}, {@code ALERT}, {@code EMERGENCY})
- * takes that priority. Any other level takes the priority of the row at or below its value:
+ * <p>A level named as one of the Herald priorities JUL's standard levels lack ({@code TRACE},
+ * {@code DELOUSE}, {@code DEBUG}, {@code NOTICE}, {@code CRITICAL}, {@code ALERT},
+ * {@code EMERGENCY}, in any case: ACS's {@code AcsLogLevel} names) takes that priority,
+ * whatever its value. Any other level, one named {@code INFO}, {@code WARNING} or
+ * {@code ERROR} included, takes the priority of the row at or below its value:
  *
  * <table>
  * <caption>JUL level value → Herald priority</caption>

@@ -35,7 +35,10 @@ import org.slf4j.event.KeyValuePair;
  * stay typed, anything else becomes its text), the logger's name ({@code logger}) and the
  * throwable (the {@code stack} field), and hands them to a {@link HeraldLogger}: a bounded
  * buffer and a sender thread; a full buffer drops and counts ({@link #dropped()}).
- * Priorities: {@link LogbackLevels}.
+ * Priorities: {@link LogbackLevels}. What was logged before the program ends is sent at exit
+ * (within 1 s) whether or not Logback is stopped. Why the appender cannot reach the server is
+ * written on standard error once for each reason, and kept in
+ * {@code heraldLogger().lastError()}.
  */
 public class HeraldAppender extends UnsynchronizedAppenderBase<ILoggingEvent> {
     private String url;
@@ -44,7 +47,9 @@ public class HeraldAppender extends UnsynchronizedAppenderBase<ILoggingEvent> {
     private int bufferRecords = LoggerOptions.DEFAULT_BUFFER_RECORDS;
     private boolean includeCallerData;
     private String process;
-    private HeraldLogger logger;
+    private volatile HeraldLogger logger;
+    /** Closes the logger at exit when the program did not stop Logback (no {@code <shutdownHook/>}). */
+    private Thread exitHook;
 
     /** Sets the server URL (required). */
     public void setUrl(String value) {
@@ -100,11 +105,24 @@ public class HeraldAppender extends UnsynchronizedAppenderBase<ILoggingEvent> {
             addError("HeraldAppender `" + getName() + "`: " + e.getMessage());
             return;
         }
+        // What was logged just before the program ends still goes out (within 1 s), as the
+        // JUL handler's does when LogManager closes it at exit.
+        HeraldLogger started = logger;
+        exitHook = new Thread(() -> started.close(Duration.ofSeconds(1)), "herald-appender-exit");
+        Runtime.getRuntime().addShutdownHook(exitHook);
         super.start();
     }
 
     @Override
     public void stop() {
+        if (exitHook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(exitHook);
+            } catch (IllegalStateException exiting) {
+                // the hooks are running: this stop comes from Logback's own hook
+            }
+            exitHook = null;
+        }
         if (logger != null) {
             logger.close(Duration.ofSeconds(1));
         }

@@ -42,6 +42,24 @@ class HeraldAppenderIT {
     }
 
     @Test
+    void whatIsLoggedJustBeforeTheProgramEndsIsSentWithoutStoppingLogback(HeraldServer server) throws Exception {
+        try (HeraldClient client = HeraldClient.connect(server.url());
+                Subscription records = client.subscribe(Filter.subject("IT.logback.exit"))) {
+            Process program = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp", System.getProperty("java.class.path"), ExitWithoutStop.class.getName(), server.url())
+                    .redirectErrorStream(true).start();
+            assertTrue(program.waitFor(30, TimeUnit.SECONDS), "the program did not end");
+            String output = new String(program.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, program.exitValue(), output);
+            for (int i = 0; i < 10; i++) {
+                io.herald.client.SubscriptionEvent.Delivered delivered = records.next(WAIT);
+                assertTrue(delivered != null, "record " + i + " of 10 never came; the program said: " + output);
+                assertEquals("last words " + i, delivered.record().text());
+            }
+        }
+    }
+
+    @Test
     void eventsCarryMdcKeyValuesCallerAndStack(HeraldServer server) throws Exception {
         LoggerContext context = configure("<configuration>"
                 + "<appender name='HERALD' class='io.herald.logback.HeraldAppender'>"
