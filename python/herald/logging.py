@@ -140,6 +140,18 @@ def _full_text(
     return text
 
 
+def _say_logging_error(text: str, always: bool = False) -> None:
+    """Writes ``text`` on stderr under ``--- Logging error ---``, as
+    :meth:`logging.Handler.handleError` does: only while ``logging.raiseExceptions`` is true
+    (unless ``always``), and a broken stderr is no reason to fail."""
+    if not ((always or _logging.raiseExceptions) and sys.stderr):
+        return
+    try:
+        sys.stderr.write(f"--- Logging error ---\n{text}\n")
+    except Exception:
+        pass
+
+
 def _process(record: _logging.LogRecord) -> str:
     """The record's process as :meth:`herald.Client.log` writes it (``<program>[<pid>]``), or,
     for a record made in another process (a ``QueueHandler`` of a worker), that process's
@@ -411,29 +423,21 @@ class HeraldHandler(_logging.Handler):
         if reason in self._said or len(self._said) >= 8:
             return
         self._said.add(reason)
-        if not (_logging.raiseExceptions and sys.stderr):
-            return
-        try:
-            sys.stderr.write(
-                f"--- Logging error ---\nHeraldHandler cannot connect to {self.url} yet: "
-                f"{reason}\nIt keeps trying; records wait in its buffer"
-                f"{' and on disk' if self._spool is not None else ''}.\n"
-            )
-        except Exception:
-            pass  # as handleError: a broken stderr is no reason to fail
+        _say_logging_error(
+            f"HeraldHandler cannot connect to {self.url} yet: {reason}\nIt keeps trying; "
+            f"records wait in its buffer{' and on disk' if self._spool is not None else ''}."
+        )
 
     def _say_lost_at_close(self, lost: int) -> None:
         """Says on stderr what closing lost, which no server can be told of any more:
-        records never sent, or sent and never acknowledged (``dropped`` counts both)."""
-        if sys.stderr:
-            try:
-                sys.stderr.write(
-                    f"--- Logging error ---\nHeraldHandler closed with {lost} records no server "
-                    f"took (none answered at {self.url} within flush_timeout); they are lost "
-                    f"and counted in HeraldHandler.dropped.\n"
-                )
-            except Exception:
-                pass  # as handleError: a broken stderr is no reason to fail
+        records never sent, or sent and never acknowledged (``dropped`` counts both): even
+        while ``logging.raiseExceptions`` is false."""
+        _say_logging_error(
+            f"HeraldHandler closed with {lost} records no server took (none answered at "
+            f"{self.url} within flush_timeout); they are lost and counted in "
+            f"HeraldHandler.dropped.",
+            always=True,
+        )
 
     def _loop(self) -> None:
         backoff = 0.05
@@ -637,17 +641,11 @@ class HeraldHandler(_logging.Handler):
         if kind in self._reported:
             return
         self._reported.add(kind)
-        if not (_logging.raiseExceptions and sys.stderr):
-            return
-        try:
-            sys.stderr.write(
-                f"--- Logging error ---\nHeraldHandler dropped the record of logger "
-                f"`{record.name}` ({record.pathname}:{record.lineno}): {error}\n"
-                f"Records refused again for this reason ({kind}) are dropped without a word; "
-                f"HeraldHandler.refused counts them.\n"
-            )
-        except Exception:
-            pass  # as handleError: a broken stderr is no reason to fail
+        _say_logging_error(
+            f"HeraldHandler dropped the record of logger `{record.name}` "
+            f"({record.pathname}:{record.lineno}): {error}\nRecords refused again for this "
+            f"reason ({kind}) are dropped without a word; HeraldHandler.refused counts them."
+        )
 
     def _encode(
         self, record: _logging.LogRecord, text: str, fields: Optional[Dict[str, Any]]
@@ -792,11 +790,10 @@ class HeraldHandler(_logging.Handler):
                 spool.close()
             except OSError:
                 pass
-            if _logging.raiseExceptions and sys.stderr:
-                sys.stderr.write(
-                    f"--- Logging error ---\nHeraldHandler cannot read its disk buffer "
-                    f"`{spool.directory}` and goes on without it: {err}\n"
-                )
+            _say_logging_error(
+                f"HeraldHandler cannot read its disk buffer `{spool.directory}` and goes on "
+                f"without it: {err}"
+            )
 
     def _close_spool(self, spool: Spool) -> None:
         """At the end: what is left in memory goes to disk, then what the client sent and

@@ -147,20 +147,29 @@ def test_a_killed_producer_sends_what_it_put_on_disk_at_its_next_start(
         server.stop()
 
 
-def test_a_full_quota_sheds_the_lowest_priority_and_reports_it(
-    tmp_path: Path, buffer_dir: str
-) -> None:
+def logged_over_quota(
+    tmp_path: Path, buffer_dir: str, count: int, quota: int
+) -> List[herald.Delivered]:
+    """Logs ``count`` records ``tight i`` while no server answers, over a disk buffer of
+    ``quota`` bytes that cannot hold them; then, with a server up, what a second run of the
+    producer sends from disk, up to its own record ``after 0``."""
     url = closed_port_url()
-    # 80 KiB hold some 500 of these records: DEBUG ones are shed to keep every ERROR.
-    out = produce(url, buffer_dir, "tight", 4000, str(80 * 1024))
+    out = produce(url, buffer_dir, "tight", count, str(quota))
     assert "lost=0" not in out, out
     server = Server(tmp_path, listen=url[len("herald://") :])
     try:
         with herald.connect(server.url) as client, client.subscribe("*") as sub:
-            assert "closed" in produce(url, buffer_dir, "after", 1, str(80 * 1024))
-            got = collect(sub, "after 0")
+            assert "closed" in produce(url, buffer_dir, "after", 1, str(quota))
+            return collect(sub, "after 0")
     finally:
         server.stop()
+
+
+def test_a_full_quota_sheds_the_lowest_priority_and_reports_it(
+    tmp_path: Path, buffer_dir: str
+) -> None:
+    # 80 KiB hold some 500 of these records: DEBUG ones are shed to keep every ERROR.
+    got = logged_over_quota(tmp_path, buffer_dir, 4000, 80 * 1024)
     kept = texts(got)[:-1]
     errors = [f"tight {i}" for i in range(0, 4000, 10)]
     assert [t for t in kept if int(t.split()[1]) % 10 == 0] == errors, "every ERROR kept"
@@ -178,18 +187,9 @@ def test_a_full_quota_sheds_the_lowest_priority_and_reports_it(
 def test_a_quota_too_small_for_the_errors_still_keeps_the_report_of_their_loss(
     tmp_path: Path, buffer_dir: str
 ) -> None:
-    url = closed_port_url()
     # 64 KiB (the least quota) hold some 400 of these records, fewer than the 800 ERRORs:
     # ERRORs are shed too, and the reports, shed last, say how many.
-    out = produce(url, buffer_dir, "tight", 8000, str(64 * 1024))
-    assert "lost=0" not in out, out
-    server = Server(tmp_path, listen=url[len("herald://") :])
-    try:
-        with herald.connect(server.url) as client, client.subscribe("*") as sub:
-            assert "closed" in produce(url, buffer_dir, "after", 1, str(64 * 1024))
-            got = collect(sub, "after 0")
-    finally:
-        server.stop()
+    got = logged_over_quota(tmp_path, buffer_dir, 8000, 64 * 1024)
     kept = texts(got)[:-1]
     errors_kept = [t for t in kept if int(t.split()[1]) % 10 == 0]
     assert 0 < len(errors_kept) < 800, len(errors_kept)
