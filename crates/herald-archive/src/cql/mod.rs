@@ -15,19 +15,19 @@
 //! rows that need them, so a crash never leaves data the index does not lead to.
 //!
 //! # Threads
-//! [`Backend`] is synchronous. The store owns a small tokio runtime (one worker thread, on
-//! which the driver's connections run) and every method waits with [`Runtime::block_on`]
-//! on the calling thread. Methods may therefore be called from any plain thread — the
-//! archive's writer thread, `tokio::task::spawn_blocking` threads of another runtime,
-//! tests — but **never from inside an async task**: tokio panics there ("Cannot start a
-//! runtime from within a runtime"). Dropping the store is allowed anywhere (its runtime is
-//! shut down in the background).
+//! [`Backend`](crate::Backend) is synchronous. The store owns a small tokio runtime (one
+//! worker thread, on which the driver's connections run) and every method waits with
+//! [`Runtime::block_on`](tokio::runtime::Runtime::block_on) on the calling thread. Methods may
+//! therefore be called from any plain thread — the archive's writer thread,
+//! `tokio::task::spawn_blocking` threads of another runtime, tests — but **never from inside
+//! an async task**: tokio panics there ("Cannot start a runtime from within a runtime").
+//! Dropping the store is allowed anywhere (its runtime is shut down in the background).
 //!
 //! # Durability
 //! A write returns once the coordinator acknowledged it at the configured consistency, i.e.
-//! it is in the commit log of enough replicas; [`Backend::sync`] has nothing more to do and
-//! returns at once. How durable an acknowledged write is depends on the nodes'
-//! `commitlog_sync`: with `batch` or `group` a write is acknowledged only after the commit
+//! it is in the commit log of enough replicas; [`Backend::sync`](crate::Backend::sync) has
+//! nothing more to do and returns at once. How durable an acknowledged write is depends on
+//! the nodes' `commitlog_sync`: with `batch` or `group` a write is acknowledged only after the commit
 //! log sync that holds it, so nothing acknowledged is lost; with `periodic` (Cassandra's
 //! default) a node that crashes may lose what it acknowledged since its last sync (up to
 //! `commitlog_sync_period`, 10 s by default, when the machine loses power) — replication is
