@@ -27,11 +27,11 @@
 //! A write returns once the coordinator acknowledged it at the configured consistency, i.e.
 //! it is in the commit log of enough replicas; [`Backend::sync`](crate::Backend::sync) has
 //! nothing more to do and returns at once. How durable an acknowledged write is depends on
-//! the nodes' `commitlog_sync`: with `batch` or `group` a write is acknowledged only after the commit
-//! log sync that holds it, so nothing acknowledged is lost; with `periodic` (Cassandra's
-//! default) a node that crashes may lose what it acknowledged since its last sync (up to
-//! `commitlog_sync_period`, 10 s by default, when the machine loses power) — replication is
-//! then what protects those writes.
+//! the nodes' `commitlog_sync`: with `batch` or `group` a write is acknowledged only after
+//! the commit log sync that holds it, so nothing acknowledged is lost; with `periodic`
+//! (Cassandra's default) a node that crashes may lose what it acknowledged since its last
+//! sync (up to `commitlog_sync_period`, 10 s by default, when the machine loses power) —
+//! replication is then what protects those writes.
 
 mod backend;
 mod blocks;
