@@ -40,6 +40,7 @@ from herald.errors import HeraldError, RecordTooLargeError, TimeoutError
 from herald.origin import HOST, process_name
 from herald.outbox import PUBLISH_HEADER_BYTES
 from herald.replay import replay_step
+from herald.segment import REPORT_RANK
 from herald.spool import DEFAULT_BUFFER_QUOTA, Incoming, Spool
 from herald.url import parse_url
 from herald.wire.frames import DEFAULT_MAX_FRAME_BYTES
@@ -89,9 +90,6 @@ _STORM_TICK = 0.1  # seconds between two looks for storm windows that are over
 # Least time between two reports of losses (as the Rust logger's drop_report_interval).
 DROP_REPORT_INTERVAL = 1.0
 DROP_REPORT_SUBJECT = "herald.logging"
-# A drop report on disk ranks as EMERGENCY, so that the quota sheds it last: shed, it would
-# lose the counts it carries (the record itself stays a WARNING). As the Rust logger.
-_REPORT_RANK = int(Priority.EMERGENCY)
 # Room made on disk for a drop report: more than one takes (about 400 bytes with every
 # priority and reason in it).
 _REPORT_ROOM_BYTES = 1024
@@ -760,7 +758,7 @@ class HeraldHandler(_logging.Handler):
         if spool is not None:
             if not direct and spool.losses.total + self._unreported.total:
                 # Room first, whatever it sheds, so that the report counts that too.
-                spool.make_room(_REPORT_RANK, _REPORT_ROOM_BYTES)
+                spool.make_room(REPORT_RANK, _REPORT_ROOM_BYTES)
             self._unreported.add(spool.losses.take())
         if not self._unreported.total:
             return
@@ -777,7 +775,7 @@ class HeraldHandler(_logging.Handler):
         if spool is None:
             self._unreported.add(counts)  # reported once a server answers
             return
-        spool.append([(_REPORT_RANK, data)])
+        spool.append([(REPORT_RANK, data)])
 
     def _load_spool(self, spool: Spool) -> None:
         """Reads the disk buffer's segments; one that cannot be read turns the disk buffer

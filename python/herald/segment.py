@@ -10,7 +10,7 @@ File layout (all integers big-endian, as on the wire)::
       crc       u32   CRC-32 (zlib) of the bytes that follow it: seq, priority, record
       seq       u64   the record's number under the producer (docs/protocol.md, Numbered records)
       priority  u8    the rank the quota sheds by: the record's priority (1..11; 0 unknown),
-                      11 for a drop report, shed last
+                      or 12 for a drop report (a WARNING record), above them all: shed last
       record    length bytes: the encoded record map, as a PUBLISH frame carries it
 
 A segment only grows at its end, by one ``write`` per batch; it changes otherwise only when
@@ -33,8 +33,12 @@ ENTRY_HEADER = struct.Struct(">IIQB")  # length, crc, seq, priority
 HEADER_BYTES = ENTRY_HEADER.size  # 17
 _CHECKED_FROM = 8  # the CRC covers an entry from its seq to its end
 _SEQ_PRIORITY = struct.Struct(">QB")
-# Priority wire values run 1..11; slot 0 counts records whose priority is unknown.
-PRIORITY_SLOTS = 12
+# Priority wire values run 1..11; slot 0 counts records whose priority is unknown, slot 12 the
+# drop reports (REPORT_RANK).
+PRIORITY_SLOTS = 13
+# The rank of a drop report on disk: above every priority, so that the quota sheds it last
+# (shed, it would lose the counts it carries). The record itself is a WARNING.
+REPORT_RANK = 12
 # A length above this is no length a writer wrote (a frame holds at most 64 MiB).
 MAX_ENTRY_BYTES = 1 << 26
 

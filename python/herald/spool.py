@@ -36,10 +36,11 @@ import zlib
 from typing import List, Optional, Tuple
 
 from .dialer import new_producer_id
-from .drops import DISK_ERROR, DISK_QUOTA, DISK_TORN, DropCounts
+from .drops import DISK_ERROR, DISK_QUOTA, DISK_TORN, DROP_REPORT_TYPE, DropCounts
 from .numbering import Numbering
-from .segment import HEADER_BYTES, MAGIC, PRIORITY_SLOTS, Entry, Segment
+from .segment import HEADER_BYTES, MAGIC, PRIORITY_SLOTS, REPORT_RANK, Entry, Segment
 from .spool_lock import SpoolLock
+from .wire.priority import Priority
 from .wire.record import Record
 
 DEFAULT_BUFFER_QUOTA = 256 * 1024 * 1024
@@ -159,6 +160,8 @@ class Spool:
         return segments
 
     def _lose(self, priority: int, reason: str, n: int = 1) -> None:
+        # A drop report lost is counted as the WARNING record it is.
+        priority = int(Priority.WARNING) if priority == REPORT_RANK else priority
         self.losses.count(priority, reason, n)
         self.lost += max(n, 0)
 
@@ -320,7 +323,10 @@ class Spool:
             if seq <= self._acked or (oldest is not None and seq >= oldest):
                 continue
             try:
-                priority = int(Record.from_bytes(record).priority)
+                decoded = Record.from_bytes(record)
+                priority = int(decoded.priority)
+                if decoded.type == DROP_REPORT_TYPE:
+                    priority = REPORT_RANK  # shed last, as when it was first put on disk
             except ValueError:
                 priority = 0
             entries.append((seq, priority, record))

@@ -13,7 +13,7 @@ use herald_proto::Frame;
 
 use super::drops::DropReason;
 use super::spool::replay::replay_step;
-use super::spool::{on_disk, DiskLoss, REPORT_RANK};
+use super::spool::{loss_slot, on_disk, DiskLoss, REPORT_RANK};
 use super::worker::{CloseAck, Drain};
 
 /// Records handed to the disk buffer at once (its quota sheds within such a batch).
@@ -100,7 +100,7 @@ impl Drain {
         for priority in step.rejected {
             self.shared
                 .drops
-                .count_slot(usize::from(priority), DropReason::Rejected, 1);
+                .count_slot(loss_slot(usize::from(priority)), DropReason::Rejected, 1);
         }
         self.absorb_disk_losses();
         step.acknowledged
@@ -119,7 +119,9 @@ impl Drain {
         ];
         for (loss, reason) in reasons {
             for (slot, count) in losses[loss as usize].iter().enumerate() {
-                self.shared.drops.count_slot(slot, reason, *count);
+                self.shared
+                    .drops
+                    .count_slot(loss_slot(slot), reason, *count);
             }
         }
     }
@@ -188,7 +190,7 @@ impl Drain {
                             .seqs
                             .iter()
                             .zip(&publish.records)
-                            .map(|(seq, r)| (*seq, r.meta.priority as u8, r.bytes.to_vec())),
+                            .map(|(seq, r)| (*seq, rank(r), r.bytes.to_vec())),
                     );
                 }
                 Ok(Frame::Publish(publish)) => unreadable += publish.records.len() as u64,
@@ -258,5 +260,15 @@ impl Drain {
                 let _ = done.send(());
             }
         }
+    }
+}
+
+/// The rank a record sent and not acknowledged goes back on disk with: a drop report's
+/// [`REPORT_RANK`], as when it was first put there, else its priority.
+fn rank(record: &herald_proto::frame::RawRecord) -> u8 {
+    if record.type_name() == super::DROP_REPORT_TYPE {
+        REPORT_RANK
+    } else {
+        record.meta.priority as u8
     }
 }

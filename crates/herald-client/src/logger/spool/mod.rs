@@ -36,6 +36,7 @@ use std::sync::{Arc, Mutex};
 use crate::numbering::Numbering;
 use crate::sync::lock;
 use lock::{LockError, SpoolLock};
+pub(crate) use segment::{loss_slot, REPORT_RANK};
 use segment::{Counts, Segment, HEADER_BYTES, MAGIC, PRIORITY_SLOTS};
 use state::StateFile;
 
@@ -44,9 +45,6 @@ pub(crate) const MAX_SPILLED_RECORD_BYTES: usize =
     herald_proto::frame::DEFAULT_MAX_FRAME_BYTES as usize - 41;
 /// Default bytes of segments a disk buffer may hold.
 pub const DEFAULT_BUFFER_QUOTA_BYTES: u64 = 256 * 1024 * 1024;
-/// The rank a drop report has on disk: the highest (EMERGENCY's), so that the quota sheds it
-/// last. Shed, it would lose the counts it carries; the record itself stays a WARNING.
-pub(crate) const REPORT_RANK: u8 = herald_proto::Priority::Emergency as u8;
 /// Smallest quota allowed (one segment's worth).
 pub const MIN_BUFFER_QUOTA_BYTES: u64 = MIN_SEGMENT_BYTES;
 /// Segments are closed at a sixteenth of the quota, within these bounds.

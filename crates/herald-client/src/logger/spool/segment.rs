@@ -11,7 +11,7 @@
 //!   crc       u32     CRC-32 (zlib's) of what follows it: seq, priority, record
 //!   seq       u64     the record's number under the producer
 //!   priority  u8      the rank the quota sheds by: the record's priority (1..=11; 0
-//!                     unknown), 11 for a drop report, shed last
+//!                     unknown), or 12 for a drop report (a WARNING record), shed last
 //!   record    `length` bytes: the encoded record map
 //! ```
 //! A segment grows only at its end, by one write per batch. Shedding rewrites it to
@@ -30,8 +30,22 @@ pub(crate) const MAGIC: &[u8; 8] = b"HRLDSPL1";
 pub(crate) const HEADER_BYTES: u64 = 17;
 /// Where the CRC's coverage starts within an entry (at `seq`).
 const CHECKED_FROM: usize = 8;
-/// Priority wire values run 1..=11; slot 0 counts records of unknown priority.
-pub(crate) const PRIORITY_SLOTS: usize = 12;
+/// Priority wire values run 1..=11; slot 0 counts records of unknown priority, slot 12 the
+/// drop reports ([`REPORT_RANK`]).
+pub(crate) const PRIORITY_SLOTS: usize = 13;
+/// The rank of a drop report on disk: above every priority, so that the quota sheds it last
+/// (shed, it would lose the counts it carries). The record itself is a WARNING.
+pub(crate) const REPORT_RANK: u8 = 12;
+
+/// The priority slot of the logger's drop counts that a loss of an entry of rank `slot` goes
+/// in: a drop report's is WARNING's, as the record it is.
+pub(crate) fn loss_slot(slot: usize) -> usize {
+    if slot == usize::from(REPORT_RANK) {
+        herald_proto::Priority::Warning as usize
+    } else {
+        slot
+    }
+}
 /// A length above this is none a writer wrote (a frame holds at most 64 MiB).
 const MAX_ENTRY_BYTES: u32 = 1 << 26;
 
@@ -305,6 +319,25 @@ impl Segment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drop_report_ranks_above_every_priority_and_is_lost_as_a_warning() {
+        let emergency = herald_proto::Priority::Emergency as u8;
+        assert!(slot(REPORT_RANK) > slot(emergency), "shed after every record");
+        assert_eq!(
+            loss_slot(slot(REPORT_RANK)),
+            herald_proto::Priority::Warning as usize
+        );
+        assert_eq!(loss_slot(slot(emergency)), usize::from(emergency));
+        let torn = count_torn(&encode_one(REPORT_RANK), 0);
+        assert_eq!(torn[usize::from(REPORT_RANK)], 1, "counted in its own slot");
+    }
+
+    fn encode_one(priority: u8) -> Vec<u8> {
+        let mut data = Vec::new();
+        encode_entry(&mut data, 1, priority, b"\x80");
+        data
+    }
 
     fn entries(data: &[u8]) -> Vec<(u64, u8, Vec<u8>)> {
         let (entries, _) = decode_entries(data, MAGIC.len());
