@@ -109,7 +109,7 @@ pub(super) fn from_raw(
     })?;
     let default_listen = format!("127.0.0.1:{DEFAULT_ROUTE_PORT}");
     let listen = raw.listen.as_deref().unwrap_or(&default_listen);
-    let listen = resolve("cluster", listen, &default_listen)?;
+    let listen = resolve("cluster.listen", listen, &default_listen)?;
     let mut routes = Vec::new();
     for url in raw.routes.unwrap_or_default() {
         routes.push(seed(&url)?);
@@ -194,7 +194,7 @@ fn namespace(
 fn seed(url: &str) -> Result<String, ConfigError> {
     let bad = |why: &str| {
         invalid(
-            "cluster",
+            "cluster.routes",
             format!(
                 "route `{url}` {why} (expected herald://host:port of a member's route listener)"
             ),

@@ -7,7 +7,7 @@
 
 use super::archive::ARCHIVE_KEYS;
 use super::cluster::CLUSTER_KEYS;
-use super::origin::{Origins, VARIABLE};
+use super::origin::Origins;
 use super::syslog::SYSLOG_KEYS;
 use super::{invalid, ConfigError, CLIENT_ENV_VARS, ENV_PREFIX, KEYS, SCRIPT_ENV_PREFIX};
 
@@ -33,7 +33,7 @@ pub(super) fn apply(
         if let Some(sub) = key.strip_prefix("cluster_") {
             if CLUSTER_KEYS.contains(&sub) {
                 set_section_key(table, "cluster", sub, &value)?;
-                origins.record(&format!("cluster.{sub}"), &format!("{VARIABLE}{name}"));
+                origins.record_variable(&format!("cluster.{sub}"), &name, &value);
             } else {
                 let known = CLUSTER_KEYS;
                 let setting = format!("cluster.{sub}");
@@ -44,7 +44,7 @@ pub(super) fn apply(
         if let Some(sub) = key.strip_prefix("syslog_") {
             if SYSLOG_KEYS.contains(&sub) {
                 set_section_key(table, "syslog", sub, &value)?;
-                origins.record(&format!("syslog.{sub}"), &format!("{VARIABLE}{name}"));
+                origins.record_variable(&format!("syslog.{sub}"), &name, &value);
             } else {
                 let setting = format!("syslog.{sub}");
                 warnings.push(unknown(&name, &setting, sub, &SYSLOG_KEYS, "syslog."));
@@ -54,7 +54,7 @@ pub(super) fn apply(
         if let Some(sub) = key.strip_prefix("archive_") {
             if ARCHIVE_KEYS.contains(&sub) && sub != "rules" {
                 set_section_key(table, "archive", sub, &value)?;
-                origins.record(&format!("archive.{sub}"), &format!("{VARIABLE}{name}"));
+                origins.record_variable(&format!("archive.{sub}"), &name, &value);
                 continue;
             }
             let known: Vec<&str> = ARCHIVE_KEYS
@@ -76,7 +76,7 @@ pub(super) fn apply(
             warnings.push(unknown(&name, &key, &key, &KEYS, ""));
             continue;
         }
-        origins.record(&key, &format!("{VARIABLE}{name}"));
+        origins.record_variable(&key, &name, &value);
         table.insert(key, env_value(&value));
     }
     Ok(warnings)

@@ -159,6 +159,16 @@ mod tests {
             ),
             "{section}"
         );
+        // `--cluster NAME` sets a key of the section; a bad route in the file is the file's.
+        let mut flags = toml::Table::new();
+        let mut cluster = toml::Table::new();
+        cluster.insert("name".into(), toml::Value::String("c".into()));
+        flags.insert("cluster".into(), toml::Value::Table(cluster));
+        assert_eq!(
+            err("[cluster]\nroutes = [\"http://x:1\"]\n", &[], flags),
+            "bad value for `cluster.routes` (from config file herald.toml): route `http://x:1` is \
+             not a herald:// URL (expected herald://host:port of a member's route listener)"
+        );
         let mut flags = toml::Table::new();
         flags.insert("name".into(), toml::Value::String(" ".into()));
         assert_eq!(
@@ -171,12 +181,15 @@ mod tests {
     #[test]
     fn a_variable_that_looks_like_a_number_is_text_where_text_is_wanted() {
         let vars = env(&[
-            ("HERALD_NAME", "42"),
+            ("HERALD_NAME", "007"),
             ("HERALD_CLUSTER_NAME", "true"),
             ("HERALD_MAX_CONNECTIONS", "12"),
         ]);
         let config = Config::load(None, vars, toml::Table::new()).unwrap().config;
-        assert_eq!(config.name, "42");
+        assert_eq!(
+            config.name, "007",
+            "the variable's text, not the number read from it"
+        );
         assert_eq!(config.cluster.unwrap().name, "true");
         assert_eq!(config.max_connections, 12);
     }

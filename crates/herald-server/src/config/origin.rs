@@ -10,17 +10,27 @@ use super::{ConfigError, RawConfig};
 /// The origin of every key set, by its path (`listen`, `archive.keyspace`); a later origin
 /// of the same key replaces the earlier one, as its value does.
 #[derive(Debug, Default)]
-pub(super) struct Origins(BTreeMap<String, String>);
+pub(super) struct Origins(BTreeMap<String, String>, Variables);
+
+/// The text of each value a variable set, by its key's path: read again as that text where
+/// the setting takes text (`HERALD_NAME=007` names the server `007`, not `7`).
+type Variables = BTreeMap<String, String>;
 
 impl Origins {
-    /// Records every key of `table`, and every key of its sections, as set by `origin`.
+    /// Records every key of `table`, and every key of its sections, as set by `origin`. A
+    /// section keeps the origin that first set it: `--cluster NAME` sets `cluster.name`, and
+    /// the file's `[cluster]` (its other keys) stays the file's.
     pub(super) fn record_table(&mut self, table: &toml::Table, origin: &str) {
         for (key, value) in table {
-            self.record(key, origin);
             if let toml::Value::Table(section) = value {
+                self.0
+                    .entry(key.clone())
+                    .or_insert_with(|| origin.to_string());
                 for sub in section.keys() {
                     self.record(&format!("{key}.{sub}"), origin);
                 }
+            } else {
+                self.record(key, origin);
             }
         }
     }
@@ -28,10 +38,19 @@ impl Origins {
     /// Records `path` (`name`, `cluster.routes`) as set by `origin`.
     pub(super) fn record(&mut self, path: &str, origin: &str) {
         self.0.insert(path.to_string(), origin.to_string());
+        self.1.remove(path);
     }
 
-    /// Says where `path` was set: its own origin, else that of the section holding it.
+    /// Records `path` as set by the variable `name` to `text`.
+    pub(super) fn record_variable(&mut self, path: &str, name: &str, text: &str) {
+        self.0.insert(path.to_string(), format!("{VARIABLE}{name}"));
+        self.1.insert(path.to_string(), text.to_string());
+    }
+
+    /// Says where `path` was set: its own origin, else that of the section holding it. An
+    /// index in the path (`cluster.namespaces[1].names`) is read as its array's key.
     fn of(&self, path: &str) -> Option<&str> {
+        let path = path.split('[').next().unwrap_or(path);
         let mut path = path;
         loop {
             if let Some(origin) = self.0.get(path) {
@@ -71,12 +90,11 @@ impl Origins {
             };
             let message = error.message().trim_end().to_string();
             let path = key_path(&error);
-            let from_variable = self
-                .of(&path)
-                .is_some_and(|origin| origin.starts_with(VARIABLE));
-            if from_variable && message.contains("expected a string") && as_text(&mut table, &path)
-            {
-                continue;
+            let text = self.1.get(&path);
+            if let Some(text) = text.filter(|_| message.contains("expected a string")) {
+                if as_text(&mut table, &path, text) {
+                    continue;
+                }
             }
             return Err(self.locate(ConfigError::Invalid {
                 key: if path.is_empty() {
@@ -106,8 +124,9 @@ fn key_path(error: &toml::de::Error) -> String {
         .to_string()
 }
 
-/// Turns the number or boolean at `path` back into text; false when there is none.
-fn as_text(table: &mut toml::Table, path: &str) -> bool {
+/// Turns the number or boolean at `path` back into `text`, the variable's; false when there is
+/// none (then it was text already, and the error stands).
+fn as_text(table: &mut toml::Table, path: &str, text: &str) -> bool {
     let mut keys = path.split('.');
     let Some(mut value) = keys.next().and_then(|key| table.get_mut(key)) else {
         return false;
@@ -121,12 +140,10 @@ fn as_text(table: &mut toml::Table, path: &str) -> bool {
             None => return false,
         }
     }
-    let text = match value {
-        toml::Value::Integer(number) => number.to_string(),
-        toml::Value::Boolean(flag) => flag.to_string(),
-        _ => return false,
-    };
-    *value = toml::Value::String(text);
+    if !matches!(value, toml::Value::Integer(_) | toml::Value::Boolean(_)) {
+        return false;
+    }
+    *value = toml::Value::String(text.to_string());
     true
 }
 
