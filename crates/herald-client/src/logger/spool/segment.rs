@@ -323,7 +323,10 @@ mod tests {
     #[test]
     fn a_drop_report_ranks_above_every_priority_and_is_lost_as_a_warning() {
         let emergency = herald_proto::Priority::Emergency as u8;
-        assert!(slot(REPORT_RANK) > slot(emergency), "shed after every record");
+        assert!(
+            slot(REPORT_RANK) > slot(emergency),
+            "shed after every record"
+        );
         assert_eq!(
             loss_slot(slot(REPORT_RANK)),
             herald_proto::Priority::Warning as usize
