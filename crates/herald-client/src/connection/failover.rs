@@ -21,6 +21,9 @@ use crate::transport::Transport;
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 /// Longest pause between rounds of reconnection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// The least time one failover attempt is given, however little of the reconnect timeout is
+/// left (as the Python client).
+const MIN_ATTEMPT: Duration = Duration::from_millis(100);
 
 /// Starts the task that runs the connection and replaces it when it fails.
 pub(crate) fn spawn(stream: Transport, welcome: Welcome, inner: Arc<Inner>) {
@@ -83,7 +86,18 @@ async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(Transport, Wel
                 return None;
             }
             let index = (first + offset) % servers.len();
-            match io::connect(&servers[index], &inner.options, inner.tls.as_ref()).await {
+            // An attempt takes its connect timeout, but no longer than the time left (at
+            // least 100 ms): giving up takes the reconnect timeout, not that plus the rounds.
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let attempt = io::connect(&servers[index], &inner.options, inner.tls.as_ref());
+            let attempt = match tokio::time::timeout(left.max(MIN_ATTEMPT), attempt).await {
+                Ok(result) => result,
+                Err(_) => Err(HandshakeError::Failed(format!(
+                    "no answer within the {} ms left of the reconnect timeout",
+                    left.max(MIN_ATTEMPT).as_millis()
+                ))),
+            };
+            match attempt {
                 Ok((stream, welcome)) => {
                     resume(inner, index, &welcome);
                     interrupted(inner, &lost, &servers[index], lost_at.elapsed());
