@@ -167,7 +167,8 @@ public final class HeraldLogger implements AutoCloseable {
                 // It fails over without end, so it closed for another reason: what it held
                 // unacknowledged is lost, and counted. Then connect again.
                 drops.countUnknown(DropCounter.Reason.CLOSED, client.pendingRecords());
-                lastError = client.closeReason();
+                String reason = client.closeReason();
+                lastError = reason != null ? reason : "the connection closed";
                 say("the connection closed: " + lastError + "; connecting again");
                 client = null;
             }

@@ -36,7 +36,7 @@ import org.slf4j.event.KeyValuePair;
  * throwable (the {@code stack} field), and hands them to a {@link HeraldLogger}: a bounded
  * buffer and a sender thread; a full buffer drops and counts ({@link #dropped()}).
  * Priorities: {@link LogbackLevels}. What was logged before the program ends is sent at exit
- * (within 1 s) whether or not Logback is stopped. Why the appender cannot reach the server is
+ * (the exit waits at most about 3 s) whether or not Logback is stopped. Why the appender cannot reach the server is
  * written on standard error once for each reason, and kept in
  * {@code heraldLogger().lastError()}.
  */
@@ -93,6 +93,9 @@ public class HeraldAppender extends UnsynchronizedAppenderBase<ILoggingEvent> {
 
     @Override
     public void start() {
+        if (isStarted()) {
+            return; // started twice: the logger and the exit hook of the first start stand
+        }
         if (url == null || url.isBlank()) {
             addError("HeraldAppender `" + getName() + "` needs a server URL: add <url>herald://host:7400</url>");
             return;

@@ -51,6 +51,7 @@ class HeraldAppenderIT {
             assertTrue(program.waitFor(30, TimeUnit.SECONDS), "the program did not end");
             String output = new String(program.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertEquals(0, program.exitValue(), output);
+            assertEquals("ready", records.next(WAIT).record().text());
             for (int i = 0; i < 10; i++) {
                 io.herald.client.SubscriptionEvent.Delivered delivered = records.next(WAIT);
                 assertTrue(delivered != null, "record " + i + " of 10 never came; the program said: " + output);

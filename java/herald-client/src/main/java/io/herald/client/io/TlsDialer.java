@@ -218,9 +218,10 @@ public final class TlsDialer {
             throw e;
         } catch (IOException e) {
             IOException reason = TlsFailure.pendingAlert(tls, e);
-            if (reason == e && presentsCertificate) {
-                // The server closed as this side sent its certificate, and the alert that
-                // said why was lost with the connection: it refused the certificate.
+            if (reason == e && presentsCertificate && e instanceof java.net.SocketException) {
+                // The connection broke (reset, broken pipe; not a timeout) as this side sent
+                // its certificate, and the alert that said why was lost with it: most likely
+                // the server refused the certificate.
                 throw new TlsFailure.CertificateRefused(e);
             }
             throw reason;

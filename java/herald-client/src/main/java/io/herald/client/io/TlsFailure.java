@@ -23,6 +23,8 @@ final class TlsFailure {
             + "(?cert=FILE&key=FILE), or refuse this one?";
     static final int ALERT_WAIT_MS = 1_000;
     static final String CLIENT_CERT_REFUSED = "the server refused this client's certificate: is it signed by the server's client CA?";
+    static final String CLIENT_CERT_PROBABLY_REFUSED = "the server most likely refused this client's certificate: is it signed by "
+            + "the server's client CA?";
 
     private TlsFailure() {
     }
@@ -93,8 +95,11 @@ final class TlsFailure {
         if (text.contains("certificate_required")) {
             return CLIENT_CERT_REQUIRED;
         }
-        if (text.contains("bad_certificate") || text.contains("unknown_ca") || has(error, CertificateRefused.class)) {
+        if (text.contains("bad_certificate") || text.contains("unknown_ca")) {
             return CLIENT_CERT_REFUSED;
+        }
+        if (has(error, CertificateRefused.class)) {
+            return CLIENT_CERT_PROBABLY_REFUSED;
         }
         if (text.contains("Unsupported or unrecognized SSL message") || text.contains("Remote host terminated")
                 || has(error, EOFException.class)) {
