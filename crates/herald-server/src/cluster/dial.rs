@@ -122,5 +122,8 @@ pub async fn dial(
 /// `why` a route was refused, said once as "route refused: …" (the refusals this member
 /// sends start so already).
 fn refused(why: &str) -> String {
-    format!("route refused: {}", why.strip_prefix("route refused: ").unwrap_or(why))
+    format!(
+        "route refused: {}",
+        why.strip_prefix("route refused: ").unwrap_or(why)
+    )
 }
