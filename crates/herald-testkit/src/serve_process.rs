@@ -137,6 +137,49 @@ impl ServeProcess {
         terminate(&mut self.child, timeout)
     }
 
+    /// Freezes the process, as a hung machine would be: SIGSTOP, then waits until the kernel
+    /// has stopped it (`kill` returns before; a test that went on at once found the server
+    /// still answering).
+    ///
+    /// # Panics
+    /// If the signal cannot be sent or the process is not stopped within 10 s.
+    pub fn freeze(&self) {
+        self.signal_and_wait("-STOP", true);
+    }
+
+    /// Lets a frozen process run again (SIGCONT) and waits until it does.
+    ///
+    /// # Panics
+    /// If the signal cannot be sent or the process does not run again within 10 s.
+    pub fn thaw(&self) {
+        self.signal_and_wait("-CONT", false);
+    }
+
+    fn signal_and_wait(&self, signal: &str, stopped: bool) {
+        let pid = self.id();
+        let sent = Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill {signal} {pid} failed");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // The state is the field after the command's name, which is in parentheses.
+        let state = || {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            after.split_whitespace().next().unwrap_or("?").to_string()
+        };
+        while (state() == "T") != stopped {
+            assert!(
+                Instant::now() < deadline,
+                "process {pid} is not {} after kill {signal} (state {})",
+                if stopped { "stopped" } else { "running" },
+                state()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// Kills the process with SIGKILL (no goodbye to its clients) and reaps it.
     ///
     /// # Panics

@@ -37,12 +37,11 @@ pub fn member(
     ServeProcess::start_with_env(HERALD, &args, env)
 }
 
-/// Sends `signal` (`-STOP`, `-CONT`) to `process`.
+/// Sends `signal` (`-STOP`, `-CONT`) to `process` and waits until it took effect.
 pub fn signal(process: &ServeProcess, signal: &str) {
-    let pid = process.id().to_string();
-    let status = std::process::Command::new("kill")
-        .args([signal, &pid])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    match signal {
+        "-STOP" => process.freeze(),
+        "-CONT" => process.thaw(),
+        other => panic!("signal {other}: only -STOP and -CONT"),
+    }
 }
