@@ -611,10 +611,26 @@ async fn a_route_from_another_cluster_or_a_member_of_the_same_name_is_refused() 
         assert_eq!(errors[0].code, ErrorCode::Handshake);
         assert_eq!(errors[0].message, expected);
     }
+    // Nor a third name that a member routed to already has.
+    let b = member("b", Some(&a));
+    let client = Client::connect(&a.url()).await.unwrap();
+    wait_for_routes(std::slice::from_ref(&client), 1, 0).await;
+    let mut connection = RawConnection::connect(route).await;
+    connection.send(&stranger("test", "b")).await;
+    let errors = connection.errors_until_close().await;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].message,
+        format!(
+            "route refused: the member at 127.0.0.1:9 is named `b`, as the member at {} is \
+             already; give each member its own `name`",
+            b.route_addr.as_deref().unwrap()
+        )
+    );
     // A member of the cluster with its own name is taken: after its MEMBERS (sent first,
     // before the other's is read) the route's frames follow, no ERROR.
     let mut connection = RawConnection::connect(route).await;
-    connection.send(&stranger("test", "b")).await;
+    connection.send(&stranger("test", "c")).await;
     match tokio::time::timeout(WAIT, connection.next_frame()).await {
         Ok(Some(Frame::Members(members))) => assert_eq!(members.me.name, "a"),
         other => panic!("expected MEMBERS, got {other:?}"),

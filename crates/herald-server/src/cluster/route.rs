@@ -86,6 +86,18 @@ pub async fn run(
              `name`",
             members.me.address, members.me.name
         ))
+    } else if let Some(named) = cluster
+        .link_to(&members.me.name)
+        .map(|link| link.member())
+        .filter(|member| member.id != members.me.id)
+    {
+        // Another member of that name is routed to (a restarted one is once its old
+        // route is down).
+        Some(format!(
+            "route refused: the member at {} is named `{}`, as the member at {} is already; \
+             give each member its own `name`",
+            members.me.address, members.me.name, named.address
+        ))
     } else {
         None
     };
