@@ -487,11 +487,14 @@ async fn records_of_a_connection_that_gives_up_go_to_the_disk_buffer() {
     for i in 0..N {
         logger.info(&format!("record {i}"));
     }
-    assert!(server.join().unwrap() > N * 20, "the records were sent");
+    // Looked at while the server still reads (it refuses 800 ms after it accepted, some
+    // 400 ms from here): once it has refused, the records go to disk at once.
+    tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(
         segments(&dir.0).is_empty(),
         "sent from memory, not from disk"
     );
+    assert!(server.join().unwrap() > N * 20, "the records were sent");
     assert!(
         wait_for(|| !segments(&dir.0).is_empty()).await,
         "what the connection held goes to disk"
