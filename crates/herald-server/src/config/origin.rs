@@ -7,14 +7,16 @@ use serde::Deserialize;
 
 use super::{ConfigError, RawConfig};
 
-/// The origin of every key set, by its path (`listen`, `archive.keyspace`); a later origin
-/// of the same key replaces the earlier one, as its value does.
+/// Where every key was set, by its path (`listen`, `archive.keyspace`); a later origin of
+/// the same key replaces the earlier one, as its value does.
 #[derive(Debug, Default)]
-pub(super) struct Origins(BTreeMap<String, String>, Variables);
-
-/// The text of each value a variable set, by its key's path: read again as that text where
-/// the setting takes text (`HERALD_NAME=007` names the server `007`, not `7`).
-type Variables = BTreeMap<String, String>;
+pub(super) struct Origins {
+    /// The origin of each key: `config file …`, `environment variable …`, `the command line`.
+    origins: BTreeMap<String, String>,
+    /// The text of each value a variable set: read again as that text where the setting
+    /// takes text (`HERALD_NAME=007` names the server `007`, not `7`).
+    texts: BTreeMap<String, String>,
+}
 
 impl Origins {
     /// Records every key of `table`, and every key of its sections, as set by `origin`. A
@@ -23,7 +25,7 @@ impl Origins {
     pub(super) fn record_table(&mut self, table: &toml::Table, origin: &str) {
         for (key, value) in table {
             if let toml::Value::Table(section) = value {
-                self.0
+                self.origins
                     .entry(key.clone())
                     .or_insert_with(|| origin.to_string());
                 for sub in section.keys() {
@@ -37,14 +39,15 @@ impl Origins {
 
     /// Records `path` (`name`, `cluster.routes`) as set by `origin`.
     pub(super) fn record(&mut self, path: &str, origin: &str) {
-        self.0.insert(path.to_string(), origin.to_string());
-        self.1.remove(path);
+        self.origins.insert(path.to_string(), origin.to_string());
+        self.texts.remove(path);
     }
 
     /// Records `path` as set by the variable `name` to `text`.
     pub(super) fn record_variable(&mut self, path: &str, name: &str, text: &str) {
-        self.0.insert(path.to_string(), format!("{VARIABLE}{name}"));
-        self.1.insert(path.to_string(), text.to_string());
+        self.origins
+            .insert(path.to_string(), format!("{VARIABLE}{name}"));
+        self.texts.insert(path.to_string(), text.to_string());
     }
 
     /// Says where `path` was set: its own origin, else that of the section holding it. An
@@ -53,7 +56,7 @@ impl Origins {
         let path = path.split('[').next().unwrap_or(path);
         let mut path = path;
         loop {
-            if let Some(origin) = self.0.get(path) {
+            if let Some(origin) = self.origins.get(path) {
                 return Some(origin);
             }
             path = path.rsplit_once('.')?.0;
@@ -90,7 +93,7 @@ impl Origins {
             };
             let message = error.message().trim_end().to_string();
             let path = key_path(&error);
-            let text = self.1.get(&path);
+            let text = self.texts.get(&path);
             if let Some(text) = text.filter(|_| message.contains("expected a string")) {
                 if as_text(&mut table, &path, text) {
                     continue;
