@@ -31,7 +31,6 @@ import javax.net.ssl.X509ExtendedKeyManager;
  */
 public final class TlsDialer {
     private static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
-    private static final char[] NO_PASSWORD = new char[0];
 
     private final SSLContext context;
     /** Whether this side presents a client certificate. */
@@ -80,13 +79,6 @@ public final class TlsDialer {
         }
         List<X509Certificate> chain = PemFiles.readCertificates("TLS client certificate", Path.of(url.cert()));
         PrivateKey key = PemFiles.readPrivateKey("TLS client key", Path.of(url.key()));
-        KeyStore store = emptyStore();
-        try {
-            store.setKeyEntry("client", key, NO_PASSWORD, chain.toArray(new X509Certificate[0]));
-        } catch (GeneralSecurityException e) {
-            throw new ConnectException("TLS client key `" + url.key() + "` does not go with certificate `" + url.cert() + "`: "
-                    + e.getMessage(), e);
-        }
         if (!chain.get(0).getPublicKey().getAlgorithm().equals(key.getAlgorithm())) {
             throw new ConnectException("TLS client key `" + url.key() + "` (" + key.getAlgorithm() + ") does not go with certificate `"
                     + url.cert() + "` (" + chain.get(0).getPublicKey().getAlgorithm() + ")");
@@ -106,8 +98,7 @@ public final class TlsDialer {
         String algorithm = switch (key.getAlgorithm()) {
             case "EC" -> "SHA256withECDSA";
             case "RSA" -> "SHA256withRSA";
-            case "EdDSA", "Ed25519" -> "Ed25519";
-            case "Ed448" -> "Ed448";
+            case "EdDSA", "Ed25519", "Ed448" -> "EdDSA";
             default -> null;
         };
         if (algorithm == null) {
