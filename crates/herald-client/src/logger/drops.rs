@@ -73,12 +73,17 @@ impl DropCounter {
         self.by_reason[reason as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Counts `count` records lost, of priority slot `slot` (a wire value, 0 unknown).
+    /// Counts `count` records lost, of priority slot `slot` (a wire value, 0 unknown), or of
+    /// the disk buffer's rank of a drop report, which is counted as the WARNING it is.
     pub(crate) fn count_slot(&self, slot: usize, reason: DropReason, count: u64) {
         if count == 0 {
             return;
         }
-        let slot = if slot < PRIORITY_SLOTS { slot } else { 0 };
+        let slot = match slot {
+            slot if slot == usize::from(super::spool::REPORT_RANK) => Priority::Warning as usize,
+            slot if slot < PRIORITY_SLOTS => slot,
+            _ => 0,
+        };
         self.by_priority[slot].fetch_add(count, Ordering::Relaxed);
         self.by_reason[reason as usize].fetch_add(count, Ordering::Relaxed);
     }
@@ -207,10 +212,13 @@ mod tests {
         let counter = DropCounter::default();
         counter.count_slot(Priority::Debug as usize, DropReason::DiskQuota, 5);
         counter.count_slot(0, DropReason::DiskTorn, 1);
+        // A drop report lost from the disk buffer is the WARNING it is, not its rank there.
+        let report = usize::from(crate::logger::spool::REPORT_RANK);
+        counter.count_slot(report, DropReason::DiskTorn, 1);
         let record = counter.snapshot().into_record("APP");
         assert_eq!(
             record.text,
-            "logger dropped 6 records (5 DEBUG, 1 unknown; 5 disk_quota, 1 disk_torn)"
+            "logger dropped 7 records (5 DEBUG, 1 WARNING, 1 unknown; 5 disk_quota, 2 disk_torn)"
         );
     }
 }

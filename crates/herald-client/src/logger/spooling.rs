@@ -13,7 +13,7 @@ use herald_proto::Frame;
 
 use super::drops::DropReason;
 use super::spool::replay::replay_step;
-use super::spool::{loss_slot, on_disk, DiskLoss, REPORT_RANK};
+use super::spool::{on_disk, DiskLoss, REPORT_RANK};
 use super::worker::{CloseAck, Drain};
 
 /// Records handed to the disk buffer at once (its quota sheds within such a batch).
@@ -100,7 +100,7 @@ impl Drain {
         for priority in step.rejected {
             self.shared
                 .drops
-                .count_slot(loss_slot(usize::from(priority)), DropReason::Rejected, 1);
+                .count_slot(usize::from(priority), DropReason::Rejected, 1);
         }
         self.absorb_disk_losses();
         step.acknowledged
@@ -119,9 +119,7 @@ impl Drain {
         ];
         for (loss, reason) in reasons {
             for (slot, count) in losses[loss as usize].iter().enumerate() {
-                self.shared
-                    .drops
-                    .count_slot(loss_slot(slot), reason, *count);
+                self.shared.drops.count_slot(slot, reason, *count);
             }
         }
     }

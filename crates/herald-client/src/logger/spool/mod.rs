@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use crate::numbering::Numbering;
 use crate::sync::lock;
 use lock::{LockError, SpoolLock};
-pub(crate) use segment::{loss_slot, REPORT_RANK};
+pub(crate) use segment::REPORT_RANK;
 use segment::{Counts, Segment, HEADER_BYTES, MAGIC, PRIORITY_SLOTS};
 use state::StateFile;
 

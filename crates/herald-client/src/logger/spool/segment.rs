@@ -37,15 +37,6 @@ pub(crate) const PRIORITY_SLOTS: usize = 13;
 /// (shed, it would lose the counts it carries). The record itself is a WARNING.
 pub(crate) const REPORT_RANK: u8 = 12;
 
-/// The priority slot of the logger's drop counts that a loss of an entry of rank `slot` goes
-/// in: a drop report's is WARNING's, as the record it is.
-pub(crate) fn loss_slot(slot: usize) -> usize {
-    if slot == usize::from(REPORT_RANK) {
-        herald_proto::Priority::Warning as usize
-    } else {
-        slot
-    }
-}
 /// A length above this is none a writer wrote (a frame holds at most 64 MiB).
 const MAX_ENTRY_BYTES: u32 = 1 << 26;
 
@@ -106,7 +97,7 @@ pub(crate) fn decode_entries(data: &[u8], mut offset: usize) -> (Vec<Entry>, usi
     (entries, offset)
 }
 
-/// Returns the slot `priority` is counted in (0 for one outside 1..=11).
+/// Returns the slot `priority` is counted in (0 for one outside 1..=12).
 pub(crate) fn slot(priority: u8) -> usize {
     let slot = usize::from(priority);
     if (1..PRIORITY_SLOTS).contains(&slot) {
@@ -321,17 +312,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_drop_report_ranks_above_every_priority_and_is_lost_as_a_warning() {
+    fn a_drop_report_ranks_above_every_priority_in_a_slot_of_its_own() {
         let emergency = herald_proto::Priority::Emergency as u8;
         assert!(
             slot(REPORT_RANK) > slot(emergency),
             "shed after every record"
         );
-        assert_eq!(
-            loss_slot(slot(REPORT_RANK)),
-            herald_proto::Priority::Warning as usize
-        );
-        assert_eq!(loss_slot(slot(emergency)), usize::from(emergency));
         let torn = count_torn(&encode_one(REPORT_RANK), 0);
         assert_eq!(torn[usize::from(REPORT_RANK)], 1, "counted in its own slot");
     }
