@@ -43,7 +43,7 @@ pub async fn listen(
             if let Ended::Refused(why) =
                 route::run(stream, peer, false, shared, cluster, signal).await
             {
-                tracing::warn!(%peer, "{}", refused(&why));
+                tracing::warn!(%peer, "route refused: {why}");
             }
         });
     }
@@ -109,7 +109,7 @@ pub async fn dial(
                 backoff = FIRST_BACKOFF;
             }
             // Another cluster, or not a Herald route listener: the operator should hear of it.
-            Ended::Refused(why) => tracing::warn!(%address, "{}", refused(&why)),
+            Ended::Refused(why) => tracing::warn!(%address, "route refused: {why}"),
         }
         tokio::select! {
             () = tokio::time::sleep(backoff) => {}
@@ -117,13 +117,4 @@ pub async fn dial(
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
-}
-
-/// `why` a route was refused, said once as "route refused: …" (the refusals this member
-/// sends start so already).
-fn refused(why: &str) -> String {
-    format!(
-        "route refused: {}",
-        why.strip_prefix("route refused: ").unwrap_or(why)
-    )
 }

@@ -32,7 +32,8 @@ const ROUTE_WRITER_PING: std::time::Duration = std::time::Duration::from_secs(24
 pub enum Ended {
     /// The far side is this member (a seed naming this member's own listener).
     Myself,
-    /// The far side is of another cluster, or spoke something else.
+    /// The far side is of another cluster, has a name taken, or spoke something else: why,
+    /// to be said after "route refused: ".
     Refused(String),
     /// The far side could not be reached (dialers only).
     Unreachable,
@@ -76,14 +77,13 @@ pub async fn run(
     }
     let refusal = if members.cluster != cluster.name {
         Some(format!(
-            "route refused: this member is of cluster `{}`, the other of `{}`",
+            "this member is of cluster `{}`, the other of `{}`",
             cluster.name, members.cluster
         ))
     } else if members.me.name == cluster.me.name {
         // Namespace owners, the monitor and gap notices tell members apart by name.
         Some(format!(
-            "route refused: the member at {} is named `{}` too; give each member its own \
-             `name`",
+            "the member at {} is named `{}` too; give each member its own `name`",
             members.me.address, members.me.name
         ))
     } else if let Some(named) = cluster
@@ -94,8 +94,8 @@ pub async fn run(
         // Another member of that name is routed to (a restarted one is once its old
         // route is down).
         Some(format!(
-            "route refused: the member at {} is named `{}`, as the member at {} is already; \
-             give each member its own `name`",
+            "the member at {} is named `{}`, as the member at {} is already; give each \
+             member its own `name`",
             members.me.address, members.me.name, named.address
         ))
     } else {
@@ -105,7 +105,7 @@ pub async fn run(
         let error = Frame::Error(ErrorFrame {
             cid: 0,
             code: ErrorCode::Handshake,
-            message: message.clone(),
+            message: format!("route refused: {message}"),
         });
         let _ = write.write_all(&error.to_bytes()).await;
         return Ended::Refused(message);
