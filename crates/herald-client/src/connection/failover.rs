@@ -88,13 +88,15 @@ async fn reconnect(inner: &Inner, error: &ClientError) -> Option<(Transport, Wel
             let index = (first + offset) % servers.len();
             // An attempt takes its connect timeout, but no longer than the time left (at
             // least 100 ms): giving up takes the reconnect timeout, not that plus the rounds.
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let left = deadline
+                .saturating_duration_since(tokio::time::Instant::now())
+                .max(MIN_ATTEMPT);
             let attempt = io::connect(&servers[index], &inner.options, inner.tls.as_ref());
-            let attempt = match tokio::time::timeout(left.max(MIN_ATTEMPT), attempt).await {
+            let attempt = match tokio::time::timeout(left, attempt).await {
                 Ok(result) => result,
                 Err(_) => Err(HandshakeError::Failed(format!(
                     "no answer within the {} ms left of the reconnect timeout",
-                    left.max(MIN_ATTEMPT).as_millis()
+                    left.as_millis()
                 ))),
             };
             match attempt {

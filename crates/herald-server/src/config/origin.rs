@@ -53,8 +53,7 @@ impl Origins {
     /// Says where `path` was set: its own origin, else that of the section holding it. An
     /// index in the path (`cluster.namespaces[1].names`) is read as its array's key.
     fn of(&self, path: &str) -> Option<&str> {
-        let path = path.split('[').next().unwrap_or(path);
-        let mut path = path;
+        let (mut path, _) = path.split_once('[').unwrap_or((path, ""));
         loop {
             if let Some(origin) = self.origins.get(path) {
                 return Some(origin);
