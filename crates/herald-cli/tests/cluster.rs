@@ -11,7 +11,7 @@ use herald_proto::{Filter, Kind, Record, Value};
 use herald_testkit::ServeProcess;
 
 mod cluster_kit;
-use cluster_kit::{signal, FAST_HEARTBEAT, HERALD};
+use cluster_kit::{FAST_HEARTBEAT, HERALD};
 
 const PER_MEMBER: usize = 1_000;
 const WAIT: Duration = Duration::from_secs(10);
@@ -270,7 +270,7 @@ async fn a_hung_member_is_dropped_by_heartbeat_and_the_mesh_heals_when_it_wakes(
     let both = [a_client.clone(), b_client.clone()];
     wait_for_routes(&both, 2, 0).await;
 
-    signal(&c, "-STOP");
+    c.freeze();
     // a and b each drop their route to the hung member; the one between them stays.
     wait_for_routes(&both, 1, 0).await;
     a_client.publish(&numbered("a", 1)).await.unwrap();
@@ -278,7 +278,7 @@ async fn a_hung_member_is_dropped_by_heartbeat_and_the_mesh_heals_when_it_wakes(
     let delivered = on_b.next_record_timeout(WAIT).await.unwrap();
     assert_eq!(delivered.record().text, "a 1");
 
-    signal(&c, "-CONT");
+    c.thaw();
     wait_for_routes(&both, 2, 0).await;
     let c_client = Client::connect(&c.url()).await.unwrap();
     wait_for_routes(&[c_client], 2, 0).await;
@@ -331,14 +331,14 @@ async fn records_published_while_a_route_is_down_arrive_when_it_is_back() {
         mut on_b,
     } = pair(&FAST_HEARTBEAT, &FAST_HEARTBEAT).await;
 
-    signal(&b, "-STOP");
+    b.freeze();
     wait_for_routes(std::slice::from_ref(&a_client), 0, 0).await;
     // a holds b's link: what b's subscriber wants queues for it.
     for n in 0..100 {
         a_client.publish(&numbered("a", n)).await.unwrap();
     }
     a_client.flush(WAIT).await.unwrap();
-    signal(&b, "-CONT");
+    b.thaw();
     let seen = collect(&mut on_b, 100).await;
     assert_eq!(
         seen.len(),
@@ -494,7 +494,7 @@ async fn a_record_is_acknowledged_only_once_the_far_member_has_it() {
 
     // b hangs (briefly: its routes stay up): a queues b's records and cannot hear b confirm
     // them, so it must not acknowledge them to the producer, whose flush waits.
-    signal(&b, "-STOP");
+    b.freeze();
     const COUNT: usize = 1_000;
     for n in 0..COUNT {
         producer.publish(&numbered("p", n)).await.unwrap();
@@ -511,7 +511,7 @@ async fn a_record_is_acknowledged_only_once_the_far_member_has_it() {
     // a dies holding them; the producer sends them again to c, which routes them to b.
     let mut a = a;
     a.kill();
-    signal(&b, "-CONT");
+    b.thaw();
     flushing.await.unwrap().unwrap();
     assert_eq!(producer.failovers(), 1);
     let seen = collect(&mut on_b, COUNT).await;
@@ -543,7 +543,7 @@ async fn a_member_back_after_the_hold_time_hears_what_its_subscribers_lost() {
         .await
         .unwrap();
     wait_for_routes(std::slice::from_ref(&a_client), 1, 1).await;
-    signal(&b, "-STOP");
+    b.freeze();
     wait_for_routes(std::slice::from_ref(&a_client), 0, 0).await;
     for n in 0..20 {
         a_client.publish(&numbered("a", n)).await.unwrap();
@@ -551,7 +551,7 @@ async fn a_member_back_after_the_hold_time_hears_what_its_subscribers_lost() {
     a_client.flush(WAIT).await.unwrap();
     // Past the hold time, a drops the link and what it held.
     tokio::time::sleep(Duration::from_millis(2500)).await;
-    signal(&b, "-CONT");
+    b.thaw();
     let deadline = tokio::time::Instant::now() + WAIT;
     let (mut lost, mut records) = (0, 0);
     while lost + records < 20 {

@@ -13,7 +13,7 @@ use herald_proto::{ErrorCode, Value};
 use herald_testkit::{temp_dir, ServeProcess};
 
 mod cluster_kit;
-use cluster_kit::{signal, FAST_HEARTBEAT};
+use cluster_kit::FAST_HEARTBEAT;
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -270,7 +270,7 @@ async fn a_leased_namespace_is_taken_over_with_the_values_saved_in_cassandra() {
 
     // The other member hangs; the owner goes on changing the object (saving each change in
     // Cassandra), then dies. The other's copy is stale: only Cassandra has the last value.
-    signal(&other, "-STOP");
+    other.freeze();
     eventually("the owner sees the other hang", || async {
         routes_up(on_owner).await == 0
     })
@@ -279,7 +279,7 @@ async fn a_leased_namespace_is_taken_over_with_the_values_saved_in_cassandra() {
         set(on_owner, "ANTENNA.DV07", f64::from(n)).await.unwrap();
     }
     owning.kill();
-    signal(&other, "-CONT");
+    other.thaw();
     let woke = tokio::time::Instant::now();
     eventually("the other member takes the lease", || async {
         owner(on_other).await != holder && !owner(on_other).await.is_empty()

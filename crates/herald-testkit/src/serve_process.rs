@@ -157,11 +157,7 @@ impl ServeProcess {
 
     fn signal_and_wait(&self, signal: &str, stopped: bool) {
         let pid = self.id();
-        let sent = Command::new("kill")
-            .args([signal, &pid.to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(sent.success(), "kill {signal} {pid} failed");
+        send_signal(pid, signal);
         let deadline = Instant::now() + Duration::from_secs(10);
         // The state is the field after the command's name, which is in parentheses.
         let state = || {
@@ -190,6 +186,18 @@ impl ServeProcess {
     }
 }
 
+/// Sends `signal` (`-TERM`, `-STOP` …) to process `pid` with `kill`, so no libc is needed.
+///
+/// # Panics
+/// If `kill` cannot run or fails.
+fn send_signal(pid: u32, signal: &str) {
+    let sent = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill {signal} {pid} failed: {sent}");
+}
+
 /// Sends SIGTERM to `child` (with `kill -TERM <pid>`, so no libc is needed) and waits at
 /// most `timeout` for it to exit; returns its status.
 ///
@@ -197,11 +205,7 @@ impl ServeProcess {
 /// If the signal cannot be sent, or the process has not exited within `timeout` (it is then
 /// killed).
 pub fn terminate(child: &mut Child, timeout: Duration) -> ExitStatus {
-    let sent = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(sent.success(), "kill -TERM {} failed: {sent}", child.id());
+    send_signal(child.id(), "-TERM");
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(status) = child.try_wait().expect("waitable") {

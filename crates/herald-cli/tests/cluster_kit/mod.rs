@@ -1,5 +1,5 @@
 //! What the cluster tests share: members of a cluster `test` as real `herald serve`
-//! processes, fast heartbeats, and signals to hang and wake them.
+//! processes and fast heartbeats (`ServeProcess::freeze`/`thaw` hang and wake them).
 
 #![allow(dead_code)] // each test file uses its own part
 
@@ -35,13 +35,4 @@ pub fn member(
     }
     args.extend(extra);
     ServeProcess::start_with_env(HERALD, &args, env)
-}
-
-/// Sends `signal` (`-STOP`, `-CONT`) to `process` and waits until it took effect.
-pub fn signal(process: &ServeProcess, signal: &str) {
-    match signal {
-        "-STOP" => process.freeze(),
-        "-CONT" => process.thaw(),
-        other => panic!("signal {other}: only -STOP and -CONT"),
-    }
 }
