@@ -98,7 +98,8 @@ class TlsIT {
             // A certificate of a CA the server does not trust is offered all the same, and refused.
             String stranger = "&cert=" + otherCerts.resolve("client-ops.pem") + "&key=" + otherCerts.resolve("client-ops-key.pem");
             ConnectException untrusted = refused(server.tlsUrl(ca(certs) + stranger));
-            assertTrue(untrusted.getMessage().matches("(?s).*(most likely )?refused this client's certificate.*"), untrusted.getMessage());
+            // The server's alert when it can be read, else "most likely refused": both say it.
+            assertTrue(untrusted.getMessage().contains("refused this client's certificate"), untrusted.getMessage());
         }
     }
 
