@@ -165,6 +165,25 @@ mod tests {
     }
 
     #[test]
+    fn a_drop_report_outlasts_emergency_records_that_fill_the_quota() {
+        let dir = temp_dir("report-rank");
+        let mut spool = spool(&dir.0, MIN_BUFFER_QUOTA_BYTES);
+        spool.append(vec![(REPORT_RANK, b"report".to_vec())]);
+        let emergency = herald_proto::Priority::Emergency as u8;
+        for _ in 0..200 {
+            spool.append(vec![(emergency, vec![b'x'; 983])]);
+        }
+        let kept = spool.read(u64::MAX).unwrap();
+        assert_eq!(kept[0].2, b"report".to_vec(), "the report stays");
+        let quota = spool.take_losses()[DiskLoss::Quota as usize];
+        assert!(
+            quota[usize::from(emergency)] > 0,
+            "EMERGENCY records were shed"
+        );
+        assert_eq!(quota[usize::from(REPORT_RANK)], 0, "the report was not");
+    }
+
+    #[test]
     fn records_survive_a_reopen_and_acknowledged_ones_do_not() {
         let dir = temp_dir("reopen");
         let mut first = spool(&dir.0, 1 << 20);
