@@ -189,15 +189,30 @@ impl Cluster {
         outbound: bool,
         control: &tokio::sync::mpsc::UnboundedSender<Frame>,
         close: &Arc<Notify>,
-    ) -> Option<(Arc<Link>, u64)> {
+    ) -> Result<Option<(Arc<Link>, u64)>, String> {
         let mut state = self.state();
+        // Under the lock, so two members of one name arriving at once are not both taken. A
+        // restarted member (a new id) is taken once the route to its old self is down.
+        if let Some(named) = state
+            .links
+            .values()
+            .find(|l| l.is_up() && l.member().name == far.name && l.member().id != far.id)
+        {
+            return Err(format!(
+                "the member at {} is named `{}`, as the member at {} is already; give each \
+                 member its own `name`",
+                far.address,
+                far.name,
+                named.member().address
+            ));
+        }
         let link = match state.links.get(&far.id) {
             Some(link) => {
                 let keeps_old = link.outbound().is_some_and(|old| {
                     link.preferred(self.me.id, old) || !link.preferred(self.me.id, outbound)
                 });
                 if keeps_old {
-                    return None;
+                    return Ok(None);
                 }
                 Arc::clone(link)
             }
@@ -218,7 +233,7 @@ impl Cluster {
         let _ = control.send(members_frame(&self.name, &self.me, &state));
         drop(state);
         self.changed.notify_waiters();
-        Some((link, token))
+        Ok(Some((link, token)))
     }
 
     /// Detaches connection `token` from `link`: the link is down, and holds for a while.

@@ -86,36 +86,29 @@ pub async fn run(
             "the member at {} is named `{}` too; give each member its own `name`",
             members.me.address, members.me.name
         ))
-    } else if let Some(named) = cluster
-        .link_to(&members.me.name)
-        .map(|link| link.member())
-        .filter(|member| member.id != members.me.id)
-    {
-        // Another member of that name is routed to (a restarted one is once its old
-        // route is down).
-        Some(format!(
-            "the member at {} is named `{}`, as the member at {} is already; give each \
-             member its own `name`",
-            members.me.address, members.me.name, named.address
-        ))
     } else {
         None
     };
-    if let Some(message) = refusal {
-        let error = Frame::Error(ErrorFrame {
-            cid: 0,
-            code: ErrorCode::Handshake,
-            message: format!("route refused: {message}"),
-        });
-        let _ = write.write_all(&error.to_bytes()).await;
-        return Ended::Refused(message);
-    }
     let far = members.me.clone();
     let (control, mut pending) = mpsc::unbounded_channel();
     let close = Arc::new(tokio::sync::Notify::new());
-    let attached = cluster.attach(&shared, &far, peer, outbound, &control, &close);
-    let Some((link, token)) = attached else {
-        return Ended::Closed(far.id);
+    let attached = match refusal {
+        Some(message) => Err(message),
+        // `attach` refuses the name of a member routed to already, under its lock.
+        None => cluster.attach(&shared, &far, peer, outbound, &control, &close),
+    };
+    let (link, token) = match attached {
+        Ok(Some(attached)) => attached,
+        Ok(None) => return Ended::Closed(far.id),
+        Err(message) => {
+            let error = Frame::Error(ErrorFrame {
+                cid: 0,
+                code: ErrorCode::Handshake,
+                message: format!("route refused: {message}"),
+            });
+            let _ = write.write_all(&error.to_bytes()).await;
+            return Ended::Refused(message);
+        }
     };
     tracing::info!(member = %far.name, address = %far.address, outbound, "route up");
     // Tell the far side what arrived from it, so it knows what its last connection had in
