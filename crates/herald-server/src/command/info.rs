@@ -14,10 +14,7 @@ pub(super) async fn apply(
     cid: u64,
     request: InfoRequest,
 ) -> Result<(), Close> {
-    // A mirror's feed declares its source's types: an `admin` identity (what feeding needs)
-    // may, though it may write no object here — the feed's objects are copies.
-    let feed_declares = session.feed.is_some() && matches!(request, InfoRequest::Declare(_));
-    if let (false, Err(message)) = (feed_declares, check(&session.access, &request)) {
+    if let Err(message) = check(&session.access, session.feed.is_some(), &request) {
         super::deny(session, cid, message).await;
         return Ok(());
     }
@@ -115,8 +112,12 @@ pub(crate) fn read_only(shared: &crate::shared::Shared, request: &InfoRequest) -
 
 /// Checks an info request against the connection's identity (a list is narrowed, not
 /// refused; types are no secret).
-fn check(access: &Access, request: &InfoRequest) -> Result<(), String> {
+/// Whether `access` may make `request`; `feed` when the session is a mirror's feed.
+fn check(access: &Access, feed: bool, request: &InfoRequest) -> Result<(), String> {
     match request {
+        // A feed declares its source's types: the `admin` identity feeding needs may, though
+        // it may write no object here (the feed's objects are copies).
+        InfoRequest::Declare(_) if feed => Ok(()),
         InfoRequest::Declare(declared) => access.check(Operation::Declare, &declared.name),
         InfoRequest::Update { name, .. } | InfoRequest::Delete { name, .. } => {
             access.check(Operation::InfoWrite, name)
