@@ -252,7 +252,12 @@ def test_a_chart_renders_archived_points(
     ).total_seconds()
     assert 200 < span < 340, "about 30 % of 15 minutes"
     assert abs(int(zoomed["buckets"][0]) - box["width"]) < 3
-    page.wait_for_function("() => !window.herald.views.get('charts').range.live")
+    # the zoomed answer drawn (the status names the window), not only asked for: a CSV taken
+    # while it loads is of the window still shown
+    page.wait_for_function(
+        "(from) => window.herald.views.get('charts').status.textContent.includes(from)",
+        arg=zoomed["from"][0],
+    )
     with page.expect_download() as download:
         page.get_by_role("button", name="CSV").click()
     csv = open(download.value.path()).read().splitlines()
