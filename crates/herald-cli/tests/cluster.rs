@@ -591,6 +591,7 @@ async fn a_route_from_another_cluster_or_a_member_of_the_same_name_is_refused() 
                 address: "127.0.0.1:9".to_string(),
             },
             known: Vec::new(),
+            nonce: None,
         })
     };
     for (frame, expected) in [

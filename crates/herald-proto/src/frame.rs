@@ -70,6 +70,9 @@ pub enum FrameType {
     /// Source → mirror, first after `WELCOME`: the connection feeds a read-only mirror of
     /// these subjects and objects.
     Mirror = 0x72,
+    /// Between cluster members, over a route, second after `MEMBERS` when the members
+    /// share a cluster secret: the sender's proof that it knows it.
+    RouteAuth = 0x73,
     /// Either way: something was wrong.
     Error = 0x7f,
 }
@@ -105,6 +108,7 @@ impl FrameType {
             Members,
             InfoChange,
             Mirror,
+            RouteAuth,
             Error,
         ]
         .into_iter()
@@ -138,6 +142,7 @@ impl FrameType {
             FrameType::Members => "MEMBERS",
             FrameType::InfoChange => "INFO_CHANGE",
             FrameType::Mirror => "MIRROR",
+            FrameType::RouteAuth => "ROUTE_AUTH",
             FrameType::Error => "ERROR",
         }
     }
@@ -514,6 +519,9 @@ pub enum Frame {
     InfoChange(crate::route::InfoChange),
     /// A source announces a mirror feed: see [`crate::route::MirrorFeed`].
     Mirror(crate::route::MirrorFeed),
+    /// A member's proof that it knows the cluster secret (routes only): the MAC that
+    /// [`crate::route::Members::nonce`] describes.
+    RouteAuth(Vec<u8>),
     /// See [`ErrorFrame`].
     Error(ErrorFrame),
 }
@@ -668,6 +676,7 @@ impl Frame {
             Frame::Members(_) => FrameType::Members,
             Frame::InfoChange(_) => FrameType::InfoChange,
             Frame::Mirror(_) => FrameType::Mirror,
+            Frame::RouteAuth(_) => FrameType::RouteAuth,
             Frame::Error(_) => FrameType::Error,
         }
     }

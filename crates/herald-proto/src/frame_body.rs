@@ -180,6 +180,10 @@ fn encode_body(frame: &Frame, out: &mut Vec<u8>) {
         Frame::Members(members) => members.encode(out),
         Frame::InfoChange(change) => change.encode(out),
         Frame::Mirror(feed) => feed.encode(out),
+        Frame::RouteAuth(proof) => {
+            msgpack::write_array_len(out, 1);
+            msgpack::write_bin(out, proof);
+        }
         Frame::Error(error) => {
             msgpack::write_array_len(out, 3);
             msgpack::write_uint(out, error.cid);
@@ -312,6 +316,10 @@ fn decode_body(frame_type: FrameType, body: &Bytes) -> Result<Frame, DecodeError
         FrameType::Members => Frame::Members(crate::route::Members::decode(&mut reader)?),
         FrameType::InfoChange => Frame::InfoChange(crate::route::InfoChange::decode(&mut reader)?),
         FrameType::Mirror => Frame::Mirror(crate::route::MirrorFeed::decode(&mut reader)?),
+        FrameType::RouteAuth => {
+            expect_array(&mut reader, "ROUTE_AUTH", 1)?;
+            Frame::RouteAuth(reader.read_bin()?.to_vec())
+        }
         FrameType::Pong => Frame::Pong,
         FrameType::Error => {
             expect_array(&mut reader, "ERROR", 3)?;
@@ -721,6 +729,22 @@ mod tests {
             },
             Frame::Ping,
             Frame::Pong,
+            Frame::Members(crate::route::Members {
+                cluster: "site".into(),
+                me: crate::route::Member {
+                    id: 9,
+                    name: "a".into(),
+                    address: "10.0.0.1:7401".into(),
+                },
+                known: Vec::new(),
+                nonce: None,
+            }),
+            Frame::Members(crate::route::Members {
+                cluster: "site".into(),
+                nonce: Some(vec![7; 32]),
+                ..crate::route::Members::default()
+            }),
+            Frame::RouteAuth(vec![1; 32]),
             Frame::Error(ErrorFrame {
                 cid: 0,
                 code: ErrorCode::BadFrame,

@@ -1,8 +1,9 @@
 //! What cluster members say to each other over a route beyond the client frames they
-//! reuse: `MEMBERS`, who is in the cluster, and `INFO_CHANGE`, what the owner of a namespace
-//! of information objects changed. A route connection starts with `MEMBERS` both ways (the
-//! sender, its cluster's name and the members it knows) and sends it again when the members
-//! it knows change; far subscribers' interests travel as `SUBSCRIBE` and `UNSUBSCRIBE`,
+//! reuse: `MEMBERS`, who is in the cluster, `ROUTE_AUTH`, a member's proof that it knows the
+//! cluster secret, and `INFO_CHANGE`, what the owner of a namespace of information objects
+//! changed. A route connection starts with `MEMBERS` both ways (the sender, its cluster's
+//! name and the members it knows), then, with a cluster secret, `ROUTE_AUTH` both ways, and
+//! sends `MEMBERS` again when the members it knows change; far subscribers' interests travel as `SUBSCRIBE` and `UNSUBSCRIBE`,
 //! records as `DELIVER` (docs/cluster.md).
 
 use crate::error::DecodeError;
@@ -138,17 +139,27 @@ pub struct Members {
     pub me: Member,
     /// Every other member the sender knows of (routed to or not).
     pub known: Vec<Member>,
+    /// In the first `MEMBERS` of a route, when the sender has a cluster secret: 32 random
+    /// bytes, fresh for the connection. The other side answers with `ROUTE_AUTH`, the
+    /// HMAC-SHA256 keyed by the secret of `"herald route v1"`, `d` (it dialed) or `a` (it
+    /// accepted), then the cluster's name, this nonce and its own nonce, each preceded by
+    /// its length as 8 bytes big-endian, then its member id as 8 bytes big-endian.
+    pub nonce: Option<Vec<u8>>,
 }
 
 impl Members {
-    /// Appends `[cluster, member, [member, …]]`, each member `[id, name, address]`.
+    /// Appends `[cluster, member, [member, …]]`, each member `[id, name, address]`, and
+    /// the nonce after them when there is one.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        msgpack::write_array_len(out, 3);
+        msgpack::write_array_len(out, if self.nonce.is_some() { 4 } else { 3 });
         msgpack::write_str(out, &self.cluster);
         self.me.encode(out);
         msgpack::write_array_len(out, msgpack::len_u32(self.known.len()));
         for member in &self.known {
             member.encode(out);
+        }
+        if let Some(nonce) = &self.nonce {
+            msgpack::write_bin(out, nonce);
         }
     }
 
@@ -157,7 +168,14 @@ impl Members {
     /// # Errors
     /// [`DecodeError`] for anything else.
     pub fn decode(reader: &mut Reader<'_>) -> Result<Members, DecodeError> {
-        crate::wire::expect_array(reader, "MEMBERS", 3)?;
+        let len = reader.read_array_len()?;
+        if !(3..=4).contains(&len) {
+            return Err(DecodeError::WrongLength {
+                message: "MEMBERS",
+                expected: 3,
+                found: len,
+            });
+        }
         let cluster = reader.read_str()?.to_string();
         let me = Member::decode(reader)?;
         let count = reader.read_array_len()?;
@@ -165,7 +183,17 @@ impl Members {
         for _ in 0..count {
             known.push(Member::decode(reader)?);
         }
-        Ok(Members { cluster, me, known })
+        let nonce = if len == 4 {
+            Some(reader.read_bin()?.to_vec())
+        } else {
+            None
+        };
+        Ok(Members {
+            cluster,
+            me,
+            known,
+            nonce,
+        })
     }
 }
 

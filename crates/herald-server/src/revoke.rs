@@ -24,7 +24,7 @@ pub fn open_guard(config: &Config) -> std::io::Result<Guard> {
     if let Some(refusal) = config
         .cluster
         .as_ref()
-        .and_then(|cluster| security.refuse_routes(cluster.listen))
+        .and_then(|cluster| security.refuse_routes(cluster.listen, cluster.secret_file.is_some()))
     {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::auth::Guard;
+use crate::cluster::secret::RouteSecret;
 use crate::config::Config;
 use crate::connection_limit::ConnectionLimit;
 use crate::data_lock::DataDirGuard;
@@ -48,24 +49,28 @@ pub struct Server {
     _data_lock: DataDirGuard,
 }
 
-/// What a server reads before it binds anything: its identities and TLS files.
+/// What a server reads before it binds anything: its identities, TLS files and cluster
+/// secret.
 #[derive(Debug)]
 pub struct Preflight {
     /// The identities, and whether the server may serve without any.
     pub guard: Guard,
     /// The TLS certificate and key, when TLS is on.
     pub tls: Option<Arc<Tls>>,
+    /// The secret cluster members prove they know, when `[cluster] secret_file` names one.
+    pub route_secret: Option<RouteSecret>,
 }
 
 impl Server {
-    /// Reads the identities and TLS files `config` names and checks that the server may
-    /// listen where it is told to (no identities beyond loopback, routes beyond loopback,
-    /// without `insecure_open`): what [`Server::start`] does first, binding nothing and
-    /// writing nothing (`herald serve --check-config`).
+    /// Reads the identities, TLS and cluster secret files `config` names and checks that the
+    /// server may listen where it is told to (no identities beyond loopback, or routes
+    /// beyond loopback with no cluster secret, without `insecure_open`): what
+    /// [`Server::start`] does first, binding nothing and writing nothing (`herald serve
+    /// --check-config`).
     ///
     /// # Errors
-    /// The refusal, naming the address and the setting that would allow it; an identities
-    /// or TLS file that cannot be read or used, naming it.
+    /// The refusal, naming the address and the setting that would allow it; an identities,
+    /// TLS or secret file that cannot be read or used, naming it.
     pub fn preflight(config: &Config) -> std::io::Result<Preflight> {
         let guard = crate::revoke::open_guard(config)?;
         let tls = match &config.tls {
@@ -74,7 +79,17 @@ impl Server {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("TLS: {err}"))
             })?)),
         };
-        Ok(Preflight { guard, tls })
+        let route_secret = match config.cluster.as_ref().and_then(|c| c.secret_file.as_ref()) {
+            None => None,
+            Some(path) => Some(RouteSecret::load(path).map_err(|message| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, message)
+            })?),
+        };
+        Ok(Preflight {
+            guard,
+            tls,
+            route_secret,
+        })
     }
 
     /// Locks the data directory, binds the configured addresses (native protocol, then
@@ -85,7 +100,11 @@ impl Server {
     /// bind error, with the address, e.g. when the port is taken.
     pub async fn start(config: Config) -> std::io::Result<Server> {
         // Before binding: a server that refuses to be open leaves no port or directory.
-        let Preflight { guard, tls } = Server::preflight(&config)?;
+        let Preflight {
+            guard,
+            tls,
+            route_secret,
+        } = Server::preflight(&config)?;
         let listener = bind(config.listen, "listen").await?;
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;
@@ -194,7 +213,8 @@ impl Server {
             Shutdown::new(receiver.clone()),
         )));
         if let Some(config) = shared.config().cluster.clone() {
-            let (cluster, started) = crate::cluster::start(shared.local(), &config).await?;
+            let started = crate::cluster::start(shared.local(), &config, route_secret).await?;
+            let (cluster, started) = started;
             let _ = shared.cluster.set(cluster);
             tasks.extend(started);
         }

@@ -203,6 +203,22 @@ fn gap_from_the_client() -> Case {
     )
 }
 
+fn members_from_a_client() -> Case {
+    Case::new(
+        Frame::Members(herald_proto::route::Members::default()).to_bytes(),
+        ErrorCode::BadFrame,
+        "MEMBERS is spoken between cluster members on the route port, not by clients",
+    )
+}
+
+fn route_auth_from_a_client() -> Case {
+    Case::new(
+        Frame::RouteAuth(vec![0; 32]).to_bytes(),
+        ErrorCode::BadFrame,
+        "ROUTE_AUTH is spoken between cluster members on the route port, not by clients",
+    )
+}
+
 fn ack_from_the_client() -> Case {
     let ack = herald_proto::frame::Ack {
         ack_id: 1,
@@ -326,6 +342,8 @@ async fn one_server_survives_every_bad_input_in_turn() {
         deliver_from_the_client(),
         gap_from_the_client(),
         ack_from_the_client(),
+        members_from_a_client(),
+        route_auth_from_a_client(),
     ];
     for (index, case) in cases.iter().enumerate() {
         check(&server, case, index as u64 + 1).await;

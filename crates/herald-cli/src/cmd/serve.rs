@@ -65,6 +65,10 @@ pub struct Args {
     /// listener; repeat for more.
     #[arg(long = "route", value_name = "URL", requires = "cluster")]
     routes: Vec<String>,
+    /// With --cluster: the file of the secret every member proves it knows when a route
+    /// starts (the same file on every member; needed for routes beyond loopback).
+    #[arg(long, value_name = "FILE", requires = "cluster")]
+    cluster_secret_file: Option<String>,
     /// Validate the configuration, print it, and exit.
     #[arg(long)]
     check_config: bool,
@@ -102,7 +106,11 @@ fn check_config(config: &Config, warnings: &[String]) -> anyhow::Result<ExitCode
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-    let Preflight { guard, tls } = Server::preflight(config)?;
+    let Preflight {
+        guard,
+        tls,
+        route_secret,
+    } = Server::preflight(config)?;
     println!("configuration OK");
     println!("{config:#?}");
     println!("archive rules, first match decides:");
@@ -112,6 +120,12 @@ fn check_config(config: &Config, warnings: &[String]) -> anyhow::Result<ExitCode
     println!("access: {}", guard.describe());
     if let Some(tls) = tls {
         println!("tls:    {}", tls.describe());
+    }
+    if let Some(secret) = route_secret {
+        println!(
+            "routes: members prove they know the cluster secret in {}",
+            secret.path.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -146,6 +160,9 @@ fn source(args: &Args) -> Source {
         section.insert("name".into(), toml::Value::String(name.clone()));
         if let Some(listen) = &args.cluster_listen {
             section.insert("listen".into(), toml::Value::String(listen.clone()));
+        }
+        if let Some(file) = &args.cluster_secret_file {
+            section.insert("secret_file".into(), toml::Value::String(file.clone()));
         }
         if !args.routes.is_empty() {
             let routes = args
@@ -222,6 +239,10 @@ async fn serve(
     eprintln!("  access: {}", server.guard().describe());
     if let Some(cluster) = server.cluster() {
         eprintln!("  cluster: {}", herald_server::cluster::describe(cluster));
+        eprintln!(
+            "  routes: {}",
+            herald_server::cluster::describe_routes(cluster)
+        );
     }
     let (scheme, http) = match server.tls() {
         Some(tls) => {

@@ -6,7 +6,8 @@
 //!
 //! - [`interest`]: local interests and their announcement.
 //! - [`link`]: what is kept for one other member across its route's connections.
-//! - [`route`]: one route connection: handshake, the far side's interests, records both ways.
+//! - [`route`]: one route connection: handshake, the far side's interests, records both ways;
+//!   [`secret`]: the cluster secret members prove they know at its start.
 //! - [`dial`]: the route listener and the dialers, with backoff.
 //! - [`namespaces`]: the namespaces of information objects and their owners; [`info`]:
 //!   changes forwarded to the owner, the owner's changes sent to every member's copy;
@@ -24,6 +25,7 @@ pub mod query;
 pub mod requests;
 pub mod route;
 pub mod saver;
+pub mod secret;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -64,6 +66,9 @@ pub struct Cluster {
     pub asked: query::Asked,
     /// How long a link outlives its route's connection (`[cluster] hold`).
     pub hold: std::time::Duration,
+    /// The secret a route's far side must prove it knows; `None`: routes are not
+    /// authenticated.
+    pub secret: Option<secret::RouteSecret>,
 }
 
 #[derive(Debug, Default)]
@@ -79,12 +84,14 @@ struct State {
 }
 
 impl Cluster {
-    /// A cluster member named `server` whose route listener others reach at `address`, and
-    /// the receiver of the members it asks to dial.
+    /// A cluster member named `server` whose route listener others reach at `address`, its
+    /// routes authenticated by `secret` when there is one, and the receiver of the members
+    /// it asks to dial.
     pub fn new(
         config: &ClusterConfig,
         server: &str,
         address: String,
+        secret: Option<secret::RouteSecret>,
     ) -> (Cluster, tokio::sync::mpsc::UnboundedReceiver<Member>) {
         let (dials, requests) = tokio::sync::mpsc::unbounded_channel();
         let id = loop {
@@ -102,6 +109,7 @@ impl Cluster {
             info: info::CloudInfo::new(namespaces, server),
             asked: query::Asked::default(),
             hold: config.hold,
+            secret,
             name: config.name.clone(),
             me: Member {
                 id,
@@ -127,6 +135,15 @@ impl Cluster {
     /// The `MEMBERS` frame this member sends.
     pub fn members_frame(&self) -> Frame {
         members_frame(&self.name, &self.me, &self.state())
+    }
+
+    /// The first `MEMBERS` of a route connection, with this side's `nonce` when the cluster
+    /// has a secret.
+    pub fn first_members_frame(&self, nonce: Option<Vec<u8>>) -> Frame {
+        match members_frame(&self.name, &self.me, &self.state()) {
+            Frame::Members(members) => Frame::Members(Members { nonce, ..members }),
+            other => other,
+        }
     }
 
     /// Learns of `members` (from a route's `MEMBERS`); returns those new to it, which this
@@ -329,17 +346,20 @@ fn members_frame(cluster: &str, me: &Member, state: &State) -> Frame {
         cluster: cluster.to_string(),
         me: me.clone(),
         known: state.known.values().cloned().collect(),
+        nonce: None,
     })
 }
 
 /// Binds the route listener, and starts it, the dialers to the seeds, and the task that drops
-/// links down for too long.
+/// links down for too long; `secret` (read by [`crate::Server::preflight`]) authenticates
+/// the routes.
 ///
 /// # Errors
 /// The bind error, naming the address.
 pub async fn start(
     shared: &Arc<Local>,
     config: &ClusterConfig,
+    secret: Option<secret::RouteSecret>,
 ) -> std::io::Result<(Arc<Cluster>, Vec<tokio::task::JoinHandle<()>>)> {
     let listener = TcpListener::bind(config.listen).await.map_err(|err| {
         std::io::Error::new(
@@ -352,7 +372,7 @@ pub async fn start(
         .advertise
         .clone()
         .unwrap_or_else(|| bound.to_string());
-    let (cluster, mut requests) = Cluster::new(config, &shared.config().name, address);
+    let (cluster, mut requests) = Cluster::new(config, &shared.config().name, address, secret);
     let cluster = Arc::new(cluster);
     shared
         .router
@@ -458,7 +478,20 @@ fn leases(
     ))
 }
 
-/// Returns the route listener's bound address, for the banner.
+/// Says how routes are authenticated, for the server's banner.
+pub fn describe_routes(cluster: &Cluster) -> String {
+    match &cluster.secret {
+        Some(secret) => format!(
+            "members prove they know the cluster secret in {}",
+            secret.path.display()
+        ),
+        None => "not authenticated (no cluster secret): keep the route listener on loopback or \
+                 a trusted network"
+            .to_string(),
+    }
+}
+
+/// Says who this member is and where the others reach its routes, for the server's banner.
 pub fn describe(cluster: &Cluster) -> String {
     format!(
         "member {} ({:016x}) of cluster `{}`, routes on {}",

@@ -18,6 +18,7 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::secret::{self, FarSide, NearSide, RouteSecret};
 use super::{Cluster, Link};
 use crate::connection::FrameReader;
 use crate::local::Local;
@@ -53,8 +54,9 @@ pub async fn run(
     let _ = stream.set_nodelay(true);
     let (read, mut write) = stream.into_split();
     let mut reader = FrameReader::new(read, shared.config().max_frame_bytes);
+    let nonce = cluster.secret.as_ref().map(|_| RouteSecret::nonce());
     if write
-        .write_all(&cluster.members_frame().to_bytes())
+        .write_all(&cluster.first_members_frame(nonce.clone()).to_bytes())
         .await
         .is_err()
     {
@@ -75,11 +77,27 @@ pub async fn run(
     if members.me.id == cluster.me.id {
         return Ended::Myself;
     }
+    let near = NearSide {
+        secret: cluster.secret.as_ref(),
+        cluster: &cluster.name,
+        id: cluster.me.id,
+        outbound,
+        nonce: nonce.as_deref(),
+    };
+    let far = FarSide {
+        peer,
+        members: &members,
+    };
     let refusal = if members.cluster != cluster.name {
         Some(format!(
             "this member is of cluster `{}`, the other of `{}`",
             cluster.name, members.cluster
         ))
+    } else if let Err(why) =
+        secret::authenticate(near, far, (&mut reader, &mut write), timeout).await
+    {
+        // Nothing it said is taken before it proved it knows the secret.
+        Some(why)
     } else if members.me.name == cluster.me.name {
         // Namespace owners, the monitor and gap notices tell members apart by name.
         Some(format!(

@@ -135,10 +135,12 @@ pub async fn apply(session: &mut Session, request: Request) -> Result<(), Close>
             crate::mirror::feed::info_change(session, change);
             Ok(())
         }
-        Frame::Members(_) => Err(protocol_error(
+        Frame::Members(_) | Frame::RouteAuth(_) => Err(protocol_error(
             ErrorCode::BadFrame,
-            "MEMBERS is spoken between cluster members on the route port, not by clients"
-                .to_string(),
+            format!(
+                "{} is spoken between cluster members on the route port, not by clients",
+                frame.frame_type().name()
+            ),
         )),
         Frame::Error(error) => {
             tracing::debug!(code = error.code.as_str(), message = %error.message, "client reported an error");

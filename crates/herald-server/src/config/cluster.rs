@@ -1,9 +1,11 @@
 //! The `[cluster]` section: this server as a member of a cloud of servers — the cluster's
 //! name, the address of its route listener (another port than the clients'), the address
-//! the others reach it by, seed routes to members already running, and the namespaces of
-//! information objects (`[[cluster.namespaces]]`) with their owners or the lease time.
+//! the others reach it by, seed routes to members already running, the file of the secret
+//! members prove to each other, and the namespaces of information objects
+//! (`[[cluster.namespaces]]`) with their owners or the lease time.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use herald_proto::glob::Glob;
@@ -22,7 +24,15 @@ pub const DEFAULT_ROUTE_PORT: u16 = 7401;
 
 /// Keys of the `[cluster]` section; `HERALD_CLUSTER_<KEY>` sets them too (`routes` as a
 /// comma-separated list).
-pub const CLUSTER_KEYS: [&str; 6] = ["name", "listen", "advertise", "routes", "lease", "hold"];
+pub const CLUSTER_KEYS: [&str; 7] = [
+    "name",
+    "listen",
+    "advertise",
+    "routes",
+    "lease",
+    "hold",
+    "secret_file",
+];
 /// Default time a link outlives its route's connection.
 pub const DEFAULT_HOLD_MS: u64 = 30_000;
 
@@ -42,6 +52,8 @@ pub struct RawClusterConfig {
     pub lease: Option<Quantity>,
     /// How long a member keeps queuing for another whose route is down (`30s`).
     pub hold: Option<Quantity>,
+    /// The file holding the cluster secret, the same on every member.
+    pub secret_file: Option<String>,
     /// The namespaces of information objects.
     pub namespaces: Option<Vec<RawNamespace>>,
 }
@@ -84,6 +96,9 @@ pub struct ClusterConfig {
     pub lease: Duration,
     /// How long a link outlives its route's connection, queuing for the far member.
     pub hold: Duration,
+    /// The file of the secret every member proves it knows when a route starts
+    /// (`crate::cluster::secret`); `None`: routes are not authenticated.
+    pub secret_file: Option<PathBuf>,
     /// The namespaces of information objects, in the order written.
     pub namespaces: Vec<NamespaceConfig>,
 }
@@ -143,6 +158,7 @@ pub(super) fn from_raw(
         routes,
         lease,
         hold: duration("cluster.hold", raw.hold, DEFAULT_HOLD_MS)?,
+        secret_file: raw.secret_file.filter(|f| !f.is_empty()).map(PathBuf::from),
         namespaces,
     }))
 }

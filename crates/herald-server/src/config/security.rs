@@ -31,19 +31,21 @@ impl SecurityConfig {
             .unwrap_or_else(|| crate::auth::store::default_path(data_dir))
     }
 
-    /// Says why this server may not take cluster routes on `listen`, if it may not: routes
-    /// have no authentication of their own yet (docs/cluster.md), so beyond loopback anyone
-    /// who reaches the port could join the cluster — identities or not — unless
-    /// `insecure_open` says that is meant.
-    pub fn refuse_routes(&self, listen: SocketAddr) -> Option<String> {
-        if self.insecure_open || listen.ip().is_loopback() {
+    /// Says why this server may not take cluster routes on `listen`, if it may not: without
+    /// a cluster secret (`secret`: whether there is one) routes are not authenticated, so
+    /// beyond loopback anyone who reaches the port could join the cluster — identities or
+    /// not — unless `insecure_open` says that is meant.
+    pub fn refuse_routes(&self, listen: SocketAddr, secret: bool) -> Option<String> {
+        if secret || self.insecure_open || listen.ip().is_loopback() {
             return None;
         }
         Some(format!(
-            "refusing to serve cluster routes on {listen}: routes are not authenticated yet, \
-             so anyone who can reach the port could join the cluster, publish and change every \
-             information object, whatever identities the clients need. Keep the route listener \
-             on loopback or a trusted network and say so with --insecure-open (insecure_open = \
+            "refusing to serve cluster routes on {listen} with no cluster secret: anyone who \
+             can reach the port could join the cluster, publish and change every information \
+             object, whatever identities the clients need. Give every member the same secret \
+             (`[cluster] secret_file`, --cluster-secret-file, HERALD_CLUSTER_SECRET_FILE; make \
+             one with `head -c 32 /dev/urandom | base64 > cluster.secret`), or keep the route \
+             listener on a trusted network and say so with --insecure-open (insecure_open = \
              true, HERALD_INSECURE_OPEN=true)."
         ))
     }
@@ -83,16 +85,22 @@ mod tests {
     }
 
     #[test]
-    fn routes_beyond_loopback_need_insecure_open_whatever_the_identities() {
+    fn routes_beyond_loopback_need_a_secret_or_insecure_open_whatever_the_identities() {
         let any: SocketAddr = "0.0.0.0:7401".parse().unwrap();
         let loopback: SocketAddr = "127.0.0.1:7401".parse().unwrap();
-        let refusal = config(false).refuse_routes(any).unwrap();
+        let refusal = config(false).refuse_routes(any, false).unwrap();
         assert!(
-            refusal.contains("cluster routes on 0.0.0.0:7401"),
+            refusal.contains("cluster routes on 0.0.0.0:7401 with no cluster secret"),
             "{refusal}"
         );
-        assert_eq!(config(false).refuse_routes(loopback), None);
-        assert_eq!(config(true).refuse_routes(any), None);
+        assert!(refusal.contains("--cluster-secret-file"), "{refusal}");
+        assert_eq!(config(false).refuse_routes(loopback, false), None);
+        assert_eq!(config(true).refuse_routes(any, false), None);
+        assert_eq!(
+            config(false).refuse_routes(any, true),
+            None,
+            "a secret guards them"
+        );
     }
 
     #[test]

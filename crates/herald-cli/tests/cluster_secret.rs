@@ -1,0 +1,273 @@
+//! Routes authenticated by a cluster secret (`[cluster] secret_file`, docs/cluster.md): members
+//! that share it route to each other; a member with another secret, or none, and a raw route
+//! that cannot prove it, are refused. The proofs are computed here from docs/protocol.md's
+//! description (HMAC-SHA256), not with the server's code.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use herald_client::Client;
+use herald_proto::route::{Member, Members};
+use herald_proto::{ErrorCode, Filter, Frame, Kind, Record, Value};
+use herald_testkit::{temp_dir, RawConnection, ServeProcess, TempDirGuard};
+
+mod cluster_kit;
+use cluster_kit::HERALD;
+
+const WAIT: Duration = Duration::from_secs(10);
+const SECRET: &str = "c2VjcmV0IHNoYXJlZCBieSB0aGUgbWVtYmVycw==";
+
+fn write_secret(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{text}\n")).unwrap();
+    path.display().to_string()
+}
+
+fn member(name: &str, seed: Option<&ServeProcess>, secret: Option<&str>) -> ServeProcess {
+    let extra: Vec<&str> = secret.map_or(Vec::new(), |s| vec!["--cluster-secret-file", s]);
+    cluster_kit::member(name, seed, &extra, &[])
+}
+
+/// The routes of `client`'s server that are up, by far member name.
+async fn routes_up(client: &Client) -> Vec<String> {
+    let data = client.monitor().await.unwrap();
+    let cluster = herald_client::monitor_value(&data, "cluster").expect("a cluster");
+    let get = |value: &Value, key: &str| match value {
+        Value::Map(fields) => fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone()),
+        _ => None,
+    };
+    let Some(Value::Array(routes)) = get(cluster, "routes") else {
+        panic!("no routes in {cluster:?}");
+    };
+    let mut up: Vec<String> = routes
+        .iter()
+        .filter(|r| get(r, "up") == Some(Value::Bool(true)))
+        .filter_map(|r| match get(r, "member") {
+            Some(Value::Str(name)) => Some(name),
+            _ => None,
+        })
+        .collect();
+    up.sort();
+    up
+}
+
+/// The MAC docs/protocol.md describes for `ROUTE_AUTH`.
+fn proof(
+    secret: &str,
+    dialer: bool,
+    cluster: &str,
+    challenge: &[u8],
+    own: &[u8],
+    id: u64,
+) -> Vec<u8> {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
+    let mut message = b"herald route v1".to_vec();
+    message.push(if dialer { b'd' } else { b'a' });
+    for part in [cluster.as_bytes(), challenge, own] {
+        message.extend_from_slice(&(part.len() as u64).to_be_bytes());
+        message.extend_from_slice(part);
+    }
+    message.extend_from_slice(&id.to_be_bytes());
+    ring::hmac::sign(&key, &message).as_ref().to_vec()
+}
+
+fn stranger(nonce: Option<Vec<u8>>) -> Frame {
+    Frame::Members(Members {
+        cluster: "test".to_string(),
+        me: Member {
+            id: 0x5eed_0002,
+            name: "raw".to_string(),
+            address: "127.0.0.1:9".to_string(),
+        },
+        known: Vec::new(),
+        nonce,
+    })
+}
+
+async fn next(connection: &mut RawConnection) -> Frame {
+    match tokio::time::timeout(WAIT, connection.next_frame()).await {
+        Ok(Some(frame)) => frame,
+        other => panic!("expected a frame, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn members_that_share_the_secret_route_and_the_others_are_refused() {
+    let dir = temp_dir("cluster-secret");
+    let _guard = TempDirGuard(dir.clone());
+    let shared = write_secret(&dir, "shared", SECRET);
+    let other = write_secret(&dir, "other", "another secret, sixteen bytes or more");
+    let a = member("a", None, Some(&shared));
+    let b = member("b", Some(&a), Some(&shared));
+    let c = member("c", Some(&a), Some(&other));
+    let d = member("d", Some(&a), None);
+    let on_a = Client::connect(&a.url()).await.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while routes_up(&on_a).await != ["b"] {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "b's route never came"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // c and d dial again with backoff (100 ms, 200 ms, …): still refused well after.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(routes_up(&on_a).await, ["b"]);
+    for outsider in [&c, &d] {
+        let client = Client::connect(&outsider.url()).await.unwrap();
+        assert!(routes_up(&client).await.is_empty());
+    }
+    // Records cross the authenticated route.
+    let mut subscription = on_a
+        .subscribe(Filter::subject("T.*").unwrap())
+        .await
+        .unwrap();
+    let on_b = Client::connect(&b.url()).await.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        on_b.publish(&Record::new(Kind::Log, "T.x")).await.unwrap();
+        on_b.flush(WAIT).await.unwrap();
+        match tokio::time::timeout(Duration::from_millis(200), subscription.next()).await {
+            Ok(Some(herald_client::Event::Record(record))) => {
+                assert_eq!(record.subject(), "T.x");
+                break;
+            }
+            Ok(other) => panic!("unexpected {other:?}"),
+            Err(_) => assert!(tokio::time::Instant::now() < deadline, "no record crossed"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_route_is_taken_only_with_the_proof_the_protocol_describes() {
+    let dir = temp_dir("cluster-secret-raw");
+    let _guard = TempDirGuard(dir.clone());
+    let a = member("a", None, Some(&write_secret(&dir, "shared", SECRET)));
+    let route: std::net::SocketAddr = a.route_addr.as_deref().unwrap().parse().unwrap();
+    let ours = vec![0x42; 32];
+
+    // The proof of the docs: the member's own proof checks out, and ours is taken.
+    let mut connection = RawConnection::connect(route).await;
+    connection.send(&stranger(Some(ours.clone()))).await;
+    let Frame::Members(members) = next(&mut connection).await else {
+        panic!("expected MEMBERS first");
+    };
+    let theirs = members
+        .nonce
+        .clone()
+        .expect("a nonce from a member with a secret");
+    assert_eq!(theirs.len(), 32);
+    let Frame::RouteAuth(their_proof) = next(&mut connection).await else {
+        panic!("expected ROUTE_AUTH second");
+    };
+    let expected = proof(SECRET, false, "test", &ours, &theirs, members.me.id);
+    assert_eq!(their_proof, expected, "the acceptor's proof, as documented");
+    let our_proof = proof(SECRET, true, "test", &theirs, &ours, 0x5eed_0002);
+    connection.send(&Frame::RouteAuth(our_proof)).await;
+    let frame = next(&mut connection).await;
+    assert!(!matches!(frame, Frame::Error(_)), "taken: {frame:?}");
+    drop(connection);
+
+    // Refused: no nonce (no `answer`); a wrong secret; a proof made for another nonce; the
+    // member's own proof sent back; another frame where the proof is due. `answer` is given
+    // the member's nonce, ours and the member's id.
+    type Answer = fn(&[u8], &[u8], u64) -> Frame;
+    let refusals: [(Option<Answer>, &str); 5] = [
+        (None, "has no cluster secret and this member needs one"),
+        (
+            Some(|theirs, ours, _| {
+                let wrong = "not the secret at all";
+                Frame::RouteAuth(proof(wrong, true, "test", theirs, ours, 0x5eed_0002))
+            }),
+            "does not know this cluster's secret",
+        ),
+        (
+            Some(|_, ours, _| {
+                Frame::RouteAuth(proof(SECRET, true, "test", &[0x17; 32], ours, 0x5eed_0002))
+            }),
+            "does not know this cluster's secret",
+        ),
+        (
+            Some(|theirs, ours, id| {
+                Frame::RouteAuth(proof(SECRET, false, "test", ours, theirs, id))
+            }),
+            "does not know this cluster's secret",
+        ),
+        (
+            Some(|_, _, _| Frame::Ping),
+            "sent PING where its ROUTE_AUTH was due",
+        ),
+    ];
+    for (answer, expected) in refusals {
+        let mut connection = RawConnection::connect(route).await;
+        connection
+            .send(&stranger(answer.map(|_| ours.clone())))
+            .await;
+        let Frame::Members(members) = next(&mut connection).await else {
+            panic!("expected MEMBERS first");
+        };
+        if let Some(answer) = answer {
+            assert!(matches!(next(&mut connection).await, Frame::RouteAuth(_)));
+            let theirs = members.nonce.unwrap();
+            connection
+                .send(&answer(&theirs, &ours, members.me.id))
+                .await;
+        }
+        let errors = connection.errors_until_close().await;
+        assert_eq!(errors.len(), 1, "{expected}: {errors:?}");
+        assert_eq!(errors[0].code, ErrorCode::Handshake);
+        assert!(errors[0]
+            .message
+            .starts_with("route refused: the member at 127.0.0.1:"));
+        assert!(
+            errors[0].message.contains(expected),
+            "{}",
+            errors[0].message
+        );
+    }
+}
+
+#[test]
+fn routes_beyond_loopback_need_the_secret_or_insecure_open() {
+    let dir = temp_dir("cluster-secret-check");
+    let _guard = TempDirGuard(dir.clone());
+    let check = |extra: &[&str]| {
+        let output = Command::new(HERALD)
+            .args(["serve", "--check-config", "--data-dir"])
+            .arg(dir.join("data"))
+            .args(["--cluster", "site", "--cluster-listen", "0.0.0.0:7401"])
+            .args(extra)
+            .env_remove("HERALD_SERVER")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).to_string()
+            + &String::from_utf8_lossy(&output.stderr);
+        (output.status.success(), text)
+    };
+    let (ok, text) = check(&[]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("cluster routes on 0.0.0.0:7401 with no cluster secret"),
+        "{text}"
+    );
+    let good = write_secret(&dir, "good", SECRET);
+    let (ok, text) = check(&["--cluster-secret-file", &good]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "routes: members prove they know the cluster secret in {good}"
+        )),
+        "{text}"
+    );
+    let short = write_secret(&dir, "short", "too short");
+    let (ok, text) = check(&["--cluster-secret-file", &short]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!("the cluster secret {short} holds 9 bytes")),
+        "{text}"
+    );
+}
