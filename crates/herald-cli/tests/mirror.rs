@@ -286,3 +286,76 @@ async fn types_declared_after_the_feed_began_reach_the_mirror_which_restarts_on_
     let _ = std::fs::remove_dir_all(&public_dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A mirror whose client port speaks TLS is fed over TLS (`to = "herald+tls://…"`, `ca`);
+/// a source that trusts another CA, or dials it in plain TCP, never feeds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirror_on_tls_is_fed_over_tls_by_a_source_that_trusts_its_ca() {
+    let dir = temp_dir("mirror-tls");
+    let certs = dir.join("certs");
+    herald_server::tls::dev::make(&certs, &[], &[]).unwrap();
+    let other_ca = dir.join("other");
+    herald_server::tls::dev::make(&other_ca, &[], &[]).unwrap();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let (cert, key) = (certs.join("server.pem"), certs.join("server-key.pem"));
+    let _public = ServeProcess::start(
+        HERALD,
+        &[
+            "--name",
+            "public",
+            "--listen",
+            &listen,
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let source = |name: &str, to: &str, ca: &std::path::Path| {
+        let config = dir.join(format!("{name}.toml"));
+        let text = format!(
+            "[[mirror]]\nto = \"{to}\"\n{}subjects = [\"ANTENNA.*\"]\n",
+            if to.starts_with("herald+tls") {
+                format!("ca = \"{}\"\n", ca.join("ca.pem").display())
+            } else {
+                String::new()
+            }
+        );
+        std::fs::write(&config, text).unwrap();
+        ServeProcess::start(
+            HERALD,
+            &["--name", name, "--config", config.to_str().unwrap()],
+        )
+    };
+    let tls_to = format!("herald+tls://127.0.0.1:{port}");
+    let control = source("control", &tls_to, &certs);
+    let stranger = source("stranger", &tls_to, &other_ca);
+    let plain = source("plain", &format!("herald://127.0.0.1:{port}"), &certs);
+    let on_source = Client::connect(&control.url()).await.unwrap();
+    fed(&on_source).await;
+    let url = format!("{tls_to}?ca={}", certs.join("ca.pem").display());
+    let on_public = Client::connect(&url).await.unwrap();
+    let mut watching = on_public
+        .subscribe(Filter::subject("ANTENNA.*").unwrap())
+        .await
+        .unwrap();
+    for n in 0..5 {
+        on_source.publish(&record("ANTENNA.DV02", n)).await.unwrap();
+    }
+    on_source.flush(WAIT).await.unwrap();
+    for n in 0..5 {
+        let delivered = watching.next_record_timeout(WAIT).await.unwrap();
+        assert_eq!(delivered.record().text, format!("ANTENNA.DV02 {n}"));
+    }
+    // The other two have tried for a while (backoff from 100 ms) and never fed it.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    for process in [&stranger, &plain] {
+        let client = Client::connect(&process.url()).await.unwrap();
+        let data = client.monitor().await.unwrap();
+        let mirrors = format!("{:?}", herald_client::monitor_value(&data, "mirrors"));
+        assert!(mirrors.contains("(\"up\", Bool(false))"), "{mirrors}");
+    }
+    drop((control, stranger, plain));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -22,9 +22,10 @@ pub struct TlsOptions {
     pub client_cert: Option<(PathBuf, PathBuf)>,
 }
 
-/// A TLS configuration ready for connections, built once per client.
+/// A TLS configuration ready for connections, built once per client (and by a server for
+/// each connection of its feed to a mirror).
 #[derive(Clone)]
-pub(crate) struct Tls {
+pub struct Tls {
     connector: TlsConnector,
 }
 
@@ -39,7 +40,7 @@ impl Tls {
     ///
     /// # Errors
     /// A message naming the file that is missing or not what it should be.
-    pub(crate) fn new(options: &TlsOptions) -> Result<Tls, String> {
+    pub fn new(options: &TlsOptions) -> Result<Tls, String> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let roots = match &options.ca_file {
             Some(path) => {
@@ -85,7 +86,7 @@ impl Tls {
     ///
     /// # Errors
     /// A message saying why, with a hint where the likely cause is known.
-    pub(crate) async fn connect(
+    pub async fn connect(
         &self,
         server: &str,
         stream: TcpStream,

@@ -62,15 +62,15 @@ pub struct Preflight {
 }
 
 impl Server {
-    /// Reads the identities, TLS and cluster secret files `config` names and checks that the
-    /// server may listen where it is told to (no identities beyond loopback, or routes
-    /// beyond loopback with no cluster secret, without `insecure_open`): what
+    /// Reads the identities, TLS, cluster secret and mirror TLS files `config` names and
+    /// checks that the server may listen where it is told to (no identities beyond loopback,
+    /// or routes beyond loopback with no cluster secret, without `insecure_open`): what
     /// [`Server::start`] does first, binding nothing and writing nothing (`herald serve
     /// --check-config`).
     ///
     /// # Errors
     /// The refusal, naming the address and the setting that would allow it; an identities,
-    /// TLS or secret file that cannot be read or used, naming it.
+    /// TLS, secret or mirror TLS file that cannot be read or used, naming it.
     pub fn preflight(config: &Config) -> std::io::Result<Preflight> {
         let guard = crate::revoke::open_guard(config)?;
         let tls = match &config.tls {
@@ -85,6 +85,17 @@ impl Server {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, message)
             })?),
         };
+        // Read again for each connection; checked here so a wrong path stops the start.
+        for (index, mirror) in config.mirrors.iter().enumerate() {
+            if let Some(options) = &mirror.tls {
+                herald_client::tls::Tls::new(options).map_err(|err| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("mirror {} (to {}): TLS: {err}", index + 1, mirror.to),
+                    )
+                })?;
+            }
+        }
         Ok(Preflight {
             guard,
             tls,

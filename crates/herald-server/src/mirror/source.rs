@@ -16,7 +16,7 @@ use herald_proto::info::ObjectData;
 use herald_proto::route::MirrorFeed;
 use herald_proto::{Filter, Frame};
 use herald_router::{Queue, Subscription};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -96,9 +96,12 @@ pub fn start(shared: &Arc<Shared>) -> (Vec<Arc<MirrorLink>>, Vec<tokio::task::Jo
     (links, tasks)
 }
 
-/// Keeps the mirror fed: connects, serves until the connection ends, waits, again.
+/// Keeps the mirror fed: connects, serves until the connection ends, waits, again. Why it
+/// cannot connect is logged as a warning when the reason changes (a mirror down, a refused
+/// token, a certificate its CA does not sign), then at debug level while it stays the same.
 async fn run(shared: Arc<Shared>, link: Arc<MirrorLink>, mut shutdown: Shutdown) {
     let mut backoff = FIRST_BACKOFF;
+    let mut last_failure = None;
     loop {
         let started = Instant::now();
         let ended = tokio::select! {
@@ -109,8 +112,17 @@ async fn run(shared: Arc<Shared>, link: Arc<MirrorLink>, mut shutdown: Shutdown)
         link.up.store(false, Ordering::Relaxed);
         link.round_trip.reset();
         match ended {
-            Ok(why) => tracing::warn!(mirror = %link.config.to, why, "mirror connection ended"),
-            Err(why) => tracing::debug!(mirror = %link.config.to, why, "cannot feed the mirror"),
+            Ok(why) => {
+                last_failure = None;
+                tracing::warn!(mirror = %link.config.to, why, "mirror connection ended");
+            }
+            Err(why) if last_failure.as_ref() == Some(&why) => {
+                tracing::debug!(mirror = %link.config.to, why, "cannot feed the mirror");
+            }
+            Err(why) => {
+                tracing::warn!(mirror = %link.config.to, "cannot feed the mirror: {why} (trying again with backoff)");
+                last_failure = Some(why);
+            }
         }
         if started.elapsed() > MAX_BACKOFF {
             backoff = FIRST_BACKOFF;
@@ -129,7 +141,7 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
         .await
         .map_err(|err| format!("connecting: {err}"))?;
     let _ = stream.set_nodelay(true);
-    let (read, mut write) = stream.into_split();
+    let (read, mut write) = secured(stream, link).await?;
     let mut reader = FrameReader::new(read, shared.config().max_frame_bytes);
     let hello = Frame::Hello(Hello {
         version: PROTOCOL_VERSION,
@@ -203,6 +215,30 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
     writer.abort();
     Ok(ended)
 }
+
+/// The two halves of a connection to the mirror: over TLS when its `to` is
+/// `herald+tls://` (the CA and certificate files are read for each connection, so a
+/// replaced file counts from the next), else the plain stream's.
+async fn secured(stream: TcpStream, link: &MirrorLink) -> Result<(Reading, Writing), String> {
+    let Some(options) = &link.config.tls else {
+        let (read, write) = stream.into_split();
+        return Ok((Box::new(read), Box::new(write)));
+    };
+    let tls = herald_client::tls::Tls::new(options).map_err(|err| format!("TLS: {err}"))?;
+    // The client's hints name its URL's options; here they are the mirror's keys.
+    let stream = tls.connect(&link.config.to, stream).await.map_err(|err| {
+        err.replace("?cert=FILE&key=FILE", "`cert` and `key`")
+            .replace("?ca=FILE", "the mirror's `ca`")
+            .replace("?ca=", "`ca`")
+    })?;
+    let (read, write) = tokio::io::split(stream);
+    Ok((Box::new(read), Box::new(write)))
+}
+
+/// A connection's reading half, plain or TLS.
+type Reading = Box<dyn AsyncRead + Send + Unpin>;
+/// A connection's writing half, plain or TLS.
+type Writing = Box<dyn AsyncWrite + Send + Unpin>;
 
 async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
     shared: &Shared,
