@@ -641,3 +641,59 @@ async fn a_route_from_another_cluster_or_a_member_of_the_same_name_is_refused() 
         other => panic!("expected the route's frames, got {other:?}"),
     }
 }
+
+/// The names of the members `client`'s server knows, as its monitor lists them, sorted.
+async fn member_names(client: &Client) -> Vec<String> {
+    let data = client.monitor().await.unwrap();
+    let cluster = herald_client::monitor_value(&data, "cluster").expect("a cluster");
+    let Value::Array(members) = field(cluster, "members") else {
+        panic!("members: {cluster:?}");
+    };
+    let mut names: Vec<String> = members
+        .iter()
+        .map(|m| match field(m, "name") {
+            Value::Str(name) => name.clone(),
+            other => panic!("name: {other:?}"),
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// A restarted member is a new member (a new id) of the same name: once its route is up the
+/// others forget its old self — no longer listed, gossiped or dialed — so restarts do not
+/// pile up members that are gone for good.
+#[tokio::test]
+async fn a_restarted_member_is_listed_once_and_its_old_selves_forgotten() {
+    let a = member("a", None);
+    let b = member("b", Some(&a));
+    let mut c = member("c", Some(&a));
+    let clients = [
+        Client::connect(&a.url()).await.unwrap(),
+        Client::connect(&b.url()).await.unwrap(),
+    ];
+    wait_for_routes(&clients, 2, 0).await;
+    for _ in 0..2 {
+        c.kill();
+        c = member("c", Some(&a));
+        let deadline = tokio::time::Instant::now() + WAIT;
+        for (client, expected) in clients.iter().zip([["b", "c"], ["a", "c"]]) {
+            loop {
+                let up = routes(client)
+                    .await
+                    .iter()
+                    .filter(|r| matches!(field(r, "up"), Value::Bool(true)))
+                    .count();
+                if up == 2 && member_names(client).await == expected {
+                    break;
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "members {:?}, {up} routes up",
+                    member_names(client).await
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}

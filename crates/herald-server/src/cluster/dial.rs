@@ -49,7 +49,10 @@ pub async fn listen(
     }
 }
 
-/// Keeps a route to `address` (whose member is `id`, once known) until shutdown.
+/// Keeps a route to `address` (whose member is `id`, once known) until shutdown. A seed's
+/// dialer (no `id` at first) follows whatever member answers at its address, a restarted
+/// one too; a learned member's dialer stops once that member is forgotten (its name came
+/// back under a new id).
 pub async fn dial(
     address: String,
     mut id: Option<u64>,
@@ -57,8 +60,13 @@ pub async fn dial(
     cluster: Arc<Cluster>,
     mut shutdown: Shutdown,
 ) {
+    let seed = id.is_none();
     let mut backoff = FIRST_BACKOFF;
     loop {
+        if !seed && id.is_some_and(|id| !cluster.knows(id)) {
+            tracing::debug!(%address, "no longer dialing a member that is gone for good");
+            return;
+        }
         if id.is_some_and(|id| cluster.has_route(id)) {
             // Up the other way: look again when routes change.
             tokio::select! {

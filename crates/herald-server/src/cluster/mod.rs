@@ -71,6 +71,32 @@ pub struct Cluster {
     pub secret: Option<secret::RouteSecret>,
 }
 
+impl State {
+    /// Whether `member` is an old self of a member routed to now: the same name, another
+    /// id. Names are unique in a cluster and a restarted member is a new id, so that id is
+    /// gone for good (whoever still gossips it).
+    fn old_self(&self, member: &Member) -> bool {
+        self.links
+            .values()
+            .any(|l| l.is_up() && l.member().name == member.name && l.member().id != member.id)
+    }
+
+    /// Forgets the old selves of `member`, whose route is up: they are no longer listed,
+    /// told of in `MEMBERS` or dialed. Their links, if any, still hold until they expire.
+    fn forget_old_selves(&mut self, member: &Member) {
+        let old: Vec<u64> = self
+            .known
+            .values()
+            .filter(|m| m.name == member.name && m.id != member.id)
+            .map(|m| m.id)
+            .collect();
+        for id in old {
+            self.known.remove(&id);
+            self.dialing.remove(&id);
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
     /// Every other member known, by id.
@@ -153,6 +179,9 @@ impl Cluster {
         let mut dial = Vec::new();
         let mut changed = false;
         for member in members.iter().filter(|m| m.id != self.me.id) {
+            if state.old_self(member) {
+                continue;
+            }
             if state.known.insert(member.id, member.clone()).is_none() {
                 changed = true;
                 let routed = state.links.get(&member.id).is_some_and(|l| l.is_up());
@@ -166,6 +195,11 @@ impl Cluster {
             self.broadcast(self.members_frame());
         }
         dial
+    }
+
+    /// Whether member `id` is known: a dialer of a member that was forgotten stops.
+    pub fn knows(&self, id: u64) -> bool {
+        self.state().known.contains_key(&id)
     }
 
     /// Claims the dialer for member `id` (a seed's, once its id is known); false if another
@@ -245,6 +279,7 @@ impl Cluster {
             }
         };
         let token = link.attach(far.clone(), outbound, control.clone(), Arc::clone(close));
+        state.forget_old_selves(far);
         // Under the lock, so no `MEMBERS` of another task slips in before the snapshot ends.
         self.interests.add_route(link.connection, control.clone());
         let _ = control.send(members_frame(&self.name, &self.me, &state));
