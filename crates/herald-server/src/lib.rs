@@ -63,6 +63,7 @@ pub mod connection;
 pub mod connection_limit;
 pub mod data_lock;
 pub mod events;
+pub mod halves;
 pub mod http;
 pub mod info;
 pub mod ingest;

@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::auth::Guard;
-use crate::cluster::secret::RouteSecret;
+use crate::cluster::RouteGuards;
 use crate::config::Config;
 use crate::connection_limit::ConnectionLimit;
 use crate::data_lock::DataDirGuard;
@@ -57,8 +57,8 @@ pub struct Preflight {
     pub guard: Guard,
     /// The TLS certificate and key, when TLS is on.
     pub tls: Option<Arc<Tls>>,
-    /// The secret cluster members prove they know, when `[cluster] secret_file` names one.
-    pub route_secret: Option<RouteSecret>,
+    /// What guards the cluster routes: the secret, TLS to the other members.
+    pub routes: RouteGuards,
 }
 
 impl Server {
@@ -79,11 +79,11 @@ impl Server {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("TLS: {err}"))
             })?)),
         };
-        let route_secret = match config.cluster.as_ref().and_then(|c| c.secret_file.as_ref()) {
-            None => None,
-            Some(path) => Some(RouteSecret::load(path).map_err(|message| {
+        let routes = match &config.cluster {
+            None => RouteGuards::default(),
+            Some(cluster) => RouteGuards::load(cluster).map_err(|message| {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, message)
-            })?),
+            })?,
         };
         // Read again for each connection; checked here so a wrong path stops the start.
         for (index, mirror) in config.mirrors.iter().enumerate() {
@@ -96,11 +96,7 @@ impl Server {
                 })?;
             }
         }
-        Ok(Preflight {
-            guard,
-            tls,
-            route_secret,
-        })
+        Ok(Preflight { guard, tls, routes })
     }
 
     /// Locks the data directory, binds the configured addresses (native protocol, then
@@ -111,11 +107,7 @@ impl Server {
     /// bind error, with the address, e.g. when the port is taken.
     pub async fn start(config: Config) -> std::io::Result<Server> {
         // Before binding: a server that refuses to be open leaves no port or directory.
-        let Preflight {
-            guard,
-            tls,
-            route_secret,
-        } = Server::preflight(&config)?;
+        let Preflight { guard, tls, routes } = Server::preflight(&config)?;
         let listener = bind(config.listen, "listen").await?;
         let local_addr = listener.local_addr()?;
         let http_listener = bind(config.http, "serve HTTP").await?;
@@ -224,8 +216,7 @@ impl Server {
             Shutdown::new(receiver.clone()),
         )));
         if let Some(config) = shared.config().cluster.clone() {
-            let started = crate::cluster::start(shared.local(), &config, route_secret).await?;
-            let (cluster, started) = started;
+            let (cluster, started) = crate::cluster::start(shared.local(), &config, routes).await?;
             let _ = shared.cluster.set(cluster);
             tasks.extend(started);
         }

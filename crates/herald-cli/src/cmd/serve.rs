@@ -106,11 +106,7 @@ fn check_config(config: &Config, warnings: &[String]) -> anyhow::Result<ExitCode
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-    let Preflight {
-        guard,
-        tls,
-        route_secret,
-    } = Server::preflight(config)?;
+    let Preflight { guard, tls, .. } = Server::preflight(config)?;
     println!("configuration OK");
     println!("{config:#?}");
     println!("archive rules, first match decides:");
@@ -121,10 +117,10 @@ fn check_config(config: &Config, warnings: &[String]) -> anyhow::Result<ExitCode
     if let Some(tls) = tls {
         println!("tls:    {}", tls.describe());
     }
-    if let Some(secret) = route_secret {
+    if let Some(cluster) = &config.cluster {
         println!(
-            "routes: members prove they know the cluster secret in {}",
-            secret.path.display()
+            "routes: {}",
+            herald_server::cluster::describe_routes(cluster)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -239,10 +235,10 @@ async fn serve(
     eprintln!("  access: {}", server.guard().describe());
     if let Some(cluster) = server.cluster() {
         eprintln!("  cluster: {}", herald_server::cluster::describe(cluster));
-        eprintln!(
-            "  routes: {}",
-            herald_server::cluster::describe_routes(cluster)
-        );
+        if let Some(config) = &server.config_in_force().cluster {
+            let routes = herald_server::cluster::describe_routes(config);
+            eprintln!("  routes: {routes}");
+        }
     }
     let (scheme, http) = match server.tls() {
         Some(tls) => {

@@ -1,17 +1,22 @@
 //! The route listener, and the dialers: one per seed and one per member learned of whose id
 //! is greater than this member's (between two members the smaller id dials). A dialer keeps
 //! its route up: after a route ends it dials again, with backoff, for as long as the server
-//! runs; it does not dial while a route to its member is open the other way.
+//! runs; it does not dial while a route to its member is open the other way. With
+//! `[cluster] tls` both speak TLS: the listener with the server's certificate, the dialer
+//! checking the other member's.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use herald_proto::{ErrorCode, ErrorFrame, Frame};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::route::{self, Ended};
 use super::Cluster;
+use crate::halves::{self, Reading, Writing};
 use crate::local::Local;
 use crate::shutdown::Shutdown;
+use crate::tls::{dial, session};
 
 /// First pause after a failed attempt; doubled up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
@@ -39,9 +44,16 @@ pub async fn listen(
         };
         let (shared, cluster) = (Arc::clone(&shared), Arc::clone(&cluster));
         tokio::spawn(async move {
+            let _ = stream.set_nodelay(true);
+            let io = match accepted(&shared, &cluster, stream).await {
+                Ok(io) => io,
+                Err(why) => {
+                    tracing::warn!(%peer, "route refused: {why}");
+                    return;
+                }
+            };
             let signal = shared.shutdown_signal();
-            if let Ended::Refused(why) =
-                route::run(stream, peer, false, shared, cluster, signal).await
+            if let Ended::Refused(why) = route::run(io, peer, false, shared, cluster, signal).await
             {
                 tracing::warn!(%peer, "route refused: {why}");
             }
@@ -85,16 +97,15 @@ pub async fn dial(
                 let peer = stream
                     .peer_addr()
                     .unwrap_or_else(|_| ([0, 0, 0, 0], 0).into());
-                let signal = shared.shutdown_signal();
-                route::run(
-                    stream,
-                    peer,
-                    true,
-                    Arc::clone(&shared),
-                    Arc::clone(&cluster),
-                    signal,
-                )
-                .await
+                let _ = stream.set_nodelay(true);
+                match dialed(&cluster, &address, stream).await {
+                    Ok(io) => {
+                        let signal = shared.shutdown_signal();
+                        let (shared, cluster) = (Arc::clone(&shared), Arc::clone(&cluster));
+                        route::run(io, peer, true, shared, cluster, signal).await
+                    }
+                    Err(why) => Ended::Refused(why),
+                }
             }
             Err(err) => {
                 // A member that is down is no news: it is dialed again with backoff.
@@ -125,4 +136,52 @@ pub async fn dial(
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
+}
+
+/// The halves of a route connection accepted: after the TLS handshake when routes speak
+/// TLS (a member that speaks plain TCP is told so in an `ERROR`), else the plain stream's.
+async fn accepted(
+    shared: &Local,
+    cluster: &Cluster,
+    stream: TcpStream,
+) -> Result<(Reading, Writing), String> {
+    let Some(tls) = shared.tls.as_ref().filter(|_| cluster.tls.is_some()) else {
+        return Ok(halves::plain(stream));
+    };
+    let answer = Frame::Error(ErrorFrame {
+        cid: 0,
+        code: ErrorCode::Handshake,
+        message: "route refused: this route listener speaks TLS: set `[cluster] tls = true` \
+                  on every member"
+            .to_string(),
+    });
+    let timeout = shared.config().handshake_timeout;
+    let (session, _) = session::accept(
+        tls.route_acceptor(),
+        stream,
+        |s| s,
+        &answer.to_bytes(),
+        timeout,
+    )
+    .await
+    .map_err(|err| err.to_string())?;
+    Ok(halves::of(session))
+}
+
+/// The halves of a route connection dialed to `address`: over TLS, checking the other
+/// member's certificate, when routes speak TLS, else the plain stream's.
+async fn dialed(
+    cluster: &Cluster,
+    address: &str,
+    stream: TcpStream,
+) -> Result<(Reading, Writing), String> {
+    let Some(tls) = &cluster.tls else {
+        return Ok(halves::plain(stream));
+    };
+    let settings = dial::Settings {
+        ca: "`cluster.ca`",
+        cert: "a client certificate (routes ask for none)",
+    };
+    let session = dial::connect(tls, address, stream, &settings).await?;
+    Ok(halves::of(session))
 }

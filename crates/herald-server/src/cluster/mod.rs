@@ -69,6 +69,43 @@ pub struct Cluster {
     /// The secret a route's far side must prove it knows; `None`: routes are not
     /// authenticated.
     pub secret: Option<secret::RouteSecret>,
+    /// TLS to the other members' route listeners (`[cluster] tls`): how a dialer checks
+    /// their certificates. The listener then speaks TLS with the server's certificate.
+    pub tls: Option<herald_client::tls::Tls>,
+}
+
+/// What guards the routes, read before the server binds ([`crate::Server::preflight`]).
+#[derive(Debug, Default)]
+pub struct RouteGuards {
+    /// The cluster secret (`secret_file`).
+    pub secret: Option<secret::RouteSecret>,
+    /// TLS to the other members, checking their certificates against `ca`.
+    pub tls: Option<herald_client::tls::Tls>,
+}
+
+impl RouteGuards {
+    /// Reads the files `config` names: the secret, the CA of the members' certificates.
+    ///
+    /// # Errors
+    /// A message naming the file that cannot be read or used.
+    pub fn load(config: &ClusterConfig) -> Result<RouteGuards, String> {
+        let secret = match &config.secret_file {
+            None => None,
+            Some(path) => Some(secret::RouteSecret::load(path)?),
+        };
+        let tls = match &config.tls {
+            None => None,
+            Some(ca) => {
+                let options = herald_client::TlsOptions {
+                    ca_file: ca.clone(),
+                    client_cert: None,
+                };
+                let tls = herald_client::tls::Tls::new(&options);
+                Some(tls.map_err(|err| format!("TLS on routes (cluster.ca): {err}"))?)
+            }
+        };
+        Ok(RouteGuards { secret, tls })
+    }
 }
 
 impl State {
@@ -111,13 +148,12 @@ struct State {
 
 impl Cluster {
     /// A cluster member named `server` whose route listener others reach at `address`, its
-    /// routes authenticated by `secret` when there is one, and the receiver of the members
-    /// it asks to dial.
+    /// routes guarded by `guards`, and the receiver of the members it asks to dial.
     pub fn new(
         config: &ClusterConfig,
         server: &str,
         address: String,
-        secret: Option<secret::RouteSecret>,
+        guards: RouteGuards,
     ) -> (Cluster, tokio::sync::mpsc::UnboundedReceiver<Member>) {
         let (dials, requests) = tokio::sync::mpsc::unbounded_channel();
         let id = loop {
@@ -135,7 +171,8 @@ impl Cluster {
             info: info::CloudInfo::new(namespaces, server),
             asked: query::Asked::default(),
             hold: config.hold,
-            secret,
+            secret: guards.secret,
+            tls: guards.tls,
             name: config.name.clone(),
             me: Member {
                 id,
@@ -386,15 +423,15 @@ fn members_frame(cluster: &str, me: &Member, state: &State) -> Frame {
 }
 
 /// Binds the route listener, and starts it, the dialers to the seeds, and the task that drops
-/// links down for too long; `secret` (read by [`crate::Server::preflight`]) authenticates
-/// the routes.
+/// links down for too long; `guards` (read by [`crate::Server::preflight`]) guard the
+/// routes.
 ///
 /// # Errors
 /// The bind error, naming the address.
 pub async fn start(
     shared: &Arc<Local>,
     config: &ClusterConfig,
-    secret: Option<secret::RouteSecret>,
+    guards: RouteGuards,
 ) -> std::io::Result<(Arc<Cluster>, Vec<tokio::task::JoinHandle<()>>)> {
     let listener = TcpListener::bind(config.listen).await.map_err(|err| {
         std::io::Error::new(
@@ -407,7 +444,7 @@ pub async fn start(
         .advertise
         .clone()
         .unwrap_or_else(|| bound.to_string());
-    let (cluster, mut requests) = Cluster::new(config, &shared.config().name, address, secret);
+    let (cluster, mut requests) = Cluster::new(config, &shared.config().name, address, guards);
     let cluster = Arc::new(cluster);
     shared
         .router
@@ -513,16 +550,27 @@ fn leases(
     ))
 }
 
-/// Says how routes are authenticated, for the server's banner.
-pub fn describe_routes(cluster: &Cluster) -> String {
-    match &cluster.secret {
-        Some(secret) => format!(
+/// Says how routes are guarded, for the server's banner and `--check-config`.
+pub fn describe_routes(config: &ClusterConfig) -> String {
+    let secret = match &config.secret_file {
+        Some(path) => format!(
             "members prove they know the cluster secret in {}",
-            secret.path.display()
+            path.display()
         ),
         None => "not authenticated (no cluster secret): keep the route listener on loopback or \
                  a trusted network"
             .to_string(),
+    };
+    match &config.tls {
+        None => secret,
+        Some(ca) => {
+            let ca = ca
+                .as_ref()
+                .map_or("the system's trust store".to_string(), |ca| {
+                    ca.display().to_string()
+                });
+            format!("{secret}; TLS, the other members' certificates checked against {ca}")
+        }
     }
 }
 

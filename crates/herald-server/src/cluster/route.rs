@@ -14,13 +14,13 @@ use herald_proto::route::InfoChange;
 use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Frame};
 use herald_router::RouteContext;
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::secret::{self, FarSide, NearSide, RouteSecret};
 use super::{Cluster, Link};
 use crate::connection::FrameReader;
+use crate::halves::{Reading, Writing};
 use crate::local::Local;
 use crate::shutdown::Shutdown;
 
@@ -42,17 +42,16 @@ pub enum Ended {
     Closed(u64),
 }
 
-/// Runs a route over `stream` until it ends.
+/// Runs a route over `(read, write)`, a connection with `peer` (plain or TLS), until it
+/// ends.
 pub async fn run(
-    stream: TcpStream,
+    (read, mut write): (Reading, Writing),
     peer: SocketAddr,
     outbound: bool,
     shared: Arc<Local>,
     cluster: Arc<Cluster>,
     mut shutdown: Shutdown,
 ) -> Ended {
-    let _ = stream.set_nodelay(true);
-    let (read, mut write) = stream.into_split();
     let mut reader = FrameReader::new(read, shared.config().max_frame_bytes);
     let nonce = cluster.secret.as_ref().map(|_| RouteSecret::nonce());
     if write
@@ -69,6 +68,12 @@ pub async fn run(
     };
     let members = match first {
         Some(Frame::Members(members)) => members,
+        // A listener that speaks TLS (or refuses for another reason) says so.
+        Some(Frame::Error(error)) => {
+            let why = error.message.strip_prefix("route refused: ");
+            let why = why.unwrap_or(&error.message);
+            return Ended::Refused(format!("the other side refused it: {why}"));
+        }
         other => {
             let what = other.map_or("nothing".to_string(), |f| f.frame_type().name().to_string());
             return Ended::Refused(format!("expected MEMBERS first, got {what}"));

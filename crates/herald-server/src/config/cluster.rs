@@ -24,7 +24,7 @@ pub const DEFAULT_ROUTE_PORT: u16 = 7401;
 
 /// Keys of the `[cluster]` section; `HERALD_CLUSTER_<KEY>` sets them too (`routes` as a
 /// comma-separated list).
-pub const CLUSTER_KEYS: [&str; 7] = [
+pub const CLUSTER_KEYS: [&str; 9] = [
     "name",
     "listen",
     "advertise",
@@ -32,6 +32,8 @@ pub const CLUSTER_KEYS: [&str; 7] = [
     "lease",
     "hold",
     "secret_file",
+    "tls",
+    "ca",
 ];
 /// Default time a link outlives its route's connection.
 pub const DEFAULT_HOLD_MS: u64 = 30_000;
@@ -54,6 +56,10 @@ pub struct RawClusterConfig {
     pub hold: Option<Quantity>,
     /// The file holding the cluster secret, the same on every member.
     pub secret_file: Option<String>,
+    /// Routes speak TLS, with the server's certificate (`tls_cert`, `tls_key`).
+    pub tls: Option<bool>,
+    /// With `tls`: the CA file (PEM) the other members' certificates must chain to.
+    pub ca: Option<String>,
     /// The namespaces of information objects.
     pub namespaces: Option<Vec<RawNamespace>>,
 }
@@ -99,12 +105,16 @@ pub struct ClusterConfig {
     /// The file of the secret every member proves it knows when a route starts
     /// (`crate::cluster::secret`); `None`: routes are not authenticated.
     pub secret_file: Option<PathBuf>,
+    /// TLS on routes: `None` for plain TCP, else the CA file the other members'
+    /// certificates must chain to (`None` inside: the system's trust store).
+    pub tls: Option<Option<PathBuf>>,
     /// The namespaces of information objects, in the order written.
     pub namespaces: Vec<NamespaceConfig>,
 }
 
 /// Reads the section; `None` without one (a single server). `cassandra`: the archive is on
-/// Apache Cassandra, so namespaces may be leased.
+/// Apache Cassandra, so namespaces may be leased; `server_tls`: the server has a
+/// certificate, which routes may speak TLS with.
 ///
 /// # Errors
 /// [`ConfigError::Invalid`] naming the key: no name, a bad address, a bad seed URL, a bad
@@ -112,6 +122,7 @@ pub struct ClusterConfig {
 pub(super) fn from_raw(
     raw: Option<RawClusterConfig>,
     cassandra: bool,
+    server_tls: bool,
 ) -> Result<Option<ClusterConfig>, ConfigError> {
     let Some(raw) = raw else {
         return Ok(None);
@@ -159,8 +170,33 @@ pub(super) fn from_raw(
         lease,
         hold: duration("cluster.hold", raw.hold, DEFAULT_HOLD_MS)?,
         secret_file: raw.secret_file.filter(|f| !f.is_empty()).map(PathBuf::from),
+        tls: route_tls(raw.tls, raw.ca, server_tls)?,
         namespaces,
     }))
+}
+
+/// TLS on routes: on with `tls = true`, which needs the server's certificate; `ca` only
+/// with it.
+fn route_tls(
+    tls: Option<bool>,
+    ca: Option<String>,
+    server_tls: bool,
+) -> Result<Option<Option<PathBuf>>, ConfigError> {
+    let ca = ca.filter(|c| !c.is_empty()).map(PathBuf::from);
+    match tls {
+        Some(true) if !server_tls => Err(invalid(
+            "cluster.tls",
+            "needs tls_cert and tls_key: a route speaks TLS with the server's certificate"
+                .to_string(),
+        )),
+        Some(true) => Ok(Some(ca)),
+        _ if ca.is_some() => Err(invalid(
+            "cluster.ca",
+            "is for TLS on routes: set cluster.tls = true (and the server's tls_cert, tls_key)"
+                .to_string(),
+        )),
+        _ => Ok(None),
+    }
 }
 
 /// Checks one `[[cluster.namespaces]]`.
@@ -236,8 +272,8 @@ mod tests {
 
     #[test]
     fn a_cluster_needs_a_name_and_takes_seed_urls() {
-        assert_eq!(from_raw(None, false).unwrap(), None);
-        let err = from_raw(Some(RawClusterConfig::default()), false)
+        assert_eq!(from_raw(None, false, false).unwrap(), None);
+        let err = from_raw(Some(RawClusterConfig::default()), false, false)
             .unwrap_err()
             .to_string();
         assert!(err.contains("needs a `name`"), "{err}");
@@ -247,6 +283,7 @@ mod tests {
                 routes: Some(vec!["herald://127.0.0.1:7401".into(), "h2:7411".into()]),
                 ..RawClusterConfig::default()
             }),
+            false,
             false,
         )
         .unwrap()
@@ -260,6 +297,7 @@ mod tests {
                 ..RawClusterConfig::default()
             }),
             false,
+            false,
         )
         .unwrap_err()
         .to_string();
@@ -267,5 +305,38 @@ mod tests {
             err.contains("route `http://x:1` is not a herald:// URL"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn tls_on_routes_needs_the_servers_certificate_and_ca_needs_tls() {
+        let raw = |tls: Option<bool>, ca: Option<&str>| RawClusterConfig {
+            name: Some("site".into()),
+            tls,
+            ca: ca.map(Into::into),
+            ..RawClusterConfig::default()
+        };
+        let config = from_raw(Some(raw(Some(true), Some("ca.pem"))), false, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(config.tls, Some(Some(PathBuf::from("ca.pem"))));
+        let config = from_raw(Some(raw(Some(true), None)), false, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(config.tls, Some(None), "the system's trust store");
+        let config = from_raw(Some(raw(Some(false), None)), false, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(config.tls, None);
+        let err = from_raw(Some(raw(Some(true), None)), false, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`cluster.tls`: needs tls_cert and tls_key"),
+            "{err}"
+        );
+        let err = from_raw(Some(raw(None, Some("ca.pem"))), false, true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`cluster.ca`: is for TLS on routes"), "{err}");
     }
 }

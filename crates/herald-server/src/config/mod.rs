@@ -350,6 +350,7 @@ impl Config {
         }
         let archive = archive::from_raw(raw.archive)?;
         let cassandra = matches!(archive.backend, ArchiveBackendConfig::Cassandra { .. });
+        let cluster = cluster::from_raw(raw.cluster, cassandra, tls.is_some())?;
         let log_level = raw
             .log_level
             .unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string());
@@ -411,7 +412,7 @@ impl Config {
             security,
             tls,
             data_dir: PathBuf::from(raw.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.to_string())),
-            cluster: cluster::from_raw(raw.cluster, cassandra)?,
+            cluster,
             mirrors: mirror::from_raw(raw.mirror)?,
             syslog: syslog::from_raw(raw.syslog)?,
             archive,

@@ -16,7 +16,7 @@ use herald_proto::info::ObjectData;
 use herald_proto::route::MirrorFeed;
 use herald_proto::{Filter, Frame};
 use herald_router::{Queue, Subscription};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -24,10 +24,12 @@ use tokio::time::Instant;
 use super::link::MirrorLink;
 use crate::config::MirrorConfig;
 use crate::connection::FrameReader;
+use crate::halves::{self, Reading, Writing};
 use crate::info::ChangeListener;
 use crate::monitor::{ConnectionState, SubscriptionState};
 use crate::shared::Shared;
 use crate::shutdown::Shutdown;
+use crate::tls::dial;
 
 /// First pause before connecting again; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
@@ -221,24 +223,16 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
 /// replaced file counts from the next), else the plain stream's.
 async fn secured(stream: TcpStream, link: &MirrorLink) -> Result<(Reading, Writing), String> {
     let Some(options) = &link.config.tls else {
-        let (read, write) = stream.into_split();
-        return Ok((Box::new(read), Box::new(write)));
+        return Ok(halves::plain(stream));
     };
     let tls = herald_client::tls::Tls::new(options).map_err(|err| format!("TLS: {err}"))?;
-    // The client's hints name its URL's options; here they are the mirror's keys.
-    let stream = tls.connect(&link.config.to, stream).await.map_err(|err| {
-        err.replace("?cert=FILE&key=FILE", "`cert` and `key`")
-            .replace("?ca=FILE", "the mirror's `ca`")
-            .replace("?ca=", "`ca`")
-    })?;
-    let (read, write) = tokio::io::split(stream);
-    Ok((Box::new(read), Box::new(write)))
+    let settings = dial::Settings {
+        ca: "the mirror's `ca`",
+        cert: "the mirror's `cert` and `key`",
+    };
+    let stream = dial::connect(&tls, &link.config.to, stream, &settings).await?;
+    Ok(halves::of(stream))
 }
-
-/// A connection's reading half, plain or TLS.
-type Reading = Box<dyn AsyncRead + Send + Unpin>;
-/// A connection's writing half, plain or TLS.
-type Writing = Box<dyn AsyncWrite + Send + Unpin>;
 
 async fn read_loop<R: tokio::io::AsyncRead + Unpin>(
     shared: &Shared,

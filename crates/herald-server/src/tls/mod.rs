@@ -4,6 +4,7 @@
 //! new certificate, connections already open keep theirs and are not dropped.
 
 pub mod dev;
+pub mod dial;
 pub mod peer;
 pub mod session;
 
@@ -34,6 +35,9 @@ pub struct TlsError(String);
 pub struct Tls {
     settings: TlsConfig,
     current: ArcSwap<ServerConfig>,
+    /// The same certificate for cluster routes, which ask for no client certificate (the
+    /// members prove the cluster secret instead).
+    routes: ArcSwap<ServerConfig>,
     /// The files' bytes when last read: certificate, key, client CA.
     last: Mutex<[Option<Vec<u8>>; 3]>,
 }
@@ -46,10 +50,12 @@ impl Tls {
     /// key that does not match the certificate.
     pub fn load(settings: &TlsConfig) -> Result<Tls, TlsError> {
         let files = read_files(settings);
-        let config = build(settings, &files)?;
+        let config = build(settings, &files, true)?;
+        let routes = build(settings, &files, false)?;
         Ok(Tls {
             settings: settings.clone(),
             current: ArcSwap::from_pointee(config),
+            routes: ArcSwap::from_pointee(routes),
             last: Mutex::new(files),
         })
     }
@@ -57,6 +63,12 @@ impl Tls {
     /// An acceptor with the current certificate, for one new connection.
     pub fn acceptor(&self) -> TlsAcceptor {
         TlsAcceptor::from(self.current.load_full())
+    }
+
+    /// An acceptor with the current certificate for one cluster route, which asks for no
+    /// client certificate.
+    pub fn route_acceptor(&self) -> TlsAcceptor {
+        TlsAcceptor::from(self.routes.load_full())
     }
 
     /// An acceptor that offers HTTP/2 by ALPN, as gRPC clients require.
@@ -95,9 +107,11 @@ impl Tls {
         if *last == files {
             return Ok(false);
         }
-        let config = build(&self.settings, &files);
+        let config = build(&self.settings, &files, true);
+        let routes = build(&self.settings, &files, false);
         *last = files;
         self.current.store(Arc::new(config?));
+        self.routes.store(Arc::new(routes?));
         Ok(true)
     }
 }
@@ -111,15 +125,20 @@ fn read_files(settings: &TlsConfig) -> [Option<Vec<u8>>; 3] {
     ]
 }
 
-/// Builds the rustls configuration from the files' bytes (`files` as [`read_files`] reads).
-fn build(settings: &TlsConfig, files: &[Option<Vec<u8>>; 3]) -> Result<ServerConfig, TlsError> {
+/// Builds the rustls configuration from the files' bytes (`files` as [`read_files`] reads),
+/// with the client CA when `clients` (the front doors) and without (routes).
+fn build(
+    settings: &TlsConfig,
+    files: &[Option<Vec<u8>>; 3],
+    clients: bool,
+) -> Result<ServerConfig, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let certs = certificates(&settings.cert, files[0].as_deref(), "tls_cert")?;
     let key = private_key(&settings.key, files[1].as_deref())?;
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|err| TlsError(format!("TLS versions: {err}")))?;
-    let builder = match &settings.client_ca {
+    let builder = match settings.client_ca.as_ref().filter(|_| clients) {
         None => builder.with_no_client_auth(),
         Some(path) => {
             let mut roots = RootCertStore::empty();

@@ -339,6 +339,7 @@ async fn cluster_routes_beyond_loopback_are_refused_though_the_server_has_identi
         lease: std::time::Duration::from_secs(10),
         hold: std::time::Duration::from_secs(30),
         secret_file: None,
+        tls: None,
         namespaces: Vec::new(),
     };
     let exposed = Config {

@@ -1,7 +1,9 @@
-//! Routes authenticated by a cluster secret (`[cluster] secret_file`, docs/cluster.md): members
-//! that share it route to each other; a member with another secret, or none, and a raw route
-//! that cannot prove it, are refused. The proofs are computed here from docs/protocol.md's
-//! description (HMAC-SHA256), not with the server's code.
+//! Guarded routes (docs/cluster.md, "Authenticated routes"). A cluster secret (`[cluster]
+//! secret_file`): members that share it route to each other; a member with another secret,
+//! or none, and a raw route that cannot prove it, are refused. The proofs are computed here
+//! from docs/protocol.md's description (HMAC-SHA256), not with the server's code. TLS on
+//! routes (`[cluster] tls`, `ca`): members that trust each other's CA route over TLS; one
+//! that speaks plain TCP, or trusts another CA, is refused.
 
 use std::path::Path;
 use std::process::Command;
@@ -122,11 +124,13 @@ async fn members_that_share_the_secret_route_and_the_others_are_refused() {
         assert!(routes_up(&client).await.is_empty());
     }
     // Records cross the authenticated route.
-    let mut subscription = on_a
-        .subscribe(Filter::subject("T.*").unwrap())
-        .await
-        .unwrap();
-    let on_b = Client::connect(&b.url()).await.unwrap();
+    records_cross(&Client::connect(&b.url()).await.unwrap(), &on_a).await;
+}
+
+/// Publishes on `from` until a record reaches a subscriber on `to`.
+async fn records_cross(from: &Client, to: &Client) {
+    let mut subscription = to.subscribe(Filter::subject("T.*").unwrap()).await.unwrap();
+    let on_b = from;
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         on_b.publish(&Record::new(Kind::Log, "T.x")).await.unwrap();
@@ -269,5 +273,75 @@ fn routes_beyond_loopback_need_the_secret_or_insecure_open() {
     assert!(
         text.contains(&format!("the cluster secret {short} holds 9 bytes")),
         "{text}"
+    );
+}
+
+/// Waits until `client`'s server has routes up to exactly `names`.
+async fn wait_for(client: &Client, names: &[&str]) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while routes_up(client).await != names {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "routes up: {:?}, expected {names:?}",
+            routes_up(client).await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn routes_speak_tls_with_members_that_trust_their_ca_and_refuse_the_others() {
+    let dir = temp_dir("cluster-tls");
+    let _guard = TempDirGuard(dir.clone());
+    let (certs, other) = (dir.join("certs"), dir.join("other"));
+    herald_server::tls::dev::make(&certs, &[], &[]).unwrap();
+    herald_server::tls::dev::make(&other, &[], &[]).unwrap();
+    let path = |p: std::path::PathBuf| p.display().to_string();
+    let tls_member = |name: &str, seed: Option<&ServeProcess>, ca_dir: &Path| {
+        let (cert, key) = (
+            path(certs.join("server.pem")),
+            path(certs.join("server-key.pem")),
+        );
+        let ca = path(ca_dir.join("ca.pem"));
+        let extra = ["--tls-cert", cert.as_str(), "--tls-key", key.as_str()];
+        let env = [
+            ("HERALD_CLUSTER_TLS", "true"),
+            ("HERALD_CLUSTER_CA", ca.as_str()),
+        ];
+        cluster_kit::member(name, seed, &extra, &env)
+    };
+    let client = |member: &ServeProcess| {
+        let url = format!(
+            "herald+tls://{}?ca={}",
+            member.addr,
+            path(certs.join("ca.pem"))
+        );
+        async move { Client::connect(&url).await.unwrap() }
+    };
+    let a = tls_member("a", None, &certs);
+    let b = tls_member("b", Some(&a), &certs);
+    // c speaks plain TCP to a's TLS route listener; d checks a's certificate against a CA
+    // that did not sign it.
+    let c = member("c", Some(&a), None);
+    let d = tls_member("d", Some(&a), &other);
+    let on_a = client(&a).await;
+    wait_for(&on_a, &["b"]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(routes_up(&on_a).await, ["b"]);
+    assert!(routes_up(&Client::connect(&c.url()).await.unwrap())
+        .await
+        .is_empty());
+    assert!(routes_up(&client(&d).await).await.is_empty());
+    records_cross(&client(&b).await, &on_a).await;
+
+    // A plain route connection is told in an ERROR that the listener speaks TLS.
+    let route: std::net::SocketAddr = a.route_addr.as_deref().unwrap().parse().unwrap();
+    let mut connection = RawConnection::connect(route).await;
+    connection.send(&stranger(None)).await;
+    let errors = connection.errors_until_close().await;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].message,
+        "route refused: this route listener speaks TLS: set `[cluster] tls = true` on every member"
     );
 }
