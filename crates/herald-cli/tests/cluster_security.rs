@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use herald_client::Client;
 use herald_proto::route::{Member, Members};
-use herald_proto::{ErrorCode, Filter, Frame, Kind, Record, Value};
+use herald_proto::{ErrorCode, Filter, Frame, Kind, Record};
 use herald_testkit::{temp_dir, RawConnection, ServeProcess, TempDirGuard};
 
 mod cluster_kit;
-use cluster_kit::HERALD;
+use cluster_kit::{routes_up, wait_for_routes_to, HERALD};
 
 const WAIT: Duration = Duration::from_secs(10);
 const SECRET: &str = "c2VjcmV0IHNoYXJlZCBieSB0aGUgbWVtYmVycw==";
@@ -29,32 +29,6 @@ fn write_secret(dir: &Path, name: &str, text: &str) -> String {
 fn member(name: &str, seed: Option<&ServeProcess>, secret: Option<&str>) -> ServeProcess {
     let extra: Vec<&str> = secret.map_or(Vec::new(), |s| vec!["--cluster-secret-file", s]);
     cluster_kit::member(name, seed, &extra, &[])
-}
-
-/// The routes of `client`'s server that are up, by far member name.
-async fn routes_up(client: &Client) -> Vec<String> {
-    let data = client.monitor().await.unwrap();
-    let cluster = herald_client::monitor_value(&data, "cluster").expect("a cluster");
-    let get = |value: &Value, key: &str| match value {
-        Value::Map(fields) => fields
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone()),
-        _ => None,
-    };
-    let Some(Value::Array(routes)) = get(cluster, "routes") else {
-        panic!("no routes in {cluster:?}");
-    };
-    let mut up: Vec<String> = routes
-        .iter()
-        .filter(|r| get(r, "up") == Some(Value::Bool(true)))
-        .filter_map(|r| match get(r, "member") {
-            Some(Value::Str(name)) => Some(name),
-            _ => None,
-        })
-        .collect();
-    up.sort();
-    up
 }
 
 /// The MAC docs/protocol.md describes for `ROUTE_AUTH`.
@@ -108,14 +82,7 @@ async fn members_that_share_the_secret_route_and_the_others_are_refused() {
     let c = member("c", Some(&a), Some(&other));
     let d = member("d", Some(&a), None);
     let on_a = Client::connect(&a.url()).await.unwrap();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while routes_up(&on_a).await != ["b"] {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "b's route never came"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_routes_to(&on_a, &["b"]).await;
     // c and d dial again with backoff (100 ms, 200 ms, …): still refused well after.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(routes_up(&on_a).await, ["b"]);
@@ -125,6 +92,16 @@ async fn members_that_share_the_secret_route_and_the_others_are_refused() {
     }
     // Records cross the authenticated route.
     records_cross(&Client::connect(&b.url()).await.unwrap(), &on_a).await;
+    // Who is in the cluster goes only to a side that proved the secret: a's first MEMBERS
+    // names a alone, though a knows b (and c and d, which dialed it).
+    let route: std::net::SocketAddr = a.route_addr.as_deref().unwrap().parse().unwrap();
+    let mut connection = RawConnection::connect(route).await;
+    connection.send(&stranger(Some(vec![0x42; 32]))).await;
+    let Frame::Members(first) = next(&mut connection).await else {
+        panic!("expected MEMBERS first");
+    };
+    assert_eq!(first.me.name, "a");
+    assert!(first.known.is_empty(), "{first:?}");
 }
 
 /// Publishes on `from` until a record reaches a subscriber on `to`.
@@ -176,41 +153,62 @@ async fn a_route_is_taken_only_with_the_proof_the_protocol_describes() {
     assert!(!matches!(frame, Frame::Error(_)), "taken: {frame:?}");
     drop(connection);
 
-    // Refused: no nonce (no `answer`); a wrong secret; a proof made for another nonce; the
-    // member's own proof sent back; another frame where the proof is due. `answer` is given
-    // the member's nonce, ours and the member's id.
+    // Refused: no nonce; a nonce of 16 bytes; a wrong secret; a proof made for another
+    // nonce; the member's own proof sent back; another frame where the proof is due.
+    // `answer` is given the member's nonce, ours and the member's id.
     type Answer = fn(&[u8], &[u8], u64) -> Frame;
-    let refusals: [(Option<Answer>, &str); 5] = [
-        (None, "has no cluster secret and this member needs one"),
-        (
-            Some(|theirs, ours, _| {
+    struct Refusal {
+        nonce: Option<Vec<u8>>,
+        answer: Option<Answer>,
+        says: &'static str,
+    }
+    let refusals = [
+        Refusal {
+            nonce: None,
+            answer: None,
+            says: "has no cluster secret and this member needs one",
+        },
+        Refusal {
+            nonce: Some(vec![0x42; 16]),
+            answer: None,
+            says: "sent a nonce of 16 bytes (32 expected)",
+        },
+        Refusal {
+            nonce: Some(ours.clone()),
+            answer: Some(|theirs, ours, _| {
                 let wrong = "not the secret at all";
                 Frame::RouteAuth(proof(wrong, true, "test", theirs, ours, 0x5eed_0002))
             }),
-            "does not know this cluster's secret",
-        ),
-        (
-            Some(|_, ours, _| {
+            says: "does not know this cluster's secret",
+        },
+        Refusal {
+            nonce: Some(ours.clone()),
+            answer: Some(|_, ours, _| {
                 Frame::RouteAuth(proof(SECRET, true, "test", &[0x17; 32], ours, 0x5eed_0002))
             }),
-            "does not know this cluster's secret",
-        ),
-        (
-            Some(|theirs, ours, id| {
+            says: "does not know this cluster's secret",
+        },
+        Refusal {
+            nonce: Some(ours.clone()),
+            answer: Some(|theirs, ours, id| {
                 Frame::RouteAuth(proof(SECRET, false, "test", ours, theirs, id))
             }),
-            "does not know this cluster's secret",
-        ),
-        (
-            Some(|_, _, _| Frame::Ping),
-            "sent PING where its ROUTE_AUTH was due",
-        ),
+            says: "does not know this cluster's secret",
+        },
+        Refusal {
+            nonce: Some(ours.clone()),
+            answer: Some(|_, _, _| Frame::Ping),
+            says: "sent PING where its ROUTE_AUTH was due",
+        },
     ];
-    for (answer, expected) in refusals {
+    for Refusal {
+        nonce,
+        answer,
+        says: expected,
+    } in refusals
+    {
         let mut connection = RawConnection::connect(route).await;
-        connection
-            .send(&stranger(answer.map(|_| ours.clone())))
-            .await;
+        connection.send(&stranger(nonce)).await;
         let Frame::Members(members) = next(&mut connection).await else {
             panic!("expected MEMBERS first");
         };
@@ -276,19 +274,6 @@ fn routes_beyond_loopback_need_the_secret_or_insecure_open() {
     );
 }
 
-/// Waits until `client`'s server has routes up to exactly `names`.
-async fn wait_for(client: &Client, names: &[&str]) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while routes_up(client).await != names {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "routes up: {:?}, expected {names:?}",
-            routes_up(client).await
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn routes_speak_tls_with_members_that_trust_their_ca_and_refuse_the_others() {
     let dir = temp_dir("cluster-tls");
@@ -325,7 +310,7 @@ async fn routes_speak_tls_with_members_that_trust_their_ca_and_refuse_the_others
     let c = member("c", Some(&a), None);
     let d = tls_member("d", Some(&a), &other);
     let on_a = client(&a).await;
-    wait_for(&on_a, &["b"]).await;
+    wait_for_routes_to(&on_a, &["b"]).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(routes_up(&on_a).await, ["b"]);
     assert!(routes_up(&Client::connect(&c.url()).await.unwrap())

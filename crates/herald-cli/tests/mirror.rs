@@ -143,13 +143,16 @@ async fn a_mirror_is_fed_read_only_and_catches_up_after_a_reconnect() {
         on_source.publish(&record("ANTENNA.DV04", n)).await.unwrap();
     }
     on_source.flush(WAIT).await.unwrap();
-    // A new mirror process (empty) on the same port: the source connects again.
+    // A new mirror process (empty) on the same port: the source connects again. The source
+    // is held still until the subscription is made, so what it sends at once is not missed.
+    source.freeze();
     let public = mirror(port);
     let on_public = Client::connect(&public.url()).await.unwrap();
     let mut watching = on_public
         .subscribe(Filter::subject("ANTENNA.*").unwrap())
         .await
         .unwrap();
+    source.thaw();
     let deadline = tokio::time::Instant::now() + WAIT;
     while value(&on_public, "ANTENNA.DV01").await != Some(Value::Int(2)) {
         assert!(

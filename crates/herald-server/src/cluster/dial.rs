@@ -11,8 +11,9 @@ use std::time::Duration;
 use herald_proto::{ErrorCode, ErrorFrame, Frame};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::route::{self, Ended};
-use super::Cluster;
+use super::handshake::Ended;
+use super::route;
+use super::{refusal, Cluster};
 use crate::halves::{self, Reading, Writing};
 use crate::local::Local;
 use crate::shutdown::Shutdown;
@@ -48,14 +49,14 @@ pub async fn listen(
             let io = match accepted(&shared, &cluster, stream).await {
                 Ok(io) => io,
                 Err(why) => {
-                    tracing::warn!(%peer, "route refused: {why}");
+                    tracing::warn!(%peer, "{}", refusal::message(&why));
                     return;
                 }
             };
             let signal = shared.shutdown_signal();
             if let Ended::Refused(why) = route::run(io, peer, false, shared, cluster, signal).await
             {
-                tracing::warn!(%peer, "route refused: {why}");
+                tracing::warn!(%peer, "{}", refusal::message(&why));
             }
         });
     }
@@ -98,7 +99,8 @@ pub async fn dial(
                     .peer_addr()
                     .unwrap_or_else(|_| ([0, 0, 0, 0], 0).into());
                 let _ = stream.set_nodelay(true);
-                match dialed(&cluster, &address, stream).await {
+                let timeout = shared.config().handshake_timeout;
+                match dialed(&cluster, &address, stream, timeout).await {
                     Ok(io) => {
                         let signal = shared.shutdown_signal();
                         let (shared, cluster) = (Arc::clone(&shared), Arc::clone(&cluster));
@@ -128,7 +130,7 @@ pub async fn dial(
                 backoff = FIRST_BACKOFF;
             }
             // Another cluster, or not a Herald route listener: the operator should hear of it.
-            Ended::Refused(why) => tracing::warn!(%address, "route refused: {why}"),
+            Ended::Refused(why) => tracing::warn!(%address, "{}", refusal::message(&why)),
         }
         tokio::select! {
             () = tokio::time::sleep(backoff) => {}
@@ -145,15 +147,19 @@ async fn accepted(
     cluster: &Cluster,
     stream: TcpStream,
 ) -> Result<(Reading, Writing), String> {
-    let Some(tls) = shared.tls.as_ref().filter(|_| cluster.tls.is_some()) else {
+    if cluster.tls.is_none() {
         return Ok(halves::plain(stream));
+    }
+    // The configuration takes `[cluster] tls` only with the server's certificate.
+    let Some(tls) = &shared.tls else {
+        return Err("routes speak TLS but this server has no certificate".to_string());
     };
     let answer = Frame::Error(ErrorFrame {
         cid: 0,
         code: ErrorCode::Handshake,
-        message: "route refused: this route listener speaks TLS: set `[cluster] tls = true` \
-                  on every member"
-            .to_string(),
+        message: refusal::message(
+            "this route listener speaks TLS: set `[cluster] tls = true` on every member",
+        ),
     });
     let timeout = shared.config().handshake_timeout;
     let (session, _) = session::accept(
@@ -174,14 +180,16 @@ async fn dialed(
     cluster: &Cluster,
     address: &str,
     stream: TcpStream,
+    timeout: Duration,
 ) -> Result<(Reading, Writing), String> {
     let Some(tls) = &cluster.tls else {
         return Ok(halves::plain(stream));
     };
     let settings = dial::Settings {
         ca: "`cluster.ca`",
-        cert: "a client certificate (routes ask for none)",
+        cert: "a client certificate, which routes do not use",
+        plain: "is `[cluster] tls = true` set on the other member?",
     };
-    let session = dial::connect(tls, address, stream, &settings).await?;
+    let session = dial::connect(tls, address, stream, &settings, timeout).await?;
     Ok(halves::of(session))
 }

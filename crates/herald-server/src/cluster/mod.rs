@@ -6,8 +6,9 @@
 //!
 //! - [`interest`]: local interests and their announcement.
 //! - [`link`]: what is kept for one other member across its route's connections.
-//! - [`route`]: one route connection: handshake, the far side's interests, records both ways;
-//!   [`secret`]: the cluster secret members prove they know at its start.
+//! - [`handshake`]: a route connection's start ([`secret`]: the cluster secret members prove
+//!   they know there; [`refusal`]: how a refusal reads); [`route`]: one route connection
+//!   after it, the far side's interests, records both ways.
 //! - [`dial`]: the route listener and the dialers, with backoff.
 //! - [`namespaces`]: the namespaces of information objects and their owners; [`info`]:
 //!   changes forwarded to the owner, the owner's changes sent to every member's copy;
@@ -15,6 +16,8 @@
 //! - [`query`]: archive queries merged across the members' embedded archives.
 
 pub mod dial;
+pub mod guards;
+pub mod handshake;
 pub mod info;
 pub mod interest;
 #[cfg(feature = "cql")]
@@ -22,10 +25,12 @@ pub mod lease;
 pub mod link;
 pub mod namespaces;
 pub mod query;
+pub mod refusal;
 pub mod requests;
 pub mod route;
 pub mod saver;
 pub mod secret;
+pub mod start;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -34,17 +39,20 @@ use std::sync::{Arc, Mutex};
 use herald_proto::route::{Member, Members};
 use herald_proto::value::{Field, Value};
 use herald_proto::Frame;
-use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 use crate::config::ClusterConfig;
 use crate::local::Local;
 
+pub use guards::{describe_routes, RouteGuards};
 pub use interest::Interests;
 pub use link::Link;
+pub use start::start;
 
 /// Members whose dropped link's losses are kept for their return.
 const MAX_LOST_LINKS: usize = 256;
+/// Members forgotten that are remembered as such.
+const MAX_GONE: usize = 1024;
 
 /// The cluster as this member sees it.
 #[derive(Debug)]
@@ -74,66 +82,6 @@ pub struct Cluster {
     pub tls: Option<herald_client::tls::Tls>,
 }
 
-/// What guards the routes, read before the server binds ([`crate::Server::preflight`]).
-#[derive(Debug, Default)]
-pub struct RouteGuards {
-    /// The cluster secret (`secret_file`).
-    pub secret: Option<secret::RouteSecret>,
-    /// TLS to the other members, checking their certificates against `ca`.
-    pub tls: Option<herald_client::tls::Tls>,
-}
-
-impl RouteGuards {
-    /// Reads the files `config` names: the secret, the CA of the members' certificates.
-    ///
-    /// # Errors
-    /// A message naming the file that cannot be read or used.
-    pub fn load(config: &ClusterConfig) -> Result<RouteGuards, String> {
-        let secret = match &config.secret_file {
-            None => None,
-            Some(path) => Some(secret::RouteSecret::load(path)?),
-        };
-        let tls = match &config.tls {
-            None => None,
-            Some(ca) => {
-                let options = herald_client::TlsOptions {
-                    ca_file: ca.clone(),
-                    client_cert: None,
-                };
-                let tls = herald_client::tls::Tls::new(&options);
-                Some(tls.map_err(|err| format!("TLS on routes (cluster.ca): {err}"))?)
-            }
-        };
-        Ok(RouteGuards { secret, tls })
-    }
-}
-
-impl State {
-    /// Whether `member` is an old self of a member routed to now: the same name, another
-    /// id. Names are unique in a cluster and a restarted member is a new id, so that id is
-    /// gone for good (whoever still gossips it).
-    fn old_self(&self, member: &Member) -> bool {
-        self.links
-            .values()
-            .any(|l| l.is_up() && l.member().name == member.name && l.member().id != member.id)
-    }
-
-    /// Forgets the old selves of `member`, whose route is up: they are no longer listed,
-    /// told of in `MEMBERS` or dialed. Their links, if any, still hold until they expire.
-    fn forget_old_selves(&mut self, member: &Member) {
-        let old: Vec<u64> = self
-            .known
-            .values()
-            .filter(|m| m.name == member.name && m.id != member.id)
-            .map(|m| m.id)
-            .collect();
-        for id in old {
-            self.known.remove(&id);
-            self.dialing.remove(&id);
-        }
-    }
-}
-
 #[derive(Debug, Default)]
 struct State {
     /// Every other member known, by id.
@@ -144,6 +92,38 @@ struct State {
     dialing: std::collections::HashSet<u64>,
     /// What the dropped links of members held, by member: told to the member if it returns.
     lost: HashMap<u64, herald_router::Gap>,
+    /// Members forgotten (the old selves of restarted members), newest last: gossip of them
+    /// is not taken again.
+    gone: std::collections::VecDeque<u64>,
+}
+
+impl State {
+    /// Whether `member` is a member forgotten: the old self of a member restarted, which is
+    /// gone for good (whoever still gossips it).
+    fn forgotten(&self, member: &Member) -> bool {
+        self.gone.contains(&member.id)
+    }
+
+    /// Forgets the old selves of `member`, whose route is up (the same name, another id:
+    /// names are unique in a cluster, and a restarted member is a new id): they are no
+    /// longer listed, told of in `MEMBERS` or dialed. Their links, if any, still hold until
+    /// they expire.
+    fn forget_old_selves(&mut self, member: &Member) {
+        let old: Vec<u64> = self
+            .known
+            .values()
+            .filter(|m| m.name == member.name && m.id != member.id)
+            .map(|m| m.id)
+            .collect();
+        for id in old {
+            self.known.remove(&id);
+            self.dialing.remove(&id);
+            if self.gone.len() >= MAX_GONE {
+                self.gone.pop_front();
+            }
+            self.gone.push_back(id);
+        }
+    }
 }
 
 impl Cluster {
@@ -197,16 +177,13 @@ impl Cluster {
 
     /// The `MEMBERS` frame this member sends.
     pub fn members_frame(&self) -> Frame {
-        members_frame(&self.name, &self.me, &self.state())
+        members_frame(&self.name, &self.me, &self.state(), None)
     }
 
     /// The first `MEMBERS` of a route connection, with this side's `nonce` when the cluster
-    /// has a secret.
+    /// has a secret (and then no other member: they go to a side that proved the secret).
     pub fn first_members_frame(&self, nonce: Option<Vec<u8>>) -> Frame {
-        match members_frame(&self.name, &self.me, &self.state()) {
-            Frame::Members(members) => Frame::Members(Members { nonce, ..members }),
-            other => other,
-        }
+        members_frame(&self.name, &self.me, &self.state(), nonce)
     }
 
     /// Learns of `members` (from a route's `MEMBERS`); returns those new to it, which this
@@ -215,8 +192,12 @@ impl Cluster {
         let mut state = self.state();
         let mut dial = Vec::new();
         let mut changed = false;
-        for member in members.iter().filter(|m| m.id != self.me.id) {
-            if state.old_self(member) {
+        // This member's old self (its name, another id) is none of the others.
+        let others = members
+            .iter()
+            .filter(|m| m.id != self.me.id && m.name != self.me.name);
+        for member in others {
+            if state.forgotten(member) {
                 continue;
             }
             if state.known.insert(member.id, member.clone()).is_none() {
@@ -319,7 +300,7 @@ impl Cluster {
         state.forget_old_selves(far);
         // Under the lock, so no `MEMBERS` of another task slips in before the snapshot ends.
         self.interests.add_route(link.connection, control.clone());
-        let _ = control.send(members_frame(&self.name, &self.me, &state));
+        let _ = control.send(members_frame(&self.name, &self.me, &state, None));
         drop(state);
         self.changed.notify_waiters();
         Ok(Some((link, token)))
@@ -413,165 +394,19 @@ impl Cluster {
     }
 }
 
-fn members_frame(cluster: &str, me: &Member, state: &State) -> Frame {
+/// `MEMBERS`: this member and those it knows, or, with a `nonce` (the first of a connection
+/// with a secret), this member alone.
+fn members_frame(cluster: &str, me: &Member, state: &State, nonce: Option<Vec<u8>>) -> Frame {
+    let known = match nonce {
+        Some(_) => Vec::new(),
+        None => state.known.values().cloned().collect(),
+    };
     Frame::Members(Members {
         cluster: cluster.to_string(),
         me: me.clone(),
-        known: state.known.values().cloned().collect(),
-        nonce: None,
+        known,
+        nonce,
     })
-}
-
-/// Binds the route listener, and starts it, the dialers to the seeds, and the task that drops
-/// links down for too long; `guards` (read by [`crate::Server::preflight`]) guard the
-/// routes.
-///
-/// # Errors
-/// The bind error, naming the address.
-pub async fn start(
-    shared: &Arc<Local>,
-    config: &ClusterConfig,
-    guards: RouteGuards,
-) -> std::io::Result<(Arc<Cluster>, Vec<tokio::task::JoinHandle<()>>)> {
-    let listener = TcpListener::bind(config.listen).await.map_err(|err| {
-        std::io::Error::new(
-            err.kind(),
-            format!("cannot listen for routes on {}: {err}", config.listen),
-        )
-    })?;
-    let bound: SocketAddr = listener.local_addr()?;
-    let address = config
-        .advertise
-        .clone()
-        .unwrap_or_else(|| bound.to_string());
-    let (cluster, mut requests) = Cluster::new(config, &shared.config().name, address, guards);
-    let cluster = Arc::new(cluster);
-    shared
-        .router
-        .set_listener(Arc::clone(&cluster.interests) as Arc<dyn herald_router::InterestListener>);
-    shared.info.add_listener(Arc::new(info::Announcer {
-        cluster: Arc::downgrade(&cluster),
-    }));
-    let mut tasks = vec![tokio::spawn(dial::listen(
-        listener,
-        Arc::clone(shared),
-        Arc::clone(&cluster),
-        shared.shutdown_signal(),
-    ))];
-    let (dialing_shared, dialing_cluster) = (Arc::clone(shared), Arc::clone(&cluster));
-    let mut stop = shared.shutdown_signal();
-    tasks.push(tokio::spawn(async move {
-        loop {
-            let member = tokio::select! {
-                member = requests.recv() => match member {
-                    Some(member) => member,
-                    None => return,
-                },
-                () = stop.recv() => return,
-            };
-            tokio::spawn(dial::dial(
-                member.address,
-                Some(member.id),
-                Arc::clone(&dialing_shared),
-                Arc::clone(&dialing_cluster),
-                dialing_shared.shutdown_signal(),
-            ));
-        }
-    }));
-    let (expiring, mut stop) = (Arc::clone(&cluster), shared.shutdown_signal());
-    let expiring_shared = Arc::clone(shared);
-    tasks.push(tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {
-                    expiring.expire(&expiring_shared);
-                    for link in expiring.links() {
-                        link.sample();
-                    }
-                }
-                () = stop.recv() => return,
-            }
-        }
-    }));
-    if cluster.info.namespaces.iter().any(|n| n.leased()) {
-        tasks.push(leases(shared, &cluster)?);
-    }
-    for seed in &config.routes {
-        tasks.push(tokio::spawn(dial::dial(
-            seed.clone(),
-            None,
-            Arc::clone(shared),
-            Arc::clone(&cluster),
-            shared.shutdown_signal(),
-        )));
-    }
-    Ok((cluster, tasks))
-}
-
-/// Starts the task that keeps the leases of the leased namespaces, in the archive's
-/// Cassandra (the configuration allows leased namespaces only with one).
-#[cfg(feature = "cql")]
-fn leases(
-    shared: &Arc<Local>,
-    cluster: &Arc<Cluster>,
-) -> std::io::Result<tokio::task::JoinHandle<()>> {
-    let crate::config::ArchiveBackendConfig::Cassandra {
-        contact_points,
-        keyspace,
-        replication_factor,
-    } = shared.config().archive.backend.clone()
-    else {
-        return Err(std::io::Error::other(
-            "leased namespaces need the archive on Cassandra (archive.backend = \"cassandra\")",
-        ));
-    };
-    let options = herald_archive::cql::CqlOptions {
-        contact_points,
-        keyspace,
-        replication_factor,
-        ..herald_archive::cql::CqlOptions::default()
-    };
-    Ok(tokio::spawn(lease::run(
-        Arc::clone(shared),
-        Arc::clone(cluster),
-        options,
-        shared.shutdown_signal(),
-    )))
-}
-
-#[cfg(not(feature = "cql"))]
-fn leases(
-    _shared: &Arc<Local>,
-    _cluster: &Arc<Cluster>,
-) -> std::io::Result<tokio::task::JoinHandle<()>> {
-    Err(std::io::Error::other(
-        "this herald was built without Cassandra (cargo feature `cql`), which leased namespaces need",
-    ))
-}
-
-/// Says how routes are guarded, for the server's banner and `--check-config`.
-pub fn describe_routes(config: &ClusterConfig) -> String {
-    let secret = match &config.secret_file {
-        Some(path) => format!(
-            "members prove they know the cluster secret in {}",
-            path.display()
-        ),
-        None => "not authenticated (no cluster secret): keep the route listener on loopback or \
-                 a trusted network"
-            .to_string(),
-    };
-    match &config.tls {
-        None => secret,
-        Some(ca) => {
-            let ca = ca
-                .as_ref()
-                .map_or("the system's trust store".to_string(), |ca| {
-                    ca.display().to_string()
-                });
-            format!("{secret}; TLS, the other members' certificates checked against {ca}")
-        }
-    }
 }
 
 /// Says who this member is and where the others reach its routes, for the server's banner.

@@ -1,5 +1,5 @@
-//! One route connection between two members. Each side first sends `MEMBERS` and reads the
-//! other's; then the connection is attached to the far member's [`Link`] (made on the first
+//! One route connection between two members. Once it is open ([`super::handshake`]: `MEMBERS`
+//! both ways, the proofs of the cluster secret, the checks) the connection is attached to the far member's [`Link`] (made on the first
 //! one), announces the local interests (`SUBSCRIBE`/`UNSUBSCRIBE`, [`super::interest`]),
 //! registers the far side's on the link, drains the link's queue into `DELIVER` frames with
 //! the ordinary writer task, and routes the records that come in to local subscribers only.
@@ -13,11 +13,10 @@ use herald_proto::info::{InfoRequest, TypeData};
 use herald_proto::route::InfoChange;
 use herald_proto::{AckLevel, ErrorCode, ErrorFrame, Frame};
 use herald_router::RouteContext;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::secret::{self, FarSide, NearSide, RouteSecret};
+use super::handshake::{self, Ended};
 use super::{Cluster, Link};
 use crate::connection::FrameReader;
 use crate::halves::{Reading, Writing};
@@ -27,20 +26,6 @@ use crate::shutdown::Shutdown;
 /// The writer of a route does not ping: its reader does, every heartbeat interval, and
 /// times the answers (the route's round trip in the monitor).
 const ROUTE_WRITER_PING: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
-
-/// Why a route ended.
-#[derive(Debug)]
-pub enum Ended {
-    /// The far side is this member (a seed naming this member's own listener).
-    Myself,
-    /// The far side is of another cluster, has a name taken, or spoke something else: why,
-    /// to be said after "route refused: ".
-    Refused(String),
-    /// The far side could not be reached (dialers only).
-    Unreachable,
-    /// The route ran and ended (closed, timed out, replaced); the far member's id.
-    Closed(u64),
-}
 
 /// Runs a route over `(read, write)`, a connection with `peer` (plain or TLS), until it
 /// ends.
@@ -53,85 +38,20 @@ pub async fn run(
     mut shutdown: Shutdown,
 ) -> Ended {
     let mut reader = FrameReader::new(read, shared.config().max_frame_bytes);
-    let nonce = cluster.secret.as_ref().map(|_| RouteSecret::nonce());
-    if write
-        .write_all(&cluster.first_members_frame(nonce.clone()).to_bytes())
-        .await
-        .is_err()
-    {
-        return Ended::Refused("the connection closed before MEMBERS".into());
-    }
     let timeout = shared.config().handshake_timeout;
-    let first = match tokio::time::timeout(timeout, reader.read_frame()).await {
-        Ok(Ok(Some(frame))) => Frame::decode(frame).ok(),
-        _ => None,
-    };
-    let members = match first {
-        Some(Frame::Members(members)) => members,
-        // A listener that speaks TLS (or refuses for another reason) says so.
-        Some(Frame::Error(error)) => {
-            let why = error.message.strip_prefix("route refused: ");
-            let why = why.unwrap_or(&error.message);
-            return Ended::Refused(format!("the other side refused it: {why}"));
-        }
-        other => {
-            let what = other.map_or("nothing".to_string(), |f| f.frame_type().name().to_string());
-            return Ended::Refused(format!("expected MEMBERS first, got {what}"));
-        }
-    };
-    if members.me.id == cluster.me.id {
-        return Ended::Myself;
-    }
-    let near = NearSide {
-        secret: cluster.secret.as_ref(),
-        cluster: &cluster.name,
-        id: cluster.me.id,
-        outbound,
-        nonce: nonce.as_deref(),
-    };
-    let far = FarSide {
-        peer,
-        members: &members,
-    };
-    let refusal = if members.cluster != cluster.name {
-        Some(format!(
-            "this member is of cluster `{}`, the other of `{}`",
-            cluster.name, members.cluster
-        ))
-    } else if let Err(why) =
-        secret::authenticate(near, far, (&mut reader, &mut write), timeout).await
-    {
-        // Nothing it said is taken before it proved it knows the secret.
-        Some(why)
-    } else if members.me.name == cluster.me.name {
-        // Namespace owners, the monitor and gap notices tell members apart by name.
-        Some(format!(
-            "the member at {} is named `{}` too; give each member its own `name`",
-            members.me.address, members.me.name
-        ))
-    } else {
-        None
+    let opened = handshake::open(&cluster, outbound, peer, (&mut reader, &mut write), timeout);
+    let members = match opened.await {
+        Ok(members) => members,
+        Err(ended) => return ended,
     };
     let far = members.me.clone();
     let (control, mut pending) = mpsc::unbounded_channel();
     let close = Arc::new(tokio::sync::Notify::new());
-    let attached = match refusal {
-        Some(message) => Err(message),
-        // `attach` refuses the name of a member routed to already, under its lock.
-        None => cluster.attach(&shared, &far, peer, outbound, &control, &close),
-    };
-    let (link, token) = match attached {
+    // `attach` refuses the name of a member routed to already, under its lock.
+    let (link, token) = match cluster.attach(&shared, &far, peer, outbound, &control, &close) {
         Ok(Some(attached)) => attached,
         Ok(None) => return Ended::Closed(far.id),
-        Err(message) => {
-            let error = Frame::Error(ErrorFrame {
-                cid: 0,
-                code: ErrorCode::Handshake,
-                message: format!("route refused: {message}"),
-            });
-            let _ = write.write_all(&error.to_bytes()).await;
-            return Ended::Refused(message);
-        }
+        Err(reason) => return handshake::refuse(&mut write, reason).await,
     };
     tracing::info!(member = %far.name, address = %far.address, outbound, "route up");
     // Tell the far side what arrived from it, so it knows what its last connection had in

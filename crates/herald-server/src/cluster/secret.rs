@@ -15,6 +15,7 @@ use ring::hmac;
 use ring::rand::{SecureRandom, SystemRandom};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
+use super::refusal;
 use crate::connection::FrameReader;
 
 /// Bytes of a nonce.
@@ -72,46 +73,53 @@ impl RouteSecret {
         nonce
     }
 
-    /// This side's proof: `dialer` says whether it dialed, `challenge` is the other side's
-    /// nonce, `own` this side's, `id` this member's.
+    /// The proof a sender makes: whether it `dialed`, the cluster's name, the connection's
+    /// `nonces` as it sees them, and its member id.
     pub fn proof(
         &self,
-        dialer: bool,
+        dialed: bool,
         cluster: &str,
-        challenge: &[u8],
-        own: &[u8],
-        id: u64,
+        nonces: Nonces<'_>,
+        sender_id: u64,
     ) -> Vec<u8> {
-        hmac::sign(&self.key, &message(dialer, cluster, challenge, own, id))
+        hmac::sign(&self.key, &message(dialed, cluster, nonces, sender_id))
             .as_ref()
             .to_vec()
     }
 
-    /// Whether `proof` is the other side's: it `dialed` or not, answered `challenge` (this
-    /// side's nonce) with its nonce `own`, and is member `id`.
+    /// Whether `proof` is the one a sender of these particulars makes (compared in constant
+    /// time, a proof of another length included).
     pub fn verify(
         &self,
         proof: &[u8],
         dialed: bool,
         cluster: &str,
-        challenge: &[u8],
-        own: &[u8],
-        id: u64,
+        nonces: Nonces<'_>,
+        sender_id: u64,
     ) -> bool {
-        let message = message(dialed, cluster, challenge, own, id);
+        let message = message(dialed, cluster, nonces, sender_id);
         hmac::verify(&self.key, &message, proof).is_ok()
     }
 }
 
-fn message(dialer: bool, cluster: &str, challenge: &[u8], own: &[u8], id: u64) -> Vec<u8> {
+/// The two nonces of a connection, as a proof's sender sees them.
+#[derive(Debug, Clone, Copy)]
+pub struct Nonces<'a> {
+    /// The nonce of the side the proof is for.
+    pub receiver: &'a [u8],
+    /// The sender's own nonce.
+    pub sender: &'a [u8],
+}
+
+fn message(dialed: bool, cluster: &str, nonces: Nonces<'_>, sender_id: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(LABEL.len() + 1 + 8 + cluster.len() + 2 * NONCE_BYTES + 8);
     out.extend_from_slice(LABEL);
-    out.push(if dialer { b'd' } else { b'a' });
-    for part in [cluster.as_bytes(), challenge, own] {
+    out.push(if dialed { b'd' } else { b'a' });
+    for part in [cluster.as_bytes(), nonces.receiver, nonces.sender] {
         out.extend_from_slice(&(part.len() as u64).to_be_bytes());
         out.extend_from_slice(part);
     }
-    out.extend_from_slice(&id.to_be_bytes());
+    out.extend_from_slice(&sender_id.to_be_bytes());
     out
 }
 
@@ -142,7 +150,7 @@ pub struct FarSide<'a> {
 /// nothing to prove.
 ///
 /// # Errors
-/// Why the route is refused, to be said after "route refused: ": one side has a secret and
+/// Why the route is refused ([`super::refusal`] words it): one side has a secret and
 /// the other none, the far side's proof does not match, or it sent something else.
 pub async fn authenticate<W: AsyncWrite + Unpin, R: AsyncRead + Unpin>(
     near: NearSide<'_>,
@@ -174,7 +182,11 @@ pub async fn authenticate<W: AsyncWrite + Unpin, R: AsyncRead + Unpin>(
             challenge.len()
         ));
     }
-    let proof = secret.proof(outbound, cluster, challenge, own, near.id);
+    let ours = Nonces {
+        receiver: challenge,
+        sender: own,
+    };
+    let proof = secret.proof(outbound, cluster, ours, near.id);
     if write
         .write_all(&Frame::RouteAuth(proof).to_bytes())
         .await
@@ -183,30 +195,33 @@ pub async fn authenticate<W: AsyncWrite + Unpin, R: AsyncRead + Unpin>(
         return Err(format!("the member at {peer} closed the connection"));
     }
     let answer = match tokio::time::timeout(timeout, reader.read_frame()).await {
-        Ok(Ok(Some(frame))) => Frame::decode(frame).ok(),
+        Ok(Ok(Some(frame))) => Some(Frame::decode(frame)),
         _ => None,
     };
-    let far_id = far.members.me.id;
+    let theirs = Nonces {
+        receiver: own,
+        sender: challenge,
+    };
     match answer {
-        Some(Frame::RouteAuth(proof))
-            if secret.verify(&proof, !outbound, cluster, own, challenge, far_id) =>
+        Some(Ok(Frame::RouteAuth(proof)))
+            if secret.verify(&proof, !outbound, cluster, theirs, far.members.me.id) =>
         {
             Ok(())
         }
-        Some(Frame::RouteAuth(_)) => Err(format!(
+        Some(Ok(Frame::RouteAuth(_))) => Err(format!(
             "the member at {peer} does not know this cluster's secret (its proof does not \
              match: is its `secret_file` another?)"
         )),
-        Some(Frame::Error(error)) => Err(format!(
+        Some(Ok(Frame::Error(error))) => Err(format!(
             "the member at {peer} refused it: {}",
-            error
-                .message
-                .strip_prefix("route refused: ")
-                .unwrap_or(&error.message)
+            refusal::reason(&error.message)
         )),
-        Some(other) => Err(format!(
+        Some(Ok(other)) => Err(format!(
             "the member at {peer} sent {} where its ROUTE_AUTH was due",
             other.frame_type().name()
+        )),
+        Some(Err(_)) => Err(format!(
+            "the member at {peer} sent a ROUTE_AUTH that does not decode"
         )),
         None => Err(format!(
             "the member at {peer} sent no ROUTE_AUTH within the handshake timeout"
@@ -228,32 +243,49 @@ mod tests {
     #[test]
     fn a_proof_passes_only_for_its_secret_role_nonces_cluster_and_member() {
         let shared = secret("0123456789abcdef0123456789abcdef\n");
-        let (challenge, own) = (RouteSecret::nonce(), RouteSecret::nonce());
-        assert_ne!(challenge, own, "nonces are fresh");
-        let proof = shared.proof(true, "site", &challenge, &own, 7);
-        assert!(shared.verify(&proof, true, "site", &challenge, &own, 7));
+        let (receiver, sender) = (RouteSecret::nonce(), RouteSecret::nonce());
+        assert_ne!(receiver, sender, "nonces are fresh");
+        let nonces = Nonces {
+            receiver: &receiver,
+            sender: &sender,
+        };
+        let proof = shared.proof(true, "site", nonces, 7);
+        assert!(shared.verify(&proof, true, "site", nonces, 7));
         // The ending white space is not part of the secret.
         let same = secret("0123456789abcdef0123456789abcdef");
-        assert!(same.verify(&proof, true, "site", &challenge, &own, 7));
+        assert!(same.verify(&proof, true, "site", nonces, 7));
         let other = secret("0123456789abcdef0123456789abcdeX");
-        assert!(!other.verify(&proof, true, "site", &challenge, &own, 7));
+        assert!(!other.verify(&proof, true, "site", nonces, 7));
         assert!(
-            !shared.verify(&proof, false, "site", &challenge, &own, 7),
+            !shared.verify(&proof, false, "site", nonces, 7),
             "an acceptor's"
         );
+        let swapped = Nonces {
+            receiver: &sender,
+            sender: &receiver,
+        };
         assert!(
-            !shared.verify(&proof, true, "site", &own, &challenge, 7),
+            !shared.verify(&proof, true, "site", swapped, 7),
             "nonces swapped"
         );
-        assert!(!shared.verify(&proof, true, "site", &RouteSecret::nonce(), &own, 7));
-        assert!(!shared.verify(&proof, true, "plant", &challenge, &own, 7));
-        assert!(!shared.verify(&proof, true, "site", &challenge, &own, 8));
-        assert!(!shared.verify(&proof[..31], true, "site", &challenge, &own, 7));
+        let fresh = RouteSecret::nonce();
+        let another = Nonces {
+            receiver: &fresh,
+            sender: &sender,
+        };
+        assert!(!shared.verify(&proof, true, "site", another, 7));
+        assert!(!shared.verify(&proof, true, "plant", nonces, 7));
+        assert!(!shared.verify(&proof, true, "site", nonces, 8));
+        assert!(!shared.verify(&proof[..31], true, "site", nonces, 7));
     }
 
     #[test]
     fn the_proof_is_the_one_docs_protocol_md_gives_as_its_example() {
-        let proof = secret("0123456789abcdef\n").proof(true, "site", &[2; 32], &[1; 32], 1);
+        let nonces = Nonces {
+            receiver: &[2; 32],
+            sender: &[1; 32],
+        };
+        let proof = secret("0123456789abcdef\n").proof(true, "site", nonces, 1);
         let hex: String = proof.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(
             hex,

@@ -87,6 +87,15 @@ pub struct NamespaceConfig {
     pub owner: Option<String>,
 }
 
+/// TLS on routes: the listener speaks it with the server's certificate, a dialer checks the
+/// other member's certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteTls {
+    /// The CA file (PEM) the other members' certificates must chain to; `None`: the
+    /// system's trust store.
+    pub ca: Option<PathBuf>,
+}
+
 /// This server's place in a cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterConfig {
@@ -105,9 +114,8 @@ pub struct ClusterConfig {
     /// The file of the secret every member proves it knows when a route starts
     /// (`crate::cluster::secret`); `None`: routes are not authenticated.
     pub secret_file: Option<PathBuf>,
-    /// TLS on routes: `None` for plain TCP, else the CA file the other members'
-    /// certificates must chain to (`None` inside: the system's trust store).
-    pub tls: Option<Option<PathBuf>>,
+    /// TLS on routes (`tls = true`); `None`: plain TCP.
+    pub tls: Option<RouteTls>,
     /// The namespaces of information objects, in the order written.
     pub namespaces: Vec<NamespaceConfig>,
 }
@@ -181,7 +189,7 @@ fn route_tls(
     tls: Option<bool>,
     ca: Option<String>,
     server_tls: bool,
-) -> Result<Option<Option<PathBuf>>, ConfigError> {
+) -> Result<Option<RouteTls>, ConfigError> {
     let ca = ca.filter(|c| !c.is_empty()).map(PathBuf::from);
     match tls {
         Some(true) if !server_tls => Err(invalid(
@@ -189,7 +197,7 @@ fn route_tls(
             "needs tls_cert and tls_key: a route speaks TLS with the server's certificate"
                 .to_string(),
         )),
-        Some(true) => Ok(Some(ca)),
+        Some(true) => Ok(Some(RouteTls { ca })),
         _ if ca.is_some() => Err(invalid(
             "cluster.ca",
             "is for TLS on routes: set cluster.tls = true (and the server's tls_cert, tls_key)"
@@ -318,11 +326,16 @@ mod tests {
         let config = from_raw(Some(raw(Some(true), Some("ca.pem"))), false, true)
             .unwrap()
             .unwrap();
-        assert_eq!(config.tls, Some(Some(PathBuf::from("ca.pem"))));
+        let ca = Some(PathBuf::from("ca.pem"));
+        assert_eq!(config.tls, Some(RouteTls { ca }));
         let config = from_raw(Some(raw(Some(true), None)), false, true)
             .unwrap()
             .unwrap();
-        assert_eq!(config.tls, Some(None), "the system's trust store");
+        assert_eq!(
+            config.tls,
+            Some(RouteTls { ca: None }),
+            "the system's trust store"
+        );
         let config = from_raw(Some(raw(Some(false), None)), false, true)
             .unwrap()
             .unwrap();

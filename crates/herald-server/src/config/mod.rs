@@ -34,7 +34,7 @@ pub mod syslog;
 pub mod tls;
 
 pub use archive::{ArchiveBackendConfig, ArchiveConfig, RawArchiveConfig, ARCHIVE_KEYS};
-pub use cluster::{ClusterConfig, NamespaceConfig, RawClusterConfig, CLUSTER_KEYS};
+pub use cluster::{ClusterConfig, NamespaceConfig, RawClusterConfig, RouteTls, CLUSTER_KEYS};
 pub use error::ConfigError;
 pub use limits::HttpLimits;
 pub use load::Loaded;

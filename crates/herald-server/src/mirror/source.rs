@@ -143,7 +143,8 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
         .await
         .map_err(|err| format!("connecting: {err}"))?;
     let _ = stream.set_nodelay(true);
-    let (read, mut write) = secured(stream, link).await?;
+    let timeout = shared.config().handshake_timeout;
+    let (read, mut write) = secured(stream, link, timeout).await?;
     let mut reader = FrameReader::new(read, shared.config().max_frame_bytes);
     let hello = Frame::Hello(Hello {
         version: PROTOCOL_VERSION,
@@ -221,7 +222,11 @@ async fn serve(shared: &Arc<Shared>, link: &Arc<MirrorLink>) -> Result<&'static 
 /// The two halves of a connection to the mirror: over TLS when its `to` is
 /// `herald+tls://` (the CA and certificate files are read for each connection, so a
 /// replaced file counts from the next), else the plain stream's.
-async fn secured(stream: TcpStream, link: &MirrorLink) -> Result<(Reading, Writing), String> {
+async fn secured(
+    stream: TcpStream,
+    link: &MirrorLink,
+    timeout: Duration,
+) -> Result<(Reading, Writing), String> {
     let Some(options) = &link.config.tls else {
         return Ok(halves::plain(stream));
     };
@@ -229,8 +234,9 @@ async fn secured(stream: TcpStream, link: &MirrorLink) -> Result<(Reading, Writi
     let settings = dial::Settings {
         ca: "the mirror's `ca`",
         cert: "the mirror's `cert` and `key`",
+        plain: "a plain mirror is reached with herald://",
     };
-    let stream = dial::connect(&tls, &link.config.to, stream, &settings).await?;
+    let stream = dial::connect(&tls, &link.config.to, stream, &settings, timeout).await?;
     Ok(halves::of(stream))
 }
 

@@ -327,7 +327,7 @@ fn add_identity(data_dir: &std::path::Path, name: &str) {
 #[tokio::test]
 async fn cluster_routes_beyond_loopback_are_refused_though_the_server_has_identities() {
     // Without a cluster secret routes are not authenticated, and identities for the clients
-    // do not guard them (with one, see herald-cli's cluster_secret.rs).
+    // do not guard them (with one, see herald-cli's cluster_security.rs).
     let data_dir = temp_dir("exposed-routes");
     let _guard = TempDirGuard(data_dir.clone());
     add_identity(&data_dir, "ops");
