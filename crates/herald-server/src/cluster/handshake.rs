@@ -2,7 +2,7 @@
 //! (with a nonce each, and no other member named, when the cluster has a secret), the proofs
 //! of the secret ([`super::secret`]), then the checks on what the other side said — the same
 //! cluster, not this member itself, a name of its own. A refusal is told to the other side
-//! as `ERROR handshake` ([`refuse`]).
+//! as `ERROR handshake` (`refuse`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
