@@ -60,6 +60,19 @@ fn source_config(dir: &std::path::Path, port: u16, lines: &str) -> std::path::Pa
     config
 }
 
+/// Publishes five records of `ANTENNA.DV02` on the source and checks that the mirror's
+/// subscription gets them, in order.
+async fn five_records_flow(on_source: &Client, watching: &mut herald_client::Subscription) {
+    for n in 0..5 {
+        on_source.publish(&record("ANTENNA.DV02", n)).await.unwrap();
+    }
+    on_source.flush(WAIT).await.unwrap();
+    for n in 0..5 {
+        let delivered = watching.next_record_timeout(WAIT).await.unwrap();
+        assert_eq!(delivered.record().text, format!("ANTENNA.DV02 {n}"));
+    }
+}
+
 /// Waits until the source says it feeds the mirror.
 async fn fed(source: &Client) {
     let deadline = tokio::time::Instant::now() + WAIT;
@@ -110,14 +123,7 @@ async fn a_mirror_is_fed_read_only_and_catches_up_after_a_reconnect() {
         .await
         .unwrap();
     // The subscription is the mirror's own: records of the source flow to it.
-    for n in 0..5 {
-        on_source.publish(&record("ANTENNA.DV02", n)).await.unwrap();
-    }
-    on_source.flush(WAIT).await.unwrap();
-    for n in 0..5 {
-        let delivered = watching.next_record_timeout(WAIT).await.unwrap();
-        assert_eq!(delivered.record().text, format!("ANTENNA.DV02 {n}"));
-    }
+    five_records_flow(&on_source, &mut watching).await;
     assert_eq!(value(&on_public, "ANTENNA.DV01").await, Some(Value::Int(1)));
 
     // Read-only on the mirror: records and objects of the mirrored names.
@@ -343,14 +349,7 @@ async fn a_mirror_on_tls_is_fed_over_tls_by_a_source_that_trusts_its_ca() {
         .subscribe(Filter::subject("ANTENNA.*").unwrap())
         .await
         .unwrap();
-    for n in 0..5 {
-        on_source.publish(&record("ANTENNA.DV02", n)).await.unwrap();
-    }
-    on_source.flush(WAIT).await.unwrap();
-    for n in 0..5 {
-        let delivered = watching.next_record_timeout(WAIT).await.unwrap();
-        assert_eq!(delivered.record().text, format!("ANTENNA.DV02 {n}"));
-    }
+    five_records_flow(&on_source, &mut watching).await;
     // The other two have tried for a while (backoff from 100 ms) and never fed it.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     for process in [&stranger, &plain] {
