@@ -31,6 +31,19 @@ fn member(name: &str, seed: Option<&ServeProcess>, secret: Option<&str>) -> Serv
     cluster_kit::member(name, seed, &extra, &[])
 }
 
+/// Whether routes are authenticated by a secret, and speak TLS, as the monitor says.
+async fn guards(client: &Client) -> (bool, bool) {
+    let data = client.monitor().await.unwrap();
+    let cluster = herald_client::monitor_value(&data, "cluster").expect("a cluster");
+    let flag = |name| {
+        matches!(
+            cluster_kit::field(cluster, name),
+            herald_proto::Value::Bool(true)
+        )
+    };
+    (flag("secret"), flag("tls"))
+}
+
 /// The MAC docs/protocol.md describes for `ROUTE_AUTH`.
 fn proof(
     secret: &str,
@@ -83,6 +96,11 @@ async fn members_that_share_the_secret_route_and_the_others_are_refused() {
     let d = member("d", Some(&a), None);
     let on_a = Client::connect(&a.url()).await.unwrap();
     wait_for_routes_to(&on_a, &["b"]).await;
+    assert_eq!(
+        guards(&on_a).await,
+        (true, false),
+        "(secret, tls) in the monitor"
+    );
     // c and d dial again with backoff (100 ms, 200 ms, …): still refused well after.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(routes_up(&on_a).await, ["b"]);
@@ -311,6 +329,11 @@ async fn routes_speak_tls_with_members_that_trust_their_ca_and_refuse_the_others
     let d = tls_member("d", Some(&a), &other);
     let on_a = client(&a).await;
     wait_for_routes_to(&on_a, &["b"]).await;
+    assert_eq!(
+        guards(&on_a).await,
+        (false, true),
+        "(secret, tls) in the monitor"
+    );
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(routes_up(&on_a).await, ["b"]);
     assert!(routes_up(&Client::connect(&c.url()).await.unwrap())

@@ -350,6 +350,9 @@ async fn a_mirror_on_tls_is_fed_over_tls_by_a_source_that_trusts_its_ca() {
         .await
         .unwrap();
     five_records_flow(&on_source, &mut watching).await;
+    let data = on_source.monitor().await.unwrap();
+    let mirrors = format!("{:?}", herald_client::monitor_value(&data, "mirrors"));
+    assert!(mirrors.contains("(\"tls\", Bool(true))"), "{mirrors}");
     // The other two have tried for a while (backoff from 100 ms) and never fed it.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     for process in [&stranger, &plain] {

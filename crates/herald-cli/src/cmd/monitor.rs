@@ -78,8 +78,15 @@ fn render_cluster(cluster: &[Field], out: &mut String) {
         Some(Value::Array(members)) => members.len(),
         _ => 0,
     };
+    let flag = |name: &str| matches!(monitor_value(cluster, name), Some(Value::Bool(true)));
+    let guarded = match (flag("secret"), flag("tls")) {
+        (true, true) => "authenticated by the cluster secret, over TLS",
+        (true, false) => "authenticated by the cluster secret",
+        (false, true) => "over TLS, not authenticated",
+        (false, false) => "not authenticated",
+    };
     out.push_str(&format!(
-        "cluster {}: {} other members known, {} local interests announced
+        "cluster {}: {} other members known, {} local interests announced; routes {guarded}
 ",
         text(cluster, "name"),
         members,
@@ -138,8 +145,12 @@ fn render_mirrors(data: &[Field], out: &mut String) {
                 Some(Value::Bool(true)) => "up",
                 _ => "down",
             };
+            let tls = match monitor_value(m, "tls") {
+                Some(Value::Bool(true)) => " (TLS)",
+                _ => "",
+            };
             out.push_str(&format!(
-                "mirror to {} {state}: sent {}, waiting {} (lag {} ms), dropped {}, rtt {:.2} ms\n",
+                "mirror to {}{tls} {state}: sent {}, waiting {} (lag {} ms), dropped {}, rtt {:.2} ms\n",
                 text(m, "to"),
                 int(m, "records_out"),
                 int(m, "queue"),

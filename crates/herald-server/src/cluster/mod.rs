@@ -388,6 +388,8 @@ impl Cluster {
             ),
             ("routes".into(), Value::Array(routes)),
             ("interests".into(), Value::Int(self.interests.len() as i64)),
+            ("secret".into(), Value::Bool(self.secret.is_some())),
+            ("tls".into(), Value::Bool(self.tls.is_some())),
             ("namespaces".into(), self.info.namespaces.snapshot()),
         ];
         Value::Map(fields)

@@ -45,8 +45,9 @@ impl MirrorLink {
         }
     }
 
-    /// The mirror for the monitor: where, whether connected, what waits for it and how old
-    /// the oldest record waiting is (its lag), what was sent and lost, the round trip.
+    /// The mirror for the monitor: where, over TLS or not, whether connected, what waits for
+    /// it and how old the oldest record waiting is (its lag), what was sent and lost, the
+    /// round trip.
     pub fn snapshot(&self) -> Value {
         let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
         let lag_ms = self.queue.oldest_received().map_or(0, |received| {
@@ -55,6 +56,7 @@ impl MirrorLink {
         });
         Value::Map(vec![
             ("to".into(), Value::Str(self.config.to.clone())),
+            ("tls".into(), Value::Bool(self.config.tls.is_some())),
             ("up".into(), Value::Bool(self.up.load(Ordering::Relaxed))),
             ("queue".into(), int(self.queue.depth())),
             ("lag_ms".into(), int(lag_ms)),
