@@ -65,6 +65,8 @@ def test_the_server_page_shows_each_route_of_the_member(
             row = page.locator("table.routes tr[data-member='member-b']")
             row.wait_for()
             page.get_by_text("Cluster ui-test: member member-a").wait_for()
+            # Routes on loopback without a cluster secret: the title says so.
+            page.get_by_text("routes not authenticated").wait_for()
             # b's subscriber is an interest of b on a's route to it.
             wait_until(
                 "b's interest on the route",

@@ -93,7 +93,7 @@ export class ServerView {
     const ms = (us) => us ? `${(us / 1000).toFixed(2)} ms` : "";
     this.mirrorRows.replaceChildren(
       ...mirrors.map((r) => el("tr", { class: r.dropped > 0 ? "drops" : "", "data-mirror": r.to },
-        el("td", { text: `to ${r.to}` }), el("td", { text: r.up ? "up" : "down" }),
+        el("td", { text: `to ${r.to}${r.tls ? " (TLS)" : ""}` }), el("td", { text: r.up ? "up" : "down" }),
         el("td", { class: "num", text: count(r.records_out) }), el("td", { class: "num", text: count(r.queue) }),
         el("td", { class: "num lag", text: `${count(r.lag_ms)} ms` }), el("td", { class: "num dropped", text: count(r.dropped) }),
         el("td", { class: "num", text: ms(r.rtt_us) }))),
@@ -105,7 +105,9 @@ export class ServerView {
     this.cluster.hidden = !cluster;
     if (!cluster) return;
     const known = (cluster.members || []).length;
-    this.clusterTitle.textContent = `Cluster ${cluster.name}: member ${cluster.me?.name} · ${known} others known · ${count(cluster.interests)} local interests announced`;
+    const guarded = [cluster.secret ? "authenticated by the cluster secret" : "not authenticated", cluster.tls ? "over TLS" : ""]
+      .filter(Boolean).join(", ");
+    this.clusterTitle.textContent = `Cluster ${cluster.name}: member ${cluster.me?.name} · ${known} others known · ${count(cluster.interests)} local interests announced · routes ${guarded}`;
     const routes = cluster.routes || [];
     const state = (r) => r.up ? "up" : `down ${Math.round((r.down_ms || 0) / 1000)} s`;
     const rtt = (r) => r.rtt_us ? `${(r.rtt_us / 1000).toFixed(2)} ms` : "";
