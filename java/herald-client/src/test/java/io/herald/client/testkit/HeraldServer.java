@@ -209,11 +209,36 @@ public final class HeraldServer implements AutoCloseable {
             if (stop.waitFor() != 0) {
                 throw new IllegalStateException("kill -STOP " + process.pid() + " failed");
             }
+            awaitStopped();
         } catch (IOException e) {
             throw new IllegalStateException("cannot run kill -STOP: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Waits until the kernel has stopped the process: {@code kill -STOP} returns before it
+     * has, and a server still running for a moment answers what the test meant it to miss.
+     */
+    private void awaitStopped() throws InterruptedException {
+        Path stat = Path.of("/proc", Long.toString(process.pid()), "stat");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() < deadline) {
+            String line;
+            try {
+                line = Files.readString(stat, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return; // the process is gone
+            }
+            // "pid (name) STATE …": the state follows the name's closing parenthesis.
+            char state = line.charAt(line.lastIndexOf(')') + 2);
+            if (state == 'T' || state == 't') {
+                return;
+            }
+            Thread.sleep(1);
+        }
+        throw new IllegalStateException("server " + process.pid() + " did not stop within 5 s of kill -STOP");
     }
 
     /** Stops the server (by its PID) and removes its directory unless {@code keep}. */
