@@ -111,7 +111,7 @@ async fn members_that_share_the_secret_route_and_the_others_are_refused() {
     // Records cross the authenticated route.
     records_cross(&Client::connect(&b.url()).await.unwrap(), &on_a).await;
     // Who is in the cluster goes only to a side that proved the secret: a's first MEMBERS
-    // names a alone, though a knows b (and c and d, which dialed it).
+    // names a alone, though a knows b.
     let route: std::net::SocketAddr = a.route_addr.as_deref().unwrap().parse().unwrap();
     let mut connection = RawConnection::connect(route).await;
     connection.send(&stranger(Some(vec![0x42; 32]))).await;

@@ -82,7 +82,7 @@ fn render_cluster(cluster: &[Field], out: &mut String) {
     let guarded = match (flag("secret"), flag("tls")) {
         (true, true) => "authenticated by the cluster secret, over TLS",
         (true, false) => "authenticated by the cluster secret",
-        (false, true) => "over TLS, not authenticated",
+        (false, true) => "not authenticated, over TLS",
         (false, false) => "not authenticated",
     };
     out.push_str(&format!(

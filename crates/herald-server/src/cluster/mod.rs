@@ -98,23 +98,33 @@ struct State {
 }
 
 impl State {
-    /// Whether `member` is a member forgotten: the old self of a member restarted, which is
-    /// gone for good (whoever still gossips it).
+    /// Whether `member` was forgotten: the old self of a member restarted, which is gone for
+    /// good (whoever still gossips it).
     fn forgotten(&self, member: &Member) -> bool {
         self.gone.contains(&member.id)
     }
 
-    /// Forgets the old selves of `member`, whose route is up (the same name, another id:
-    /// names are unique in a cluster, and a restarted member is a new id): they are no
-    /// longer listed, told of in `MEMBERS` or dialed. Their links, if any, still hold until
-    /// they expire.
-    fn forget_old_selves(&mut self, member: &Member) {
+    /// Whether a member of `member`'s name started later (a larger id) is known: `member`
+    /// is its old self, gossiped by a member that has not forgotten it yet.
+    fn outlived(&self, member: &Member) -> bool {
+        self.known
+            .values()
+            .any(|m| m.name == member.name && m.id > member.id)
+    }
+
+    /// Forgets the other members of `member`'s name — those started before it (`older`), or
+    /// all of them (its route is up: names are unique in a cluster, and a restarted member
+    /// is a new id) —: they are no longer listed, told of in `MEMBERS` or dialed. Their
+    /// links, if any, still hold until they expire. Returns whether it forgot any.
+    fn forget_named(&mut self, member: &Member, older: bool) -> bool {
         let old: Vec<u64> = self
             .known
             .values()
             .filter(|m| m.name == member.name && m.id != member.id)
+            .filter(|m| !older || m.id < member.id)
             .map(|m| m.id)
             .collect();
+        let forgot = !old.is_empty();
         for id in old {
             self.known.remove(&id);
             self.dialing.remove(&id);
@@ -123,6 +133,7 @@ impl State {
             }
             self.gone.push_back(id);
         }
+        forgot
     }
 }
 
@@ -136,15 +147,7 @@ impl Cluster {
         guards: RouteGuards,
     ) -> (Cluster, tokio::sync::mpsc::UnboundedReceiver<Member>) {
         let (dials, requests) = tokio::sync::mpsc::unbounded_channel();
-        let id = loop {
-            let mut bytes = [0u8; 8];
-            ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
-                .expect("the operating system's random source");
-            let id = u64::from_be_bytes(bytes);
-            if id != 0 {
-                break id;
-            }
-        };
+        let id = new_id();
         let namespaces = namespaces::Namespaces::new(&config.namespaces, config.lease);
         let cluster = Cluster {
             dials,
@@ -192,14 +195,17 @@ impl Cluster {
         let mut state = self.state();
         let mut dial = Vec::new();
         let mut changed = false;
-        // This member's old self (its name, another id) is none of the others.
+        // Of two members of one name, the one started later has the larger id: one with this
+        // member's name and a smaller id is its old self. (A larger one is a second member
+        // of this name, which the handshake refuses, saying so.)
         let others = members
             .iter()
-            .filter(|m| m.id != self.me.id && m.name != self.me.name);
+            .filter(|m| m.id != self.me.id && !(m.name == self.me.name && m.id < self.me.id));
         for member in others {
-            if state.forgotten(member) {
+            if state.forgotten(member) || state.outlived(member) {
                 continue;
             }
+            changed |= state.forget_named(member, true);
             if state.known.insert(member.id, member.clone()).is_none() {
                 changed = true;
                 let routed = state.links.get(&member.id).is_some_and(|l| l.is_up());
@@ -275,6 +281,10 @@ impl Cluster {
                 named.member().address
             ));
         }
+        // Connected and named as no other member routed to: it is alive, and the others of
+        // its name are its old selves.
+        state.gone.retain(|id| *id != far.id);
+        state.forget_named(far, false);
         let link = match state.links.get(&far.id) {
             Some(link) => {
                 let keeps_old = link.outbound().is_some_and(|old| {
@@ -297,7 +307,6 @@ impl Cluster {
             }
         };
         let token = link.attach(far.clone(), outbound, control.clone(), Arc::clone(close));
-        state.forget_old_selves(far);
         // Under the lock, so no `MEMBERS` of another task slips in before the snapshot ends.
         self.interests.add_route(link.connection, control.clone());
         let _ = control.send(members_frame(&self.name, &self.me, &state, None));
@@ -396,6 +405,29 @@ impl Cluster {
     }
 }
 
+/// Bits of a member id below its start time: random.
+const ID_RANDOM_BITS: u32 = 22;
+
+/// A new member's id: the milliseconds since 1970 at its start in the high 42 bits (until
+/// 2109), 22 random bits below (never 0), so that of two members of one name the one started
+/// later has the larger id.
+fn new_id() -> u64 {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as u64)
+        & ((1 << (64 - ID_RANDOM_BITS)) - 1);
+    loop {
+        let mut bytes = [0u8; 4];
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
+            .expect("the operating system's random source");
+        let random = u64::from(u32::from_be_bytes(bytes)) & ((1 << ID_RANDOM_BITS) - 1);
+        let id = (millis << ID_RANDOM_BITS) | random;
+        if id != 0 {
+            return id;
+        }
+    }
+}
+
 /// `MEMBERS`: this member and those it knows, or, with a `nonce` (the first of a connection
 /// with a secret), this member alone.
 fn members_frame(cluster: &str, me: &Member, state: &State, nonce: Option<Vec<u8>>) -> Frame {
@@ -417,4 +449,101 @@ pub fn describe(cluster: &Cluster) -> String {
         "member {} ({:016x}) of cluster `{}`, routes on {}",
         cluster.me.name, cluster.me.id, cluster.name, cluster.me.address
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(name: &str) -> Cluster {
+        let config = ClusterConfig {
+            name: "site".into(),
+            listen: "127.0.0.1:0".parse().unwrap(),
+            advertise: None,
+            routes: Vec::new(),
+            lease: std::time::Duration::from_secs(10),
+            hold: std::time::Duration::from_secs(30),
+            secret_file: None,
+            tls: None,
+            namespaces: Vec::new(),
+        };
+        Cluster::new(
+            &config,
+            name,
+            "127.0.0.1:7401".into(),
+            RouteGuards::default(),
+        )
+        .0
+    }
+
+    fn member(id: u64, name: &str) -> Member {
+        Member {
+            id,
+            name: name.into(),
+            address: format!("10.0.0.{}:7401", id % 200),
+        }
+    }
+
+    fn names(cluster: &Cluster) -> Vec<(u64, String)> {
+        let state = cluster.state();
+        state
+            .known
+            .values()
+            .map(|m| (m.id, m.name.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn ids_grow_with_the_start_time() {
+        let id = new_id();
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        assert!(
+            (id >> ID_RANDOM_BITS).abs_diff(millis) <= 1000,
+            "{id:x} at {millis}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(new_id() > id, "a member started later has a larger id");
+    }
+
+    #[test]
+    fn of_two_members_of_one_name_the_later_started_is_kept_in_either_order() {
+        let a = cluster("a");
+        let (old, new) = (member(1 << 24, "b"), member(2 << 24, "b"));
+        a.learn(std::slice::from_ref(&old));
+        a.learn(std::slice::from_ref(&new));
+        assert_eq!(
+            names(&a),
+            [(new.id, "b".to_string())],
+            "the old self forgotten"
+        );
+        a.learn(std::slice::from_ref(&old));
+        assert_eq!(
+            names(&a),
+            [(new.id, "b".to_string())],
+            "and not taken again"
+        );
+        let c = cluster("c");
+        c.learn(&[new.clone(), old.clone()]);
+        c.learn(&[old]);
+        assert_eq!(
+            names(&c),
+            [(new.id, "b".to_string())],
+            "an old self gossiped later"
+        );
+    }
+
+    #[test]
+    fn a_member_takes_neither_its_own_old_self_nor_itself_but_a_second_of_its_name() {
+        let a = cluster("a");
+        let older = member(a.me.id - 1, "a");
+        let other = member(a.me.id + 1, "a");
+        a.learn(&[older, a.me.clone()]);
+        assert!(names(&a).is_empty(), "{:?}", names(&a));
+        // A second member named `a`, started later: taken, to be refused by the handshake.
+        a.learn(std::slice::from_ref(&other));
+        assert_eq!(names(&a), [(other.id, "a".to_string())]);
+    }
 }

@@ -221,7 +221,7 @@ pub async fn authenticate<W: AsyncWrite + Unpin, R: AsyncRead + Unpin>(
             other.frame_type().name()
         )),
         Some(Err(_)) => Err(format!(
-            "the member at {peer} sent a ROUTE_AUTH that does not decode"
+            "the member at {peer} sent a frame that does not decode where its ROUTE_AUTH was due"
         )),
         None => Err(format!(
             "the member at {peer} sent no ROUTE_AUTH within the handshake timeout"
