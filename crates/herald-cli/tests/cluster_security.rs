@@ -101,13 +101,11 @@ async fn members_that_share_the_secret_route_and_the_others_are_refused() {
         (true, false),
         "(secret, tls) in the monitor"
     );
-    // c and d dial again with backoff (100 ms, 200 ms, …): still refused well after.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(routes_up(&on_a).await, ["b"]);
-    for outsider in [&c, &d] {
-        let client = Client::connect(&outsider.url()).await.unwrap();
-        assert!(routes_up(&client).await.is_empty());
-    }
+    let outsiders = [
+        Client::connect(&c.url()).await.unwrap(),
+        Client::connect(&d.url()).await.unwrap(),
+    ];
+    only_b_routes_to_a(&on_a, &outsiders).await;
     // Records cross the authenticated route.
     records_cross(&Client::connect(&b.url()).await.unwrap(), &on_a).await;
     // Who is in the cluster goes only to a side that proved the secret: a's first MEMBERS
@@ -120,6 +118,16 @@ async fn members_that_share_the_secret_route_and_the_others_are_refused() {
     };
     assert_eq!(first.me.name, "a");
     assert!(first.known.is_empty(), "{first:?}");
+}
+
+/// Checks that well after the outsiders began to dial (with backoff: 100 ms, 200 ms, …) a
+/// still routes to b alone, and the outsiders (clients of their servers) to no member.
+async fn only_b_routes_to_a(on_a: &Client, outsiders: &[Client]) {
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(routes_up(on_a).await, ["b"]);
+    for outsider in outsiders {
+        assert!(routes_up(outsider).await.is_empty());
+    }
 }
 
 /// Publishes on `from` until a record reaches a subscriber on `to`.
@@ -334,12 +342,8 @@ async fn routes_speak_tls_with_members_that_trust_their_ca_and_refuse_the_others
         (false, true),
         "(secret, tls) in the monitor"
     );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(routes_up(&on_a).await, ["b"]);
-    assert!(routes_up(&Client::connect(&c.url()).await.unwrap())
-        .await
-        .is_empty());
-    assert!(routes_up(&client(&d).await).await.is_empty());
+    let outsiders = [Client::connect(&c.url()).await.unwrap(), client(&d).await];
+    only_b_routes_to_a(&on_a, &outsiders).await;
     records_cross(&client(&b).await, &on_a).await;
 
     // A plain route connection is told in an ERROR that the listener speaks TLS.

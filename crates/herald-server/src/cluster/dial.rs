@@ -8,7 +8,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use herald_proto::{ErrorCode, ErrorFrame, Frame};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::handshake::Ended;
@@ -154,13 +153,9 @@ async fn accepted(
     let Some(tls) = &shared.tls else {
         return Err("routes speak TLS but this server has no certificate".to_string());
     };
-    let answer = Frame::Error(ErrorFrame {
-        cid: 0,
-        code: ErrorCode::Handshake,
-        message: refusal::message(
-            "this route listener speaks TLS: set `[cluster] tls = true` on every member",
-        ),
-    });
+    let answer = refusal::frame(
+        "this route listener speaks TLS: set `[cluster] tls = true` on every member",
+    );
     let timeout = shared.config().handshake_timeout;
     let (session, _) = session::accept(
         tls.route_acceptor(),

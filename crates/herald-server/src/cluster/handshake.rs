@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use herald_proto::route::Members;
-use herald_proto::{ErrorCode, ErrorFrame, Frame};
+use herald_proto::Frame;
 use tokio::io::AsyncWriteExt;
 
 use super::refusal;
@@ -69,11 +69,10 @@ pub(super) async fn open(
         return Err(refuse(write, reason).await);
     }
     let near = NearSide {
-        secret: cluster.secret.as_ref(),
+        secret: cluster.secret.as_ref().zip(nonce.as_deref()),
         cluster: &cluster.name,
         id: cluster.me.id,
         outbound,
-        nonce: nonce.as_deref(),
     };
     let far = FarSide {
         peer,
@@ -100,12 +99,7 @@ pub(super) async fn open(
 
 /// Tells the other side why its route is refused; returns the refusal.
 pub(super) async fn refuse(write: &mut Writing, reason: String) -> Ended {
-    let error = Frame::Error(ErrorFrame {
-        cid: 0,
-        code: ErrorCode::Handshake,
-        message: refusal::message(&reason),
-    });
-    let _ = write.write_all(&error.to_bytes()).await;
+    let _ = write.write_all(&refusal::frame(&reason).to_bytes()).await;
     Ended::Refused(reason)
 }
 

@@ -456,17 +456,7 @@ mod tests {
     use super::*;
 
     fn cluster(name: &str) -> Cluster {
-        let config = ClusterConfig {
-            name: "site".into(),
-            listen: "127.0.0.1:0".parse().unwrap(),
-            advertise: None,
-            routes: Vec::new(),
-            lease: std::time::Duration::from_secs(10),
-            hold: std::time::Duration::from_secs(30),
-            secret_file: None,
-            tls: None,
-            namespaces: Vec::new(),
-        };
+        let config = ClusterConfig::new("site", "127.0.0.1:0".parse().unwrap());
         Cluster::new(
             &config,
             name,

@@ -125,16 +125,14 @@ fn message(dialed: bool, cluster: &str, nonces: Nonces<'_>, sender_id: u64) -> V
 
 /// This side of a route connection, as far as its authentication needs.
 pub struct NearSide<'a> {
-    /// The cluster's secret, if it has one.
-    pub secret: Option<&'a RouteSecret>,
+    /// The cluster's secret, if it has one, and the nonce of this side's first `MEMBERS`.
+    pub secret: Option<(&'a RouteSecret, &'a [u8])>,
     /// The cluster's name.
     pub cluster: &'a str,
     /// This member's id.
     pub id: u64,
     /// Whether this side dialed.
     pub outbound: bool,
-    /// The nonce of its first `MEMBERS` (with a secret).
-    pub nonce: Option<&'a [u8]>,
 }
 
 /// The far side of a route connection, as far as its authentication needs.
@@ -160,21 +158,21 @@ pub async fn authenticate<W: AsyncWrite + Unpin, R: AsyncRead + Unpin>(
 ) -> Result<(), String> {
     let peer = far.peer;
     let (cluster, outbound) = (near.cluster, near.outbound);
-    let (secret, own, challenge) = match (near.secret, near.nonce, &far.members.nonce) {
-        (None, _, None) => return Ok(()),
-        (None, _, Some(_)) => {
+    let ((secret, own), challenge) = match (near.secret, &far.members.nonce) {
+        (None, None) => return Ok(()),
+        (None, Some(_)) => {
             return Err(format!(
                 "the member at {peer} has a cluster secret and this member has none; give \
                  every member the same `secret_file`"
             ))
         }
-        (Some(_), _, None) | (Some(_), None, _) => {
+        (Some(_), None) => {
             return Err(format!(
                 "the member at {peer} has no cluster secret and this member needs one; give \
                  every member the same `secret_file`"
             ))
         }
-        (Some(secret), Some(own), Some(challenge)) => (secret, own, challenge),
+        (Some(secret), Some(challenge)) => (secret, challenge),
     };
     if challenge.len() != NONCE_BYTES {
         return Err(format!(

@@ -120,6 +120,24 @@ pub struct ClusterConfig {
     pub namespaces: Vec<NamespaceConfig>,
 }
 
+impl ClusterConfig {
+    /// Cluster `name` with the route listener on `listen` and every other setting at its
+    /// default: no seed, no secret, plain TCP, no namespace.
+    pub fn new(name: &str, listen: SocketAddr) -> ClusterConfig {
+        ClusterConfig {
+            name: name.to_string(),
+            listen,
+            advertise: None,
+            routes: Vec::new(),
+            lease: Duration::from_millis(DEFAULT_LEASE_MS),
+            hold: Duration::from_millis(DEFAULT_HOLD_MS),
+            secret_file: None,
+            tls: None,
+            namespaces: Vec::new(),
+        }
+    }
+}
+
 /// Reads the section; `None` without one (a single server). `cassandra`: the archive is on
 /// Apache Cassandra, so namespaces may be leased; `server_tls`: the server has a
 /// certificate, which routes may speak TLS with.

@@ -331,17 +331,7 @@ async fn cluster_routes_beyond_loopback_are_refused_though_the_server_has_identi
     let data_dir = temp_dir("exposed-routes");
     let _guard = TempDirGuard(data_dir.clone());
     add_identity(&data_dir, "ops");
-    let cluster = herald_server::config::ClusterConfig {
-        name: "plant".into(),
-        listen: "0.0.0.0:0".parse().unwrap(),
-        advertise: None,
-        routes: Vec::new(),
-        lease: std::time::Duration::from_secs(10),
-        hold: std::time::Duration::from_secs(30),
-        secret_file: None,
-        tls: None,
-        namespaces: Vec::new(),
-    };
+    let cluster = herald_server::config::ClusterConfig::new("plant", "0.0.0.0:0".parse().unwrap());
     let exposed = Config {
         data_dir: data_dir.clone(),
         cluster: Some(cluster),
